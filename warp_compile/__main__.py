@@ -1,0 +1,3 @@
+from warp_compile.cli import main
+
+raise SystemExit(main())
