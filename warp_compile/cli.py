@@ -30,7 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="warp-compile", description=__doc__)
     parser.add_argument("--version", action="version", version=f"warp-compile {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name, modname in COMMANDS.items():
+    for modname in COMMANDS.values():
         try:
             mod = importlib.import_module(modname)
         except ModuleNotFoundError as exc:

@@ -1,0 +1,217 @@
+"""Turn one run's hook output (JSON lines) into report models. Pure: text in, models out."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from warp_compile.probe.models import (
+    ApiCall,
+    Build,
+    HookInfo,
+    KernelInfo,
+    Launch,
+    ModuleCreation,
+    PchBuild,
+    Site,
+    Trigger,
+)
+
+
+@dataclass
+class RunEvents:
+    """Everything the hook saw in one process run (all processes of the run, in event order)."""
+
+    hello: bool = False
+    warp_imported: bool = False
+    warp_version: str | None = None
+    python: str | None = None
+    builds: list[Build] = field(default_factory=list)
+    pch: list[PchBuild] = field(default_factory=list)
+    launches: list[Launch] = field(default_factory=list)
+    launch_total: int = 0
+    launches_truncated: bool = False
+    calls: list[ApiCall] = field(default_factory=list)
+    module_creations: list[ModuleCreation] = field(default_factory=list)
+    config_at_import: dict[str, str] = field(default_factory=dict)
+    config_at_exit: dict[str, str] = field(default_factory=dict)
+    kernel_cache_dir: str | None = None
+    cache_kernels: bool | None = None
+    cuda_cache_disable: str | None = None
+    hook: HookInfo = field(default_factory=HookInfo)
+    malformed_lines: int = 0
+
+    @property
+    def module_ms(self) -> float:
+        return sum(b.ms for b in self.builds)
+
+    @property
+    def native_ms(self) -> float:
+        return sum(b.native_ms for b in self.builds)
+
+    @property
+    def codegen_ms(self) -> float:
+        return sum(b.codegen_ms for b in self.builds)
+
+    @property
+    def pch_ms(self) -> float:
+        return sum(p.ms for p in self.pch)
+
+    def count(self, status: str) -> int:
+        return sum(1 for b in self.builds if b.status == status)
+
+
+def _site(d: object) -> Site | None:
+    if not isinstance(d, dict) or "file" not in d or "line" not in d:
+        return None
+    return Site(file=str(d["file"]), line=int(d["line"]), function=str(d.get("function", "")))
+
+
+def _trigger(d: object) -> Trigger | None:
+    if not isinstance(d, dict) or "file" not in d or "line" not in d:
+        return None
+    return Trigger(
+        file=str(d["file"]),
+        line=int(d["line"]),
+        function=str(d.get("function", "")),
+        api=str(d.get("api", "") or ""),
+        via=d.get("via"),
+    )
+
+
+def _build(e: dict) -> Build:
+    h = str(e.get("hash", ""))
+    return Build(
+        seq=int(e.get("seq", 0)),
+        module=str(e.get("module", "")),
+        hash=h,
+        hash_short=h[:7],
+        device=str(e.get("device", "")),
+        block_dim=e.get("block_dim"),
+        status=e.get("status", "cached"),
+        ms=float(e.get("ms", 0.0)),
+        hash_ms=float(e.get("hash_ms", 0.0)),
+        codegen_ms=float(e.get("codegen_ms", 0.0)),
+        native_ms=float(e.get("native_ms", 0.0)),
+        native_load_ms=float(e.get("native_load_ms", 0.0)),
+        other_ms=float(e.get("other_ms", 0.0)),
+        pch_ms=float(e.get("pch_ms", 0.0)),
+        source_bytes=int(e.get("source_bytes") or 0),
+        backward_in_source=e.get("backward_in_source"),
+        kernels=[KernelInfo(**k) for k in e.get("kernels", []) if isinstance(k, dict) and "key" in k],
+        functions={str(k): str(v) for k, v in (e.get("functions") or {}).items()},
+        options={str(k): str(v) for k, v in (e.get("options") or {}).items()},
+        options_source=str(e.get("options_source", "")),
+        config_shadow={str(k): [str(x) for x in v] for k, v in (e.get("config_shadow") or {}).items()},
+        trigger=_trigger(e.get("trigger")),
+        thread=int(e.get("tid", 0)),
+        start_ms=float(e.get("start_ms", 0.0)),
+        end_ms=float(e.get("end_ms", 0.0)),
+        error=e.get("error"),
+    )
+
+
+def parse_lines(lines: list[str]) -> RunEvents:
+    run = RunEvents()
+    for raw in lines:
+        raw = raw.strip()
+        if not raw:
+            continue
+        try:
+            e = json.loads(raw)
+        except json.JSONDecodeError:
+            run.malformed_lines += 1  # e.g. a line cut short by a killed process
+            continue
+        if not isinstance(e, dict):
+            run.malformed_lines += 1
+            continue
+        kind = e.get("kind")
+        if kind == "hello":
+            run.hello = True
+            run.python = run.python or e.get("python")
+            run.hook.hook_version = str(e.get("hook_version", ""))
+            env = e.get("env") or {}
+            run.cuda_cache_disable = run.cuda_cache_disable or env.get("CUDA_CACHE_DISABLE")
+        elif kind == "warp_import":
+            if not run.warp_imported:
+                run.warp_imported = True
+                run.warp_version = e.get("warp_version")
+                run.config_at_import = {str(k): str(v) for k, v in (e.get("config") or {}).items()}
+                run.hook.mode = e.get("mode", "none")
+                run.hook.targets = {str(k): str(v) for k, v in (e.get("targets") or {}).items()}
+        elif kind == "load":
+            run.builds.append(_build(e))
+            run.kernel_cache_dir = e.get("kernel_cache_dir") or run.kernel_cache_dir
+            if e.get("cache_kernels") is not None:
+                run.cache_kernels = bool(e.get("cache_kernels"))
+        elif kind == "pch":
+            run.pch.append(
+                PchBuild(
+                    ms=float(e.get("ms", 0.0)),
+                    file=str(e.get("file", "")),
+                    thread=int(e.get("tid", 0)),
+                    during_module=e.get("during_module"),
+                    during_seq=e.get("during_seq"),
+                )
+            )
+        elif kind == "launch":
+            run.launches.append(
+                Launch(
+                    kernel=str(e.get("kernel", "")),
+                    module=str(e.get("module", "")),
+                    dim=[int(x) for x in e.get("dim") or []],
+                    device=str(e.get("device", "")),
+                    dtypes=[str(x) for x in e.get("dtypes") or []],
+                    block_dim=e.get("block_dim"),
+                    adjoint=bool(e.get("adjoint", False)),
+                    tiled=bool(e.get("tiled", False)),
+                    site=_site(e.get("site")),
+                    count=int(e.get("count", 1)),
+                )
+            )
+        elif kind == "api":
+            run.calls.append(
+                ApiCall(
+                    api=str(e.get("api", "")),
+                    seq=int(e.get("seq", 0)),
+                    module=e.get("module"),
+                    site=_site(e.get("site")),
+                    detail={str(k): str(v) for k, v in (e.get("detail") or {}).items()},
+                )
+            )
+        elif kind == "module_created":
+            run.module_creations.append(
+                ModuleCreation(
+                    module=str(e.get("module", "")),
+                    options={str(k): str(v) for k, v in (e.get("options") or {}).items()},
+                    site=_site(e.get("site")),
+                    start_ms=float(e.get("t_ms", 0.0)),
+                )
+            )
+        elif kind == "hook_error":
+            run.hook.errors.append(f"{e.get('where')}: {e.get('error')}")
+        elif kind == "exit":
+            run.launch_total += int(e.get("launch_total", 0))
+            run.kernel_cache_dir = e.get("kernel_cache_dir") or run.kernel_cache_dir
+            if e.get("cache_kernels") is not None:
+                run.cache_kernels = bool(e.get("cache_kernels"))
+            run.config_at_exit = {str(k): str(v) for k, v in (e.get("config") or {}).items()}
+            targets = e.get("targets") or {}
+            if targets:
+                run.hook.targets = {str(k): str(v) for k, v in targets.items()}
+            env = e.get("env") or {}
+            run.cuda_cache_disable = env.get("CUDA_CACHE_DISABLE") or run.cuda_cache_disable
+    recorded = sum(lc.count for lc in run.launches)
+    if run.launch_total == 0:
+        run.launch_total = recorded  # the process died before its exit event
+    run.launches_truncated = recorded < run.launch_total
+    return run
+
+
+def read_events(path: Path) -> RunEvents:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return RunEvents()
+    return parse_lines(text.splitlines())

@@ -1,0 +1,934 @@
+"""warp-compile build hook, injected into the measured process as `sitecustomize`.
+
+It runs inside the user's interpreter (Python >= 3.9, any warp-lang >= 1.10): standard library only, no
+imports from warp-compile. It does nothing unless WARP_COMPILE_EVENTS names an output file. When `warp` is
+imported it wraps Warp's module-load path and writes one JSON line per event (module builds, PCH builds,
+launches, cache calls). Every wrapper passes arguments and results through untouched and swallows its own
+errors (recorded as `hook_error` events), so the app computes exactly what it would without the hook.
+Functions that inspect their caller's frame (launch, load_module, set_module_options, decorators) are never
+wrapped; launches are observed from `ModuleExec.get_kernel_hooks`, which `launch` calls with its frame live.
+"""
+
+import atexit
+import json
+import os
+import sys
+import threading
+import time
+
+HOOK_VERSION = "1"
+_OUT = os.environ.get("WARP_COMPILE_EVENTS")
+_MAX_LAUNCH_RECORDS = int(os.environ.get("WARP_COMPILE_MAX_LAUNCHES", "20000"))
+_T0 = time.perf_counter()
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_lock = threading.RLock()
+_tls = threading.local()
+_fd = None
+_seq = [0]
+_state = {
+    "installed": False,
+    "warp_dir": None,
+    "bulk_origin": None,  # (trigger dict) while a user's force_load runs worker threads
+    "pending_launch": None,  # run-length encoded launch awaiting its end
+    "launch_records": 0,
+    "launch_total": 0,
+    "in_clear": 0,
+    "errors_reported": set(),
+}
+_STDLIB_DIRS = ()
+_COPIED_AT_CREATION = (
+    "enable_backward",
+    "max_unroll",
+    "lineinfo",
+    "compile_time_trace",
+    "deterministic",
+    "deterministic_max_records",
+)
+
+
+def _now_ms():
+    return (time.perf_counter() - _T0) * 1000.0
+
+
+def _emit(kind, payload, flush_launch=True):
+    """Append one JSON line; a single os.write keeps lines whole when threads or child processes share the file."""
+    global _fd
+    if _OUT is None:
+        return
+    with _lock:
+        if flush_launch and kind != "launch":
+            _flush_launch()
+        _seq[0] += 1
+        payload["kind"] = kind
+        payload["seq"] = _seq[0]
+        payload["pid"] = os.getpid()
+        payload["tid"] = threading.get_ident()
+        payload["t_ms"] = round(_now_ms(), 3)
+        try:
+            line = json.dumps(payload, default=str, separators=(",", ":")) + "\n"
+            if _fd is None:
+                _fd = os.open(_OUT, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            os.write(_fd, line.encode("utf-8", "replace"))
+        except Exception:
+            pass
+
+
+def _hook_error(where, exc):
+    key = (where, type(exc).__name__)
+    if key in _state["errors_reported"]:
+        return
+    _state["errors_reported"].add(key)
+    try:
+        _emit("hook_error", {"where": where, "error": "%s: %s" % (type(exc).__name__, exc)})
+    except Exception:
+        pass
+
+
+# ---------------------------------------------------------------------------------------------- call sites
+
+
+def _is_user_file(filename):
+    if not filename or filename.startswith("<"):
+        return False
+    wd = _state["warp_dir"]
+    if wd and filename.startswith(wd):
+        return False
+    if filename.startswith(_HERE):
+        return False
+    for d in _STDLIB_DIRS:
+        if filename.startswith(d) and "site-packages" not in filename and "dist-packages" not in filename:
+            return False
+    return True
+
+
+def _user_site(frame):
+    """The innermost user frame at or above `frame`, and the outermost Warp function below it (the API used)."""
+    api = None
+    wd = _state["warp_dir"]
+    f = frame
+    while f is not None:
+        fn = f.f_code.co_filename
+        if _is_user_file(fn):
+            site = {"file": fn, "line": f.f_lineno, "function": f.f_code.co_name}
+            return site, api
+        if wd and fn.startswith(wd):
+            api = getattr(f.f_code, "co_qualname", f.f_code.co_name)
+        f = f.f_back
+    return None, api
+
+
+def _trigger(depth=2):
+    try:
+        site, api = _user_site(sys._getframe(depth))
+    except Exception:
+        site, api = None, None
+    if site is None:
+        origin = _state["bulk_origin"]
+        if origin is not None:
+            t = dict(origin)
+            t["via"] = "force_load"
+            return t
+        return None
+    site["api"] = _api_name(api)
+    return site
+
+
+def _api_name(qualname):
+    if not qualname:
+        return ""
+    parts = qualname.split(".")
+    if len(parts) >= 2 and parts[-2] == "Tape":
+        return "Tape." + parts[-1]
+    if len(parts) >= 2 and parts[-2] == "Launch":
+        return "Launch"
+    return parts[-1]
+
+
+# ---------------------------------------------------------------------------------------------- load tracking
+
+
+class _Load:
+    __slots__ = ("t0", "mark", "stack", "phases", "ran", "source_bytes", "backward", "pch_ms", "pch_files")
+
+    def __init__(self):
+        self.t0 = time.perf_counter()
+        self.mark = self.t0
+        self.stack = []
+        self.phases = {}
+        self.ran = set()
+        self.source_bytes = None
+        self.backward = None
+        self.pch_ms = 0.0
+        self.pch_files = []
+
+    def charge(self, now):
+        phase = self.stack[-1] if self.stack else "other"
+        self.phases[phase] = self.phases.get(phase, 0.0) + (now - self.mark)
+        self.mark = now
+
+
+def _phase_wrap(phase, fn):
+    def wrapper(*args, **kwargs):
+        cur = getattr(_tls, "load", None)
+        if cur is None:
+            return fn(*args, **kwargs)
+        cur.charge(time.perf_counter())
+        cur.stack.append(phase)
+        cur.ran.add(phase)
+        try:
+            result = fn(*args, **kwargs)
+            if phase == "codegen" and isinstance(result, str) and getattr(fn, "__name__", "") == "codegen":
+                _note_source(cur, result)
+            elif phase == "codegen" and isinstance(result, tuple) and result and isinstance(result[0], str):
+                _note_source(cur, result[0])
+            return result
+        finally:
+            cur.charge(time.perf_counter())
+            cur.stack.pop()
+
+    wrapper.__warp_compile_hook__ = True
+    wrapper.__wrapped__ = fn
+    wrapper.__name__ = getattr(fn, "__name__", "wrapper")
+    wrapper.__doc__ = getattr(fn, "__doc__", None)
+    return wrapper
+
+
+def _note_source(cur, src):
+    cur.source_bytes = len(src.encode("utf-8", "replace"))
+    cur.backward = ("_kernel_backward" in src) or ("adj_" in src and "_backward(" in src)
+
+
+def _native_wrap(fn):
+    """build_cpu / build_cuda: native compile phase; a new file in pch_dir is a PCH this call built."""
+    inner = _phase_wrap("native", fn)
+
+    def wrapper(*args, **kwargs):
+        cur = getattr(_tls, "load", None)
+        pch_dir = kwargs.get("pch_dir")
+        before = None
+        if cur is not None and pch_dir:
+            try:
+                before = set(os.listdir(pch_dir)) if os.path.isdir(pch_dir) else set()
+            except Exception:
+                before = None
+        t0_ns = time.time_ns()
+        result = inner(*args, **kwargs)
+        if cur is not None and before is not None:
+            try:
+                for name in sorted(set(os.listdir(pch_dir)) - before):
+                    path = os.path.join(pch_dir, name)
+                    if not name.endswith(".pch") or not os.path.isfile(path):
+                        continue
+                    ms = max(0.0, (os.stat(path).st_mtime_ns - t0_ns) / 1e6)
+                    cur.pch_ms += ms
+                    cur.pch_files.append((name, ms))
+            except Exception as exc:
+                _hook_error("pch", exc)
+        return result
+
+    wrapper.__warp_compile_hook__ = True
+    wrapper.__wrapped__ = fn
+    wrapper.__name__ = getattr(fn, "__name__", "wrapper")
+    return wrapper
+
+
+def _exec_block_dim(module, result, block_dim_arg):
+    try:
+        for key, value in list(module.execs.items()):
+            if value is result:
+                if isinstance(key, tuple) and len(key) == 2:
+                    return key[1]
+    except Exception:
+        pass
+    for attr in ("block_dim", "active_block_dim"):
+        v = getattr(result, attr, None)
+        if isinstance(v, int):
+            return v
+    if block_dim_arg is not None:
+        return block_dim_arg
+    try:
+        return module.options.get("block_dim")
+    except Exception:
+        return None
+
+
+def _hex(h):
+    if h is None:
+        return ""
+    if isinstance(h, (bytes, bytearray)):
+        return h.hex()
+    return str(h)
+
+
+def _kernel_info(kernel):
+    info = {"key": str(getattr(kernel, "key", "?"))}
+    try:
+        info["hash"] = _hex(getattr(kernel, "hash", None))[:16]
+    except Exception:
+        info["hash"] = ""
+    parent = getattr(kernel, "generic_parent", None)
+    if parent is not None:
+        info["generic_parent"] = str(getattr(parent, "key", ""))
+        info["signature"] = str(getattr(kernel, "sig", "") or "")
+    func = getattr(kernel, "func", None)
+    code = getattr(func, "__code__", None)
+    if code is not None:
+        info["file"] = code.co_filename
+        info["line"] = code.co_firstlineno
+    return info
+
+
+def _snapshot(module, block_dim, cfg):
+    snap = {"kernels": [], "functions": {}, "options": {}, "options_source": "", "config_shadow": {}}
+    hasher = None
+    try:
+        hashers = getattr(module, "hashers", None)
+        if isinstance(hashers, dict):
+            hasher = hashers.get(block_dim)
+        if hasher is None:
+            hasher = getattr(module, "hasher", None)
+    except Exception:
+        hasher = None
+    try:
+        if hasher is not None and isinstance(getattr(hasher, "unique_kernels", None), dict):
+            for k in hasher.unique_kernels.values():
+                snap["kernels"].append(_kernel_info(k))
+        else:
+            for k in list(getattr(module, "kernels", {}).values()):
+                snap["kernels"].append(_kernel_info(k))
+        fh = getattr(hasher, "function_hashes", None) or {}
+        for f, h in list(fh.items()):
+            snap["functions"][str(getattr(f, "key", f))] = _hex(h)[:16]
+    except Exception as exc:
+        _hook_error("snapshot.kernels", exc)
+    try:
+        resolved = getattr(module, "resolved_options", None)
+        if isinstance(resolved, dict) and resolved.get(block_dim) is not None:
+            opts = resolved.get(block_dim)
+            snap["options_source"] = "module.resolved_options"
+        else:
+            opts = dict(getattr(module, "options", {}))
+            for extra in ("verify_fp", "line_directives", "enable_vector_component_overwrites", "mode"):
+                if cfg is not None and hasattr(cfg, extra) and opts.get(extra) is None:
+                    opts[extra] = getattr(cfg, extra)
+            snap["options_source"] = "module.options+config"
+        snap["options"] = {str(k): str(v) for k, v in dict(opts).items()}
+        mopts = getattr(module, "options", {})
+        for name in _COPIED_AT_CREATION:
+            if cfg is not None and name in mopts and hasattr(cfg, name) and mopts[name] != getattr(cfg, name):
+                snap["config_shadow"][name] = [str(mopts[name]), str(getattr(cfg, name))]
+    except Exception as exc:
+        _hook_error("snapshot.options", exc)
+    return snap
+
+
+def _source_on_disk(cfg, module_name, hash_hex):
+    try:
+        root = getattr(cfg, "kernel_cache_dir", None)
+        if not root:
+            return None
+        mid = "wp_%s_%s" % (module_name, hash_hex[:7])
+        for ext in (".cpp", ".cu"):
+            p = os.path.join(root, mid, mid + ext)
+            if os.path.isfile(p):
+                return os.path.getsize(p), ext
+    except Exception:
+        return None
+    return None
+
+
+def _make_load_wrapper(orig, warp_mod):
+    def load(self, *args, **kwargs):
+        try:
+            before = tuple(self.execs.values())
+        except Exception:
+            before = ()
+        outer = getattr(_tls, "load", None)
+        rec = _Load()
+        _tls.load = rec
+        try:
+            result = orig(self, *args, **kwargs)
+        except BaseException as exc:
+            _tls.load = outer
+            try:
+                _record_load(self, args, kwargs, None, rec, exc, warp_mod)
+            except Exception as hexc:
+                _hook_error("load.error", hexc)
+            raise
+        _tls.load = outer
+        try:
+            for e in before:
+                if e is result:
+                    return result
+            _record_load(self, args, kwargs, result, rec, None, warp_mod)
+        except Exception as hexc:
+            _hook_error("load", hexc)
+        return result
+
+    load.__warp_compile_hook__ = True
+    load.__wrapped__ = orig
+    load.__name__ = "load"
+    load.__doc__ = orig.__doc__
+    return load
+
+
+def _record_load(module, args, kwargs, result, rec, exc, warp_mod):
+    end = time.perf_counter()
+    rec.charge(end)
+    cfg = getattr(warp_mod, "config", None)
+    device_arg = args[0] if args else kwargs.get("device")
+    bd_arg = args[1] if len(args) > 1 else kwargs.get("block_dim")
+    device = None
+    if result is not None:
+        device = getattr(result, "device", None)
+    if device is None:
+        device = device_arg
+    if result is not None:
+        block_dim = _exec_block_dim(module, result, bd_arg)
+    else:
+        block_dim = bd_arg if bd_arg is not None else getattr(module, "options", {}).get("block_dim")
+    mhash = ""
+    if result is not None:
+        mhash = _hex(getattr(result, "module_hash", None))
+    if not mhash:
+        try:
+            hashers = getattr(module, "hashers", {}) or {}
+            h = hashers.get(block_dim) or hashers.get(1)
+            if h is not None:
+                mhash = _hex(getattr(h, "hash", None) or getattr(h, "module_hash", None))
+        except Exception:
+            pass
+    if exc is not None:
+        if "codegen" in rec.ran or "native" in rec.ran:
+            status = "error"
+        else:
+            status = "error_no_build"
+        key = (module.name, str(device), block_dim, type(exc).__name__)
+        seen = _state.setdefault("failed", set())
+        if key in seen and not rec.ran:
+            return  # a replay of a failure already reported
+        seen.add(key)
+    elif result is None:
+        status = "skipped_failed_build"
+    elif "native" in rec.ran:
+        status = "compiled"
+    else:
+        status = "cached"
+    phases = dict(rec.phases)
+    native = phases.get("native", 0.0) * 1000.0
+    pch = min(rec.pch_ms, native) if native else rec.pch_ms
+    wall = (end - rec.t0) * 1000.0
+    snap = _snapshot(module, block_dim, cfg)
+    source_bytes = rec.source_bytes
+    if source_bytes is None and mhash:
+        found = _source_on_disk(cfg, module.name, mhash)
+        if found:
+            source_bytes = found[0]
+    event = {
+        "module": module.name,
+        "hash": mhash,
+        "device": str(device) if device is not None else "",
+        "block_dim": block_dim if isinstance(block_dim, int) else None,
+        "status": status,
+        "ms": round(wall - pch, 3),
+        "hash_ms": round(phases.get("hash", 0.0) * 1000.0, 3),
+        "codegen_ms": round(phases.get("codegen", 0.0) * 1000.0, 3),
+        "native_ms": round(native - pch, 3),
+        "native_load_ms": round(phases.get("native_load", 0.0) * 1000.0, 3),
+        "other_ms": round(phases.get("other", 0.0) * 1000.0, 3),
+        "pch_ms": round(pch, 3),
+        "source_bytes": source_bytes or 0,
+        "backward_in_source": rec.backward,
+        "start_ms": round((rec.t0 - _T0) * 1000.0, 3),
+        "end_ms": round((end - _T0) * 1000.0, 3),
+        "trigger": _trigger(3),
+        "kernel_cache_dir": str(getattr(cfg, "kernel_cache_dir", "") or ""),
+        "cache_kernels": getattr(cfg, "cache_kernels", None),
+    }
+    event.update(snap)
+    if exc is not None:
+        event["error"] = ("%s: %s" % (type(exc).__name__, exc))[:500]
+    _emit("load", event)
+    for name, ms in rec.pch_files:
+        _emit("pch", {"ms": round(ms, 3), "file": name, "during_module": module.name, "during_seq": _seq[0]})
+
+
+# ---------------------------------------------------------------------------------------------- launches
+
+
+def _dtype_name(a):
+    dt = getattr(a, "dtype", None)
+    if dt is not None and hasattr(a, "shape"):
+        name = getattr(dt, "__name__", None) or str(dt)
+        ndim = getattr(a, "ndim", None)
+        if ndim is None:
+            try:
+                ndim = len(a.shape)
+            except Exception:
+                ndim = "?"
+        return "%s[%s;%sd]" % (type(a).__name__, name, ndim)
+    if a is None:
+        return "None"
+    return type(a).__name__
+
+
+def _make_hooks_wrapper(orig):
+    def get_kernel_hooks(self, kernel, *args, **kwargs):
+        result = orig(self, kernel, *args, **kwargs)
+        try:
+            frame = sys._getframe(1)
+            code = frame.f_code
+            if code.co_name == "launch" and _state["warp_dir"] and code.co_filename.startswith(_state["warp_dir"]):
+                _record_launch(frame, kernel)
+        except Exception as exc:
+            _hook_error("launch", exc)
+        return result
+
+    get_kernel_hooks.__warp_compile_hook__ = True
+    get_kernel_hooks.__wrapped__ = orig
+    get_kernel_hooks.__name__ = "get_kernel_hooks"
+    return get_kernel_hooks
+
+
+def _norm_dim(dim):
+    if isinstance(dim, int):
+        return [dim]
+    try:
+        return [int(d) for d in dim]
+    except Exception:
+        try:
+            return [int(dim)]
+        except Exception:
+            return []
+
+
+def _record_launch(frame, kernel):
+    loc = frame.f_locals
+    args = loc.get("fwd_args")
+    if args is None:
+        args = list(loc.get("inputs") or []) + list(loc.get("outputs") or [])
+    caller = frame.f_back
+    tiled = caller is not None and caller.f_code.co_name == "launch_tiled"
+    site, _api = _user_site(caller)
+    rec = {
+        "kernel": str(getattr(kernel, "key", "?")),
+        "module": str(getattr(getattr(kernel, "module", None), "name", "")),
+        "dim": _norm_dim(loc.get("dim")),
+        "device": str(loc.get("device")),
+        "dtypes": [_dtype_name(a) for a in args],
+        "block_dim": loc.get("block_dim") if isinstance(loc.get("block_dim"), int) else None,
+        "adjoint": bool(loc.get("adjoint", False)),
+        "tiled": bool(tiled),
+        "site": {"file": site["file"], "line": site["line"], "function": site["function"]} if site else None,
+    }
+    with _lock:
+        _state["launch_total"] += 1
+        pending = _state["pending_launch"]
+        if pending is not None and pending[0] == rec:
+            pending[1] += 1
+            return
+        _flush_launch()
+        if _state["launch_records"] >= _MAX_LAUNCH_RECORDS:
+            return
+        _state["pending_launch"] = [rec, 1]
+
+
+def _flush_launch():
+    pending = _state["pending_launch"]
+    if pending is None:
+        return
+    _state["pending_launch"] = None
+    _state["launch_records"] += 1
+    payload = dict(pending[0])
+    payload["count"] = pending[1]
+    _emit("launch", payload, flush_launch=False)
+
+
+# ---------------------------------------------------------------------------------------------- API calls
+
+
+def _make_api_wrapper(orig, api, bulk=False):
+    def wrapper(*args, **kwargs):
+        site = None
+        try:
+            site = _trigger(2)
+            detail = {}
+            if bulk:
+                for k in ("device", "modules", "block_dim", "max_workers"):
+                    if k in kwargs:
+                        detail[k] = repr(kwargs[k])[:200]
+                if args:
+                    detail["args"] = repr(args)[:200]
+            _emit("api", {"api": api, "site": site, "detail": detail})
+        except Exception as exc:
+            _hook_error("api." + api, exc)
+        if bulk:
+            prev = _state["bulk_origin"]
+            if site is not None and prev is None:
+                origin = dict(site)
+                origin["api"] = api
+                _state["bulk_origin"] = origin
+            try:
+                return orig(*args, **kwargs)
+            finally:
+                _state["bulk_origin"] = prev
+        if api in ("clear_kernel_cache",):
+            _state["in_clear"] += 1
+            try:
+                return orig(*args, **kwargs)
+            finally:
+                _state["in_clear"] -= 1
+        return orig(*args, **kwargs)
+
+    wrapper.__warp_compile_hook__ = True
+    wrapper.__wrapped__ = orig
+    wrapper.__name__ = getattr(orig, "__name__", api)
+    wrapper.__doc__ = getattr(orig, "__doc__", None)
+    return wrapper
+
+
+def _make_unload_wrapper(orig):
+    def unload(self, *args, **kwargs):
+        try:
+            if not _state["in_clear"] and getattr(self, "execs", None):
+                site, api = _user_site(sys._getframe(1))
+                if site is not None:
+                    _emit("api", {"api": "Module.unload", "module": self.name, "site": site, "detail": {}})
+        except Exception as exc:
+            _hook_error("api.unload", exc)
+        return orig(self, *args, **kwargs)
+
+    unload.__warp_compile_hook__ = True
+    unload.__wrapped__ = orig
+    unload.__name__ = "unload"
+    return unload
+
+
+def _make_module_init_wrapper(orig):
+    def __init__(self, *args, **kwargs):
+        orig(self, *args, **kwargs)
+        try:
+            opts = getattr(self, "options", {}) or {}
+            site, _api = _user_site(sys._getframe(1))
+            _emit(
+                "module_created",
+                {
+                    "module": str(getattr(self, "name", "")),
+                    "options": {str(k): str(v) for k, v in dict(opts).items()},
+                    "site": site,
+                },
+            )
+        except Exception as exc:
+            _hook_error("module_created", exc)
+
+    __init__.__warp_compile_hook__ = True
+    __init__.__wrapped__ = orig
+    return __init__
+
+
+def _make_init_wrapper(orig, ctx_mod):
+    """After wp.init() the runtime exists: wrap the CPU object loader as the native-load phase."""
+
+    def init(*args, **kwargs):
+        result = orig(*args, **kwargs)
+        try:
+            runtime = getattr(ctx_mod, "runtime", None)
+            llvm = getattr(runtime, "llvm", None)
+            if llvm is not None and not _state.get("llvm_wrapped"):
+                for name in ("wp_load_obj", "load_obj"):
+                    fn = getattr(llvm, name, None)
+                    if fn is not None and not getattr(fn, "__warp_compile_hook__", False):
+                        setattr(llvm, name, _phase_wrap("native_load", fn))
+                        _state["targets"]["native_load.cpu"] = "wrapped:runtime.llvm." + name
+                        break
+                _state["llvm_wrapped"] = True
+        except Exception as exc:
+            _hook_error("init", exc)
+        return result
+
+    init.__warp_compile_hook__ = True
+    init.__wrapped__ = orig
+    init.__name__ = "init"
+    init.__doc__ = getattr(orig, "__doc__", None)
+    return init
+
+
+# ---------------------------------------------------------------------------------------------- install
+
+
+def _config_snapshot(cfg):
+    out = {}
+    if cfg is None:
+        return out
+    for name in dir(cfg):
+        if name.startswith("_"):
+            continue
+        try:
+            v = getattr(cfg, name)
+        except Exception:
+            continue
+        if isinstance(v, (bool, int, float, str, type(None))):
+            out[name] = str(v)
+        elif isinstance(v, (list, tuple)) and len(v) < 20:
+            out[name] = str(v)
+    return out
+
+
+def _rebind(old, new):
+    """Point every warp.* module attribute that held `old` at `new` (re-exports included)."""
+    for name, mod in list(sys.modules.items()):
+        if mod is None or not (name == "warp" or name.startswith("warp.")):
+            continue
+        d = getattr(mod, "__dict__", None)
+        if not d:
+            continue
+        for attr, value in list(d.items()):
+            if value is old:
+                try:
+                    setattr(mod, attr, new)
+                except Exception:
+                    pass
+
+
+def _install(warp_mod):
+    if _state["installed"]:
+        return
+    _state["installed"] = True
+    targets = {}
+    _state["targets"] = targets
+    try:
+        _state["warp_dir"] = os.path.dirname(os.path.abspath(warp_mod.__file__))
+        ctx = sys.modules.get("warp._src.context") or sys.modules.get("warp.context")
+        bld = sys.modules.get("warp._src.build") or sys.modules.get("warp.build")
+        if ctx is None:
+            try:
+                import importlib
+
+                ctx = importlib.import_module("warp._src.context")
+            except Exception:
+                ctx = importlib.import_module("warp.context")
+        if bld is None:
+            import importlib
+
+            try:
+                bld = importlib.import_module("warp._src.build")
+            except Exception:
+                bld = importlib.import_module("warp.build")
+        cfg = getattr(warp_mod, "config", None)
+        Module = getattr(ctx, "Module", None)
+        mode = "none"
+        if Module is not None and callable(getattr(Module, "load", None)):
+            Module.load = _make_load_wrapper(Module.load, warp_mod)
+            targets["Module.load"] = "wrapped"
+            mode = "wrap"
+        else:
+            targets["Module.load"] = "missing"
+        # phases
+        hasher = getattr(ctx, "ModuleHasher", None)
+        if hasher is not None:
+            hasher.__init__ = _phase_wrap("hash", hasher.__init__)
+            targets["hash"] = "wrapped:ModuleHasher.__init__"
+        else:
+            targets["hash"] = "missing"
+        if Module is not None and hasattr(Module, "_run_codegen"):
+            Module._run_codegen = _phase_wrap("codegen", Module._run_codegen)
+            targets["codegen"] = "wrapped:Module._run_codegen"
+        builder = getattr(ctx, "ModuleBuilder", None)
+        if builder is not None:
+            for meth in ("__init__", "codegen", "build_meta"):
+                if hasattr(builder, meth):
+                    setattr(builder, meth, _phase_wrap("codegen", getattr(builder, meth)))
+            targets.setdefault("codegen", "wrapped:ModuleBuilder")
+        else:
+            targets.setdefault("codegen", "missing")
+        for name in ("build_cpu", "build_cuda"):
+            fn = getattr(bld, name, None)
+            if fn is not None:
+                new = _native_wrap(fn)
+                setattr(bld, name, new)
+                _rebind(fn, new)
+                targets["native." + name] = "wrapped"
+            else:
+                targets["native." + name] = "missing"
+        fn = getattr(bld, "load_cuda", None)
+        if fn is not None:
+            new = _phase_wrap("native_load", fn)
+            bld.load_cuda = new
+            _rebind(fn, new)
+            targets["native_load.cuda"] = "wrapped"
+        init = getattr(ctx, "init", None)
+        if init is not None:
+            new = _make_init_wrapper(init, ctx)
+            _rebind(init, new)
+            targets["native_load.cpu"] = "pending:init"
+        # launches
+        mexec = getattr(ctx, "ModuleExec", None)
+        if mexec is not None and hasattr(mexec, "get_kernel_hooks"):
+            mexec.get_kernel_hooks = _make_hooks_wrapper(mexec.get_kernel_hooks)
+            targets["launch"] = "wrapped:ModuleExec.get_kernel_hooks"
+        else:
+            targets["launch"] = "missing"
+        # lifecycle / cache APIs
+        if Module is not None:
+            Module.__init__ = _make_module_init_wrapper(Module.__init__)
+            targets["module_created"] = "wrapped"
+            if hasattr(Module, "unload"):
+                Module.unload = _make_unload_wrapper(Module.unload)
+                targets["Module.unload"] = "wrapped"
+        for api, bulk in (("clear_kernel_cache", False), ("clear_lto_cache", False), ("force_load", True)):
+            fn = getattr(warp_mod, api, None) or getattr(ctx, api, None)
+            if fn is None:
+                targets[api] = "missing"
+                continue
+            new = _make_api_wrapper(fn, api, bulk=bulk)
+            _rebind(fn, new)
+            targets[api] = "wrapped"
+        if mode != "wrap":
+            _enable_log_fallback(warp_mod, cfg, targets)
+            mode = "log"
+        _emit(
+            "warp_import",
+            {
+                "warp_version": str(getattr(warp_mod, "__version__", getattr(cfg, "version", ""))),
+                "warp_dir": _state["warp_dir"],
+                "config": _config_snapshot(cfg),
+                "mode": mode,
+                "targets": targets,
+                "env": {k: os.environ.get(k) for k in ("CUDA_CACHE_DISABLE", "WARP_CACHE_PATH", "CUDA_CACHE_PATH")},
+            },
+        )
+    except Exception as exc:
+        _hook_error("install", exc)
+    atexit.register(_at_exit, warp_mod)
+
+
+def _enable_log_fallback(warp_mod, cfg, targets):
+    """Without a loader to wrap, raise Warp's own log level in this process so the parent can parse load lines."""
+    try:
+        level = getattr(warp_mod, "LOG_DEBUG", None)
+        if level is not None and hasattr(cfg, "log_level"):
+            cfg.log_level = level
+            targets["fallback"] = "log_level=DEBUG"
+        elif cfg is not None:
+            cfg.verbose = True
+            targets["fallback"] = "verbose=True"
+    except Exception as exc:
+        _hook_error("log_fallback", exc)
+
+
+def _at_exit(warp_mod):
+    try:
+        cfg = getattr(warp_mod, "config", None)
+        with _lock:
+            _flush_launch()
+        _emit(
+            "exit",
+            {
+                "kernel_cache_dir": str(getattr(cfg, "kernel_cache_dir", "") or ""),
+                "cache_kernels": getattr(cfg, "cache_kernels", None),
+                "config": _config_snapshot(cfg),
+                "launch_total": _state["launch_total"],
+                "launch_records": _state["launch_records"],
+                "targets": _state.get("targets", {}),
+                "env": {"CUDA_CACHE_DISABLE": os.environ.get("CUDA_CACHE_DISABLE")},
+            },
+        )
+    except Exception:
+        pass
+
+
+class _WarpFinder:
+    """Meta-path finder that lets the normal finders locate `warp`, then installs the hook after it executed."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "warp":
+            return None
+        try:
+            sys.meta_path.remove(self)
+        except ValueError:
+            pass
+        spec = None
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            if find is None:
+                continue
+            try:
+                spec = find(name, path, target)
+            except Exception:
+                spec = None
+            if spec is not None:
+                break
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        orig_exec = spec.loader.exec_module
+
+        def exec_module(module):
+            orig_exec(module)
+            try:
+                _install(module)
+            except Exception as exc:
+                _hook_error("install", exc)
+
+        try:
+            spec.loader.exec_module = exec_module
+        except Exception:
+            return spec
+        return spec
+
+
+def _chain_sitecustomize():
+    """Run the `sitecustomize` this file shadows, so the user's environment behaves as without the hook."""
+    try:
+        import importlib.machinery
+        import importlib.util
+
+        paths = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
+        spec = importlib.machinery.PathFinder.find_spec("sitecustomize", paths)
+        if spec is None or spec.loader is None:
+            return
+        if spec.origin and os.path.abspath(spec.origin) == os.path.abspath(__file__):
+            return
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules["sitecustomize"] = mod
+        spec.loader.exec_module(mod)
+    except Exception as exc:
+        _hook_error("chain_sitecustomize", exc)
+
+
+def _start():
+    global _STDLIB_DIRS
+    if _OUT is None:
+        return
+    try:
+        import sysconfig
+
+        paths = sysconfig.get_paths()
+        dirs = {os.path.dirname(os.__file__), paths.get("stdlib", ""), paths.get("platstdlib", "")}
+        _STDLIB_DIRS = tuple(d for d in dirs if d)
+    except Exception:
+        _STDLIB_DIRS = (os.path.dirname(os.__file__),)
+    sys.modules.setdefault("_warp_compile_hook", sys.modules.get(__name__))
+    _emit(
+        "hello",
+        {
+            "hook_version": HOOK_VERSION,
+            "python": sys.version.split()[0],
+            "executable": sys.executable,
+            "platform": sys.platform,
+            "argv": list(sys.argv),
+            "cwd": os.getcwd(),
+            "env": {"CUDA_CACHE_DISABLE": os.environ.get("CUDA_CACHE_DISABLE")},
+        },
+    )
+    if "warp" in sys.modules and getattr(sys.modules["warp"], "config", None) is not None:
+        _install(sys.modules["warp"])
+    else:
+        sys.meta_path.insert(0, _WarpFinder())
+
+
+if __name__ in ("sitecustomize", "_warp_compile_hook"):
+    try:
+        _start()
+    except Exception:
+        pass
+    _chain_sitecustomize()

@@ -1,0 +1,291 @@
+"""`measure`: cold run then warm re-run per sample, each sample in a fresh sandbox; statistics into a Report."""
+
+from __future__ import annotations
+
+import os
+import platform
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from warp_compile.probe.errors import UsageError
+from warp_compile.probe.events import RunEvents, read_events
+from warp_compile.probe.logparse import builds_from_log
+from warp_compile.probe.models import Build, CacheFacts, Report, RunResult, SampleResult
+from warp_compile.probe.sandbox import RunOutcome, Sandbox, last_lines
+from warp_compile.probe.stats import median, stat_of
+
+from warp_compile import __version__
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class RunData:
+    result: RunResult
+    events: RunEvents
+
+
+@dataclass
+class SampleData:
+    """One sample: a cold run on empty caches and a warm re-run against the cache it filled."""
+
+    index: int
+    cold: RunData
+    warm: RunData | None
+    ok: bool
+    failure: str | None
+    lto_artifacts: int
+    sandbox_cache_dir: str
+
+    def to_result(self) -> SampleResult:
+        return SampleResult(
+            index=self.index,
+            ok=self.ok,
+            cold=self.cold.result,
+            warm=self.warm.result if self.warm else None,
+            failure=self.failure,
+        )
+
+
+def check_inputs(command: list[str], cwd: Path, samples: int, timeout_s: float) -> Path:
+    """Validate before anything runs; returns the resolved cwd."""
+    if not command:
+        raise UsageError("no command given: put the command to measure after `--`, e.g. `-- python -m app`")
+    if isinstance(command, str) or not all(isinstance(a, str) for a in command):
+        raise UsageError("the command must be a list of arguments (argv), not a shell string")
+    if samples < 1:
+        raise UsageError(f"--samples must be at least 1 (got {samples})")
+    if timeout_s <= 0:
+        raise UsageError(f"--timeout must be positive (got {timeout_s})")
+    cwd = Path(cwd).expanduser()
+    if not cwd.is_dir():
+        raise UsageError(f"working directory does not exist or is not a directory: {cwd}")
+    return cwd.resolve()
+
+
+def _run_data(phase: str, outcome: RunOutcome) -> RunData:
+    events = read_events(outcome.events_path)
+    if events.warp_imported and events.hook.mode == "log" or (not events.hello and "Module " in outcome.stdout):
+        events.builds = builds_from_log(outcome.stdout)
+    result = RunResult(
+        phase=phase,  # type: ignore[arg-type]
+        wall_ms=round(outcome.wall_ms, 3),
+        exit_code=outcome.exit_code,
+        timed_out=outcome.timed_out,
+        module_ms=round(events.module_ms, 3),
+        native_ms=round(events.native_ms, 3),
+        codegen_ms=round(events.codegen_ms, 3),
+        pch_ms=round(events.pch_ms, 3),
+        compiled=events.count("compiled"),
+        cached=events.count("cached"),
+        errors=sum(1 for b in events.builds if b.status.startswith("error")),
+        launches=events.launch_total,
+        stderr_tail=last_lines(outcome.stderr) if outcome.exit_code != 0 else "",
+    )
+    return RunData(result=result, events=events)
+
+
+def _failure(phase: str, outcome: RunOutcome, timeout_s: float) -> str | None:
+    if outcome.timed_out:
+        return f"{phase} run timed out after {timeout_s:g} s"
+    if outcome.exit_code != 0:
+        return f"{phase} run exited with code {outcome.exit_code}"
+    return None
+
+
+def run_sample(
+    command: list[str],
+    cwd: Path,
+    index: int,
+    timeout_s: float = 900.0,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+) -> SampleData:
+    """One cold + one warm run in a fresh sandbox (removed afterwards, whatever happens)."""
+    with Sandbox() as box:
+        if progress:
+            progress(f"sample {index + 1}: cold run")
+        cold_out = box.run(command, cwd, timeout_s, cancel)
+        cold = _run_data("cold", cold_out)
+        failure = _failure("cold", cold_out, timeout_s)
+        warm = None
+        if failure is None:
+            if progress:
+                progress(f"sample {index + 1}: warm run")
+            warm_out = box.run(command, cwd, timeout_s, cancel)
+            warm = _run_data("warm", warm_out)
+            failure = _failure("warm", warm_out, timeout_s)
+        return SampleData(
+            index=index,
+            cold=cold,
+            warm=warm,
+            ok=failure is None,
+            failure=failure,
+            lto_artifacts=box.lto_artifacts(),
+            sandbox_cache_dir=str(box.warp_cache),
+        )
+
+
+def measure(
+    command: list[str],
+    cwd: Path,
+    samples: int = 3,
+    timeout_s: float = 900.0,
+    label: str = "",
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+) -> Report:
+    cwd = check_inputs(command, cwd, samples, timeout_s)
+    data = []
+    for i in range(samples):
+        data.append(run_sample(command, cwd, i, timeout_s, progress, cancel))
+    return build_report(command, cwd, data, label=label, requested=samples)
+
+
+def _overlap(builds: list[Build]) -> float | None:
+    """Summed load time over the union of load intervals: 1.0 means one load at a time."""
+    spans = sorted((b.start_ms, b.end_ms) for b in builds if b.end_ms > b.start_ms)
+    if not spans:
+        return None
+    total = sum(e - s for s, e in spans)
+    union, cur_s, cur_e = 0.0, spans[0][0], spans[0][1]
+    for s, e in spans[1:]:
+        if s > cur_e:
+            union += cur_e - cur_s
+            cur_s, cur_e = s, e
+        else:
+            cur_e = max(cur_e, e)
+    union += cur_e - cur_s
+    return round(total / union, 3) if union > 0 else None
+
+
+def _reference(ok: list[SampleData]) -> SampleData | None:
+    """The sample whose cold module work is closest to the median: typical, not lucky."""
+    if not ok:
+        return None
+    m = median([s.cold.result.module_ms for s in ok])
+    return min(ok, key=lambda s: (abs(s.cold.result.module_ms - m), s.index))
+
+
+def _is_inside(path: str | None, root: str) -> bool:
+    if not path:
+        return True
+    try:
+        return os.path.commonpath([os.path.realpath(path), os.path.realpath(root)]) == os.path.realpath(root)
+    except ValueError:
+        return False
+
+
+def _warnings(data: list[SampleData], ok: list[SampleData], ref: SampleData | None) -> list[str]:
+    out: list[str] = []
+    failed = [s for s in data if not s.ok]
+    if failed and ok:
+        out.append(
+            f"{len(failed)} of {len(data)} samples failed and are excluded from the statistics: "
+            + "; ".join(f"sample {s.index + 1}: {s.failure}" for s in failed)
+        )
+    if ref is None:
+        return out
+    ev = ref.cold.events
+    if not ref.cold.events.hello:
+        out.append(
+            "the hook did not start in the measured process (python -I/-S, a non-Python command, or an "
+            "interpreter that ignores PYTHONPATH); builds were not recorded"
+        )
+    elif not ev.warp_imported:
+        out.append("no Warp compilation observed: the command never imported warp")
+    elif not ev.builds:
+        out.append("no Warp compilation observed: warp was imported but no module was loaded")
+    if ev.hook.mode == "log":
+        out.append("Warp's loader could not be wrapped in this version; builds were parsed from its debug log")
+    for err in ev.hook.errors:
+        out.append(f"hook error (recorded, not raised): {err}")
+    if ev.launches_truncated:
+        out.append(f"launch list truncated: {sum(lc.count for lc in ev.launches)} of {ev.launch_total} recorded")
+    if ev.kernel_cache_dir and not _is_inside(ev.kernel_cache_dir, ref.sandbox_cache_dir):
+        out.append(
+            f"the app set its own kernel cache directory ({ev.kernel_cache_dir}), outside the sandbox's private "
+            "cache: the cold run may have reused builds from earlier runs and the warm run may not see this one's"
+        )
+    if ref.warm and ref.warm.result.compiled:
+        out.append(
+            f"the warm re-run compiled {ref.warm.result.compiled} module(s) again: the cache is not reused between runs"
+        )
+    if len(ok) >= 2:
+        cw = [s.cold.result.wall_ms for s in ok]
+        if max(cw) > 1.5 * min(cw):
+            out.append("cold wall times vary by more than 50% between samples: the machine may be busy")
+    return out
+
+
+def build_report(
+    command: list[str],
+    cwd: Path,
+    samples: list[SampleData],
+    label: str = "",
+    requested: int | None = None,
+) -> Report:
+    ok = [s for s in samples if s.ok]
+    ref = _reference(ok)
+    if ref is None and samples:
+        ref_any: SampleData | None = samples[-1]
+    else:
+        ref_any = ref
+
+    def clock(get: Callable[[SampleData], float]) -> object:
+        return stat_of([round(get(s), 3) for s in ok])
+
+    elapsed = [s.cold.result.wall_ms - s.warm.result.wall_ms for s in ok if s.warm]
+    report = Report(
+        tool_version=__version__,
+        command=list(command),
+        cwd=str(cwd),
+        label=label,
+        platform=platform.platform(),
+        machine=f"{platform.machine()} {os.cpu_count()} cpu",
+        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        samples=requested if requested is not None else len(samples),
+        failed_samples=sum(1 for s in samples if not s.ok),
+        reference_sample=ref_any.index if ref_any else None,
+        cold_module_ms=clock(lambda s: s.cold.result.module_ms),
+        warm_module_ms=clock(lambda s: s.warm.result.module_ms if s.warm else 0.0),
+        native_compile_ms=clock(lambda s: s.cold.result.native_ms),
+        codegen_ms=clock(lambda s: s.cold.result.codegen_ms),
+        pch_ms=clock(lambda s: s.cold.result.pch_ms),
+        cold_wall_ms=clock(lambda s: s.cold.result.wall_ms),
+        warm_wall_ms=clock(lambda s: s.warm.result.wall_ms if s.warm else 0.0),
+        compile_elapsed_ms=stat_of([round(x, 3) for x in elapsed]),
+        sample_results=[s.to_result() for s in samples],
+        warnings=_warnings(samples, ok, ref),
+    )
+    if ref_any is not None:
+        ev = ref_any.cold.events
+        report.warp_version = ev.warp_version
+        report.python = ev.python
+        report.builds = ev.builds
+        report.warm_builds = ref_any.warm.events.builds if ref_any.warm else []
+        report.pch = ev.pch
+        report.launches = ev.launches
+        report.launch_count = ev.launch_total
+        report.launches_truncated = ev.launches_truncated
+        report.config_at_import = ev.config_at_import
+        report.module_creations = ev.module_creations
+        report.hook = ev.hook
+        report.overlap_factor = _overlap(ev.builds)
+        report.generated_source_bytes = sum(b.source_bytes for b in ev.builds if b.status == "compiled")
+        report.lto_artifacts = ref_any.lto_artifacts
+        loaded = [b for b in ev.builds if b.status in ("compiled", "cached")]
+        report.identities = len({(b.module, b.hash, b.device, b.block_dim) for b in loaded})
+        report.modules = len({b.module for b in loaded})
+        report.cache = CacheFacts(
+            cache_kernels=ev.cache_kernels,
+            kernel_cache_dir=ev.kernel_cache_dir,
+            sandbox_cache_dir=ref_any.sandbox_cache_dir,
+            left_sandbox=not _is_inside(ev.kernel_cache_dir, ref_any.sandbox_cache_dir),
+            cuda_cache_disable=ev.cuda_cache_disable,
+            calls=ev.calls,
+        )
+    return report

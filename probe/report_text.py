@@ -1,0 +1,84 @@
+"""Readable summary of a measurement Report: clocks first, then one row per build, largest first."""
+
+from __future__ import annotations
+
+import os
+
+from warp_compile.probe.models import Build, Report, Stat
+
+
+def _ms(x: float | None) -> str:
+    return "-" if x is None else f"{x:,.0f} ms" if x >= 10 else f"{x:.1f} ms"
+
+
+def _stat(s: Stat) -> str:
+    if s.median is None:
+        return "-"
+    return f"{_ms(s.median)} ± {_ms(s.mad or 0.0)} (n={len(s.values)})"
+
+
+def short_path(path: str, cwd: str) -> str:
+    try:
+        rel = os.path.relpath(path, cwd)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
+def _site(b: Build, cwd: str) -> str:
+    t = b.trigger
+    if t is None:
+        return "-"
+    via = f" via {t.via}" if t.via else ""
+    return f"{short_path(t.file, cwd)}:{t.line} ({t.api or '?'}{via})"
+
+
+def render_report(r: Report) -> str:
+    lines = []
+    head = f"warp-compile measure: {' '.join(r.command)}"
+    if r.label:
+        head += f"  [{r.label}]"
+    lines.append(head)
+    ok = r.samples - r.failed_samples
+    lines.append(
+        f"  warp {r.warp_version or '?'} · python {r.python or '?'} · {ok}/{r.samples} samples ok"
+        f" · medians ± MAD over the successful samples"
+    )
+    lines.append("")
+    for name, s in (
+        ("cold wall", r.cold_wall_ms),
+        ("warm wall", r.warm_wall_ms),
+        ("compile elapsed (cold - warm)", r.compile_elapsed_ms),
+        ("cold module work (sum of loads)", r.cold_module_ms),
+        ("  native compile", r.native_compile_ms),
+        ("  python codegen", r.codegen_ms),
+        ("precompiled header (not in any module)", r.pch_ms),
+        ("warm module work", r.warm_module_ms),
+    ):
+        lines.append(f"  {name:<40} {_stat(s)}")
+    ov = "-" if r.overlap_factor is None else f"{r.overlap_factor:.2f}"
+    lines.append(
+        f"  identities {r.identities} · modules {r.modules} · generated source {r.generated_source_bytes:,} B"
+        f" · LTO artifacts {r.lto_artifacts} · overlap {ov} · launches {r.launch_count}"
+    )
+    if r.builds:
+        lines.append("")
+        lines.append(f"  cold builds (sample {(r.reference_sample or 0) + 1}), largest first:")
+        lines.append(f"    {'ms':>9}  {'native':>8}  {'status':<9} {'module':<28} {'hash':<7} {'dev':<6} bd  trigger")
+        for b in sorted(r.builds, key=lambda b: -b.ms):
+            bd = "-" if b.block_dim is None else str(b.block_dim)
+            lines.append(
+                f"    {b.ms:>9.1f}  {b.native_ms:>8.1f}  {b.status:<9} {b.module[:28]:<28} {b.hash_short:<7} "
+                f"{b.device[:6]:<6} {bd:<3} {_site(b, r.cwd)}"
+            )
+        for p in r.pch:
+            what = f"precompiled header {p.file} (during {p.during_module})"
+            lines.append(f"    {p.ms:>9.1f}  {'':>8}  {'pch':<9} {what}")
+    warm_compiled = [b for b in r.warm_builds if b.status == "compiled"]
+    if warm_compiled:
+        lines.append(f"  warm re-run compiled again: {', '.join(sorted({b.module for b in warm_compiled}))}")
+    if r.warnings:
+        lines.append("")
+        for w in r.warnings:
+            lines.append(f"  warning: {w}")
+    return "\n".join(lines)

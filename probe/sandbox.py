@@ -1,0 +1,240 @@
+"""Run the user's argv in a private sandbox: fresh Warp/CUDA caches and TMPDIR, own process session, capped output.
+
+Everything the run writes outside the user's tree lands under one `warp-compile-*` temp root that is always
+removed, and the whole process tree is killed on timeout, cancellation or when the main process exits.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from warp_compile.probe.errors import UsageError
+
+OUTPUT_CAP = 64 * 1024  # bytes kept from the head and from the tail of each stream
+EVENTS_ENV = "WARP_COMPILE_EVENTS"
+
+
+class Cancelled(Exception):
+    """The caller cancelled the run; the child tree was killed and the sandbox removed."""
+
+
+@dataclass
+class CappedStream:
+    """Keeps the first and last OUTPUT_CAP bytes of a stream and counts what was dropped in between."""
+
+    cap: int = OUTPUT_CAP
+    head: bytearray = field(default_factory=bytearray)
+    tail: bytearray = field(default_factory=bytearray)
+    dropped: int = 0
+
+    def feed(self, chunk: bytes) -> None:
+        room = self.cap - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if not chunk:
+            return
+        self.tail += chunk
+        if len(self.tail) > self.cap:
+            cut = len(self.tail) - self.cap
+            self.dropped += cut
+            del self.tail[:cut]
+
+    def text(self) -> str:
+        middle = f"\n[... {self.dropped} bytes dropped ...]\n" if self.dropped else ""
+        return self.head.decode("utf-8", "replace") + middle + self.tail.decode("utf-8", "replace")
+
+
+@dataclass
+class RunOutcome:
+    exit_code: int | None
+    wall_ms: float
+    timed_out: bool
+    stdout: str
+    stderr: str
+    events_path: Path
+
+
+def last_lines(text: str, n: int = 15) -> str:
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    return "\n".join(lines[-n:])
+
+
+def _hook_source() -> str:
+    return resources.files("warp_compile.probe").joinpath("hook.py").read_text(encoding="utf-8")
+
+
+def _merge_pythonpath(hook_dir: str, existing: str | None) -> str:
+    return hook_dir if not existing else hook_dir + os.pathsep + existing
+
+
+def prepare_argv(command: list[str], hook_dir: str, sandbox_vars: dict[str, str]) -> list[str]:
+    """Merge the hook into an `env VAR=... cmd` prefix (env would otherwise override or drop our variables)."""
+    if not command or os.path.basename(command[0]) != "env":
+        return list(command)
+    out = [command[0]]
+    for arg in command[1:]:
+        if arg.startswith("PYTHONPATH="):
+            arg = "PYTHONPATH=" + _merge_pythonpath(hook_dir, arg.split("=", 1)[1])
+        out.append(arg)
+    if any(a in ("-i", "--ignore-environment", "-") for a in command[1:3]):
+        i = 1
+        while i < len(out) and out[i].startswith("-"):
+            i += 1
+        out[i:i] = [f"{k}={v}" for k, v in sandbox_vars.items()]
+    return out
+
+
+class Sandbox:
+    """One private temp root per sample; cold and warm runs of that sample share its caches."""
+
+    def __init__(self) -> None:
+        base = os.environ.get("TMPDIR") or tempfile.gettempdir()
+        self.root = Path(tempfile.mkdtemp(prefix="warp-compile-", dir=base))
+        self.warp_cache = self.root / "warp-cache"
+        self.warp_root = self.root / "warp-root"
+        self.cuda_cache = self.root / "cuda-cache"
+        self.tmp = self.root / "tmp"
+        self.hook_dir = self.root / "hook"
+        for d in (self.warp_cache, self.warp_root, self.cuda_cache, self.tmp, self.hook_dir):
+            d.mkdir()
+        (self.hook_dir / "sitecustomize.py").write_text(_hook_source(), encoding="utf-8")
+        self._runs = 0
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def env(self, events_path: Path) -> dict[str, str]:
+        env = dict(os.environ)
+        sandbox_vars = {
+            "WARP_CACHE_PATH": str(self.warp_cache),
+            "WARP_CACHE_ROOT": str(self.warp_root),
+            "CUDA_CACHE_PATH": str(self.cuda_cache),
+            "TMPDIR": str(self.tmp),
+            "TEMP": str(self.tmp),
+            "TMP": str(self.tmp),
+            "PYTHONDONTWRITEBYTECODE": "1",
+            EVENTS_ENV: str(events_path),
+        }
+        env.update(sandbox_vars)
+        env["PYTHONPATH"] = _merge_pythonpath(str(self.hook_dir), os.environ.get("PYTHONPATH"))
+        self.vars = sandbox_vars | {"PYTHONPATH": env["PYTHONPATH"]}
+        return env
+
+    def lto_artifacts(self) -> int:
+        return sum(1 for p in self.warp_cache.rglob("*.lto") if p.is_file())
+
+    def run(
+        self,
+        command: list[str],
+        cwd: Path,
+        timeout_s: float,
+        cancel: threading.Event | None = None,
+    ) -> RunOutcome:
+        self._runs += 1
+        events = self.root / f"events-{self._runs}.jsonl"
+        env = self.env(events)
+        argv = prepare_argv(command, str(self.hook_dir), self.vars)
+        out, err = CappedStream(), CappedStream()
+        t0 = time.perf_counter()
+        try:
+            proc = subprocess.Popen(
+                argv,
+                cwd=str(cwd),
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+        except FileNotFoundError as exc:
+            raise UsageError(f"command not found: {command[0]!r}") from exc
+        except PermissionError as exc:
+            raise UsageError(f"command is not executable: {command[0]!r}") from exc
+        readers = [
+            threading.Thread(target=_pump, args=(proc.stdout, out), daemon=True),
+            threading.Thread(target=_pump, args=(proc.stderr, err), daemon=True),
+        ]
+        for t in readers:
+            t.start()
+        timed_out = False
+        try:
+            deadline = t0 + timeout_s
+            while True:
+                try:
+                    proc.wait(timeout=0.05)
+                    break
+                except subprocess.TimeoutExpired:
+                    pass
+                if cancel is not None and cancel.is_set():
+                    raise Cancelled("measurement cancelled")
+                if time.perf_counter() > deadline:
+                    timed_out = True
+                    break
+            wall_ms = (time.perf_counter() - t0) * 1000.0
+        finally:
+            kill_tree(proc)
+            for t in readers:
+                t.join(timeout=5)
+        return RunOutcome(
+            exit_code=None if timed_out else proc.returncode,
+            wall_ms=wall_ms,
+            timed_out=timed_out,
+            stdout=out.text(),
+            stderr=err.text(),
+            events_path=events,
+        )
+
+
+def _pump(stream, sink: CappedStream) -> None:  # type: ignore[no-untyped-def]
+    try:
+        while True:
+            chunk = stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536)
+            if not chunk:
+                break
+            sink.feed(chunk)
+    except (OSError, ValueError):
+        pass
+    finally:
+        try:
+            stream.close()
+        except OSError:
+            pass
+
+
+def kill_tree(proc: subprocess.Popen) -> None:  # type: ignore[type-arg]
+    """Terminate the child's whole session (it may have spawned workers), politely first, then for sure."""
+    pgid = proc.pid  # start_new_session: the child leads its own process group, even after it exited
+    if proc.poll() is None:
+        _signal_group(pgid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            pass
+    _signal_group(pgid, signal.SIGKILL)  # stragglers that outlived the main process
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
