@@ -1,0 +1,141 @@
+"""Benchmark: what the hook and the measurement protocol cost, on a real Warp CPU app.
+
+    python bench/overhead.py [--pairs 3] [--launches 20000] [--out bench/RESULTS.md]
+
+1. Hook overhead on a whole run: plain cold+warm pairs (private empty caches, no hook) against the same pairs
+   with the hook injected, as a ratio of medians.
+2. Hook overhead per launch of an already-loaded kernel (many launches in one process), in microseconds.
+3. `warp-compile measure --samples N` wall time against N plain cold+warm pairs.
+Speed targets live here, with the recorded output, not in timed tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+APP = """\
+import sys
+import warp as wp
+
+@wp.kernel
+def scale(a: wp.array(dtype=wp.float32)):
+    i = wp.tid()
+    a[i] = a[i] * 2.0
+
+@wp.kernel
+def shift(a: wp.array(dtype=wp.float32)):
+    i = wp.tid()
+    a[i] = a[i] + 1.0
+
+n = int(sys.argv[1]) if len(sys.argv) > 1 else 1
+a = wp.zeros(8, dtype=wp.float32, device="cpu")
+wp.launch(scale, dim=8, inputs=[a], device="cpu")
+wp.set_module_options({"fast_math": True})
+wp.launch(shift, dim=8, inputs=[a], device="cpu")
+wp.synchronize()
+t0 = __import__("time").perf_counter()
+for _ in range(n):
+    wp.launch(shift, dim=8, inputs=[a], device="cpu")
+wp.synchronize()
+print("LAUNCH_US", (__import__("time").perf_counter() - t0) / max(n, 1) * 1e6)
+"""
+
+
+def _run(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, str]:
+    t0 = time.perf_counter()
+    out = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=True)
+    return (time.perf_counter() - t0) * 1000.0, out.stdout
+
+
+def _pair(cwd: Path, hook_dir: Path | None, launches: int) -> tuple[float, float, float]:
+    """One cold + warm pair with private caches; returns (cold ms, warm ms, us per launch in the warm run)."""
+    root = Path(tempfile.mkdtemp(prefix="warp-compile-bench-"))
+    try:
+        env = dict(os.environ, WARP_CACHE_PATH=str(root / "cache"), TMPDIR=str(root), PYTHONDONTWRITEBYTECODE="1")
+        if hook_dir is not None:
+            env["PYTHONPATH"] = str(hook_dir)
+            env["WARP_COMPILE_EVENTS"] = str(root / "events.jsonl")
+        cmd = [sys.executable, "-m", "benchapp", str(launches)]
+        cold, _ = _run(cmd, cwd, env)
+        warm, out = _run(cmd, cwd, env)
+        us = float(next(ln.split()[1] for ln in out.splitlines() if ln.startswith("LAUNCH_US")))
+        return cold, warm, us
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pairs", type=int, default=3)
+    ap.add_argument("--launches", type=int, default=20000)
+    ap.add_argument("--out", default=str(Path(__file__).with_name("RESULTS.md")))
+    ns = ap.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="warp-compile-benchapp-"))
+    hook = Path(tempfile.mkdtemp(prefix="warp-compile-benchhook-"))
+    try:
+        (work / "benchapp").mkdir()
+        (work / "benchapp" / "__init__.py").write_text("")
+        (work / "benchapp" / "__main__.py").write_text(textwrap.dedent(APP))
+        from warp_compile.probe.sandbox import _hook_source
+
+        (hook / "sitecustomize.py").write_text(_hook_source())
+
+        plain, hooked = [], []
+        for _ in range(ns.pairs):  # interleave so drift hits both arms
+            plain.append(_pair(work, None, ns.launches))
+            hooked.append(_pair(work, hook, ns.launches))
+
+        t0 = time.perf_counter()
+        subprocess.run(
+            [sys.executable, "-m", "warp_compile", "measure", "--samples", str(ns.pairs), "--quiet", "--json",
+             str(work / "r.json"), "--cwd", str(work), "--", sys.executable, "-m", "benchapp", "1"],
+            check=True, capture_output=True,
+        )
+        measure_ms = (time.perf_counter() - t0) * 1000.0
+        plain_pairs = [_pair(work, None, 1) for _ in range(ns.pairs)]
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(hook, ignore_errors=True)
+
+    med = statistics.median
+    pc, pw, pl = (med([p[i] for p in plain]) for i in range(3))
+    hc, hw, hl = (med([p[i] for p in hooked]) for i in range(3))
+    pair_sum = sum(c + w for c, w, _ in plain_pairs)
+    import warp  # noqa: PLC0415  (only for the version line)
+
+    lines = [
+        f"# warp-compile benchmark ({time.strftime('%Y-%m-%d')})",
+        "",
+        f"machine: {platform.machine()}, {os.cpu_count()} cpu, {platform.platform()};"
+        f" python {platform.python_version()};"
+        f" warp-lang {warp.__version__}; {ns.pairs} pairs, {ns.launches} launches per warm run",
+        "",
+        "| what | plain | with hook | ratio |",
+        "|---|---|---|---|",
+        f"| cold run wall (median) | {pc:,.0f} ms | {hc:,.0f} ms | {hc / pc:.3f} |",
+        f"| warm run wall incl. {ns.launches} launches (median) | {pw:,.0f} ms | {hw:,.0f} ms | {hw / pw:.3f} |",
+        f"| per launch of a loaded kernel (median) | {pl:.2f} µs | {hl:.2f} µs | {hl / pl:.3f} |",
+        "",
+        f"`warp-compile measure --samples {ns.pairs}`: {measure_ms:,.0f} ms wall, against {pair_sum:,.0f} ms for"
+        f" {ns.pairs} plain cold+warm pairs run by hand (ratio {measure_ms / pair_sum:.2f}).",
+        "",
+    ]
+    text = "\n".join(lines)
+    print(text)
+    Path(ns.out).write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

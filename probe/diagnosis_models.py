@@ -1,0 +1,139 @@
+"""The diagnosis: findings per mechanism (CS-1..CS-13), why each extra build happened, and what was ruled out.
+
+Read by the CLI (`diagnose --json`), the MCP server and the eval scorer: one schema for all three.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Severity = Literal["high", "medium", "low", "info"]
+Confidence = Literal["high", "medium", "low"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class Location(_Model):
+    """The construct to change (file relative to the scanned project root when inside it)."""
+
+    file: str
+    line: int
+    note: str = ""
+
+
+class Evidence(_Model):
+    """One fact a finding rests on: a sentence plus the numbers and event ids behind it."""
+
+    fact: str
+    builds: list[int] = Field(default_factory=list)  # Build.seq of the reference cold run
+    ms: float | None = None
+    source: Literal["measurement", "scan", "both"] = "measurement"
+
+
+class Finding(_Model):
+    mechanism: str  # "CS-n"
+    title: str
+    severity: Severity
+    confidence: Confidence
+    modules: list[str] = Field(default_factory=list)
+    evidence: list[Evidence] = Field(default_factory=list)
+    locations: list[Location] = Field(default_factory=list)
+    fix: str
+    estimated_saving_ms: float | None = None
+    saving_basis: str = ""  # how the estimate was derived (e.g. "sum of the 2 redundant builds, 1 sample")
+    caveats: list[str] = Field(default_factory=list)
+    excerpt: str = ""  # from knowledge/CS-n.md
+    samples: int = 0  # how many measured samples the timing claims rest on
+
+
+class Cause(_Model):
+    """One reason a module's identity changed between two consecutive loads."""
+
+    kind: Literal[
+        "kernel_added",
+        "kernel_removed",
+        "kernel_changed",
+        "overload_added",
+        "overload_removed",
+        "option_changed",
+        "block_dim_variant",
+        "function_changed",
+        "same_hash_reload",
+        "different_device",
+        "unique_module_member",
+        "unexplained",
+    ]
+    detail: str  # one readable line, e.g. "option fast_math: False -> True"
+    kernel: str | None = None
+    option: str | None = None
+    before: str | None = None
+    after: str | None = None
+    file: str | None = None
+    line: int | None = None
+
+
+class HashChange(_Model):
+    """A module loaded again under a new identity (or the same one, rebuilt): the diff from its previous load."""
+
+    module: str
+    device: str
+    from_hash: str
+    to_hash: str
+    from_seq: int
+    to_seq: int
+    status: str  # status of the later load (compiled / cached / error)
+    cost_ms: float  # ms of the later load
+    causes: list[Cause] = Field(default_factory=list)
+    trigger: str = ""  # "file:line (api)" of the later load
+
+
+class RuledOut(_Model):
+    mechanism: str
+    signal: str  # what was checked and not seen
+
+
+class NotReached(_Model):
+    mechanism: str
+    reason: str  # e.g. "CUDA only; this run compiled for the CPU"
+
+
+class Totals(_Model):
+    builds: int = 0
+    compiled: int = 0
+    identities: int = 0
+    modules: int = 0
+    cold_module_ms: float | None = None
+    pch_ms: float | None = None
+    compile_elapsed_ms: float | None = None
+    warm_module_ms: float | None = None
+
+
+class Diagnosis(_Model):
+    schema_version: Literal[1] = 1
+    kind: Literal["warp-compile-diagnosis"] = "warp-compile-diagnosis"
+    command: list[str] = Field(default_factory=list)
+    cwd: str = ""
+    source_root: str | None = None
+    warp_version: str | None = None
+    samples: int = 0  # successful measured samples behind the timing figures
+    compiled_nothing: bool = False  # no Warp module was built or loaded
+    summary: str = ""
+    findings: list[Finding] = Field(default_factory=list)  # ranked by estimated saving, then severity
+    hash_changes: list[HashChange] = Field(default_factory=list)
+    ruled_out: list[RuledOut] = Field(default_factory=list)
+    not_reached: list[NotReached] = Field(default_factory=list)
+    totals: Totals = Field(default_factory=Totals)
+    warnings: list[str] = Field(default_factory=list)
+    report_id: str | None = None  # set by the MCP server when it keeps the measurement
+
+
+class RuleResult(_Model):
+    """What one rule returns: its findings, or why it did not fire."""
+
+    findings: list[Finding] = Field(default_factory=list)
+    ruled_out: list[RuledOut] = Field(default_factory=list)
+    not_reached: list[NotReached] = Field(default_factory=list)

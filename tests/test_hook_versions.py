@@ -1,0 +1,71 @@
+"""The hook against the oldest and the newest supported warp-lang, each in its own interpreter.
+
+The newest is the interpreter running the tests; the oldest (1.10.1) comes from scripts/venv-warp110.sh
+(CI makes it; locally the tests skip with a hint when it is missing, or use WARP110_PYTHON).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from warp_compile.probe.measure import measure
+
+from tests.test_measure import CLEAR_APP, OPTIONS_APP, line_of, write_app
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _warp110_python() -> str | None:
+    explicit = os.environ.get("WARP110_PYTHON")
+    if explicit:
+        return explicit
+    candidate = Path(os.environ.get("WARP110_VENV", ROOT / ".venv-warp110")) / "bin" / "python"
+    return str(candidate) if candidate.exists() else None
+
+
+def _interpreters() -> list:
+    py110 = _warp110_python()
+    marks = [] if py110 else [pytest.mark.skip(reason="no warp-lang 1.10.1 interpreter: run scripts/venv-warp110.sh")]
+    return [
+        pytest.param(sys.executable, id="newest"),
+        pytest.param(py110 or "missing", id="warp-1.10.1", marks=marks),
+    ]
+
+
+def _version(python: str) -> str:
+    out = subprocess.run([python, "-c", "import warp; print(warp.__version__)"], capture_output=True, text=True)
+    return out.stdout.strip().splitlines()[-1]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("python", _interpreters())
+def test_option_change_two_builds_and_triggers(python, tmp_path):
+    root = write_app(tmp_path, OPTIONS_APP)
+    report = measure([python, "-m", "app"], root, samples=1)
+    assert report.warp_version == _version(python)
+    builds = [b for b in report.builds if b.module == "__main__"]
+    assert [b.status for b in builds] == ["compiled", "compiled"]
+    assert builds[0].hash != builds[1].hash
+    assert [b.trigger.line for b in builds] == [line_of(OPTIONS_APP, "wp.launch(scale"),
+                                                line_of(OPTIONS_APP, "wp.launch(shift")]
+    assert all(b.native_ms > 0 and b.codegen_ms > 0 for b in builds)
+    assert {k.key for k in builds[1].kernels} == {"scale", "shift"}
+    assert [lc.kernel for lc in report.launches] == ["scale", "shift"]
+    assert report.hook.mode == "wrap" and not report.hook.errors
+    if tuple(int(x) for x in report.warp_version.split(".")[:2]) >= (1, 13):
+        assert report.pch_ms.median > 0  # CPU precompiled headers exist from 1.13 on
+        assert max(b.ms for b in builds) < report.pch_ms.median
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("python", _interpreters())
+def test_cache_clear_recorded_with_site(python, tmp_path):
+    root = write_app(tmp_path, CLEAR_APP)
+    report = measure([python, "-m", "app"], root, samples=1)
+    assert [c.api for c in report.cache.calls] == ["clear_kernel_cache"]
+    assert report.cache.calls[0].site.line == line_of(CLEAR_APP, "wp.clear_kernel_cache()")
+    assert [b.status for b in report.warm_builds] == ["compiled"]
