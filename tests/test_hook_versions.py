@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from warp_compile.probe.measure import measure
 
 from tests.test_measure import CLEAR_APP, OPTIONS_APP, line_of, write_app
+from warp_compile.probe.measure import measure
 
 ROOT = Path(__file__).resolve().parents[1]
 
