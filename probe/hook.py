@@ -915,7 +915,6 @@ def _start():
             "python": sys.version.split()[0],
             "executable": sys.executable,
             "platform": sys.platform,
-            "argv": list(sys.argv),
             "cwd": os.getcwd(),
             "env": {"CUDA_CACHE_DISABLE": os.environ.get("CUDA_CACHE_DISABLE")},
         },
