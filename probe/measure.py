@@ -10,14 +10,13 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from warp_compile import __version__
 from warp_compile.probe.errors import UsageError
 from warp_compile.probe.events import RunEvents, read_events
 from warp_compile.probe.logparse import builds_from_log
 from warp_compile.probe.models import Build, CacheFacts, Report, RunResult, SampleResult
 from warp_compile.probe.sandbox import RunOutcome, Sandbox, last_lines
 from warp_compile.probe.stats import median, stat_of
-
-from warp_compile import __version__
 
 Progress = Callable[[str], None]
 

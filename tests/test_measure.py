@@ -10,9 +10,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from warp_compile.probe.measure import measure
 
 from warp_compile.cli import main
+from warp_compile.probe.measure import measure
 
 OPTIONS_APP = """\
 import warp as wp

@@ -6,12 +6,13 @@ Rules are pure functions `evaluate(ctx) -> RuleResult`; they read facts only, ne
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from warp_compile.probe.diagnosis_models import HashChange, Location
-from warp_compile.probe.models import Build, Report
-from warp_compile.probe.scan_models import ScanFacts
+from warp_compile.probe.diagnosis_models import Cause, HashChange, Location, Severity
+from warp_compile.probe.models import Build, KernelInfo, Report
+from warp_compile.probe.scan_models import CREATION_OPTIONS, ConfigSetFact, ImportRef, KernelDef, ScanFacts
 
 
 @dataclass
@@ -58,3 +59,194 @@ class RuleContext:
 
     def loc(self, file: str, line: int, note: str = "") -> Location:
         return Location(file=self.rel(file), line=line, note=note)
+
+    # ---- measurement helpers ------------------------------------------------------------------------------------
+
+    @property
+    def cold_module_total(self) -> float:
+        """Summed ms of the reference sample's cold loads (PCH excluded)."""
+        return sum(b.ms for b in self.report.builds)
+
+    @property
+    def cold_compile_total(self) -> float:
+        """Cold loads plus the precompiled headers of the reference sample: the compile time a user waits for.
+
+        Build-derived savings are judged as a share of this: on the CPU the header dominates small apps, and a
+        saving that looks large against module time alone may be a small part of the wait.
+        """
+        return self.cold_module_total + sum(p.ms for p in self.report.pch)
+
+    def build(self, seq: int) -> Build | None:
+        for b in self.report.builds:
+            if b.seq == seq:
+                return b
+        return None
+
+    def causes(self, *kinds: str) -> list[tuple[HashChange, Cause]]:
+        """(change, cause) pairs of the given cause kinds, in load order."""
+        return [(ch, c) for ch in self.changes for c in ch.causes if c.kind in kinds]
+
+    def severity_for(self, ms: float | None) -> Severity:
+        """Severity from what the fix would save: absolute ms, and its share of the cold compile time."""
+        if ms is None or ms <= 0:
+            return "info"
+        total = self.cold_compile_total
+        share = ms / total if total > 0 else 0.0
+        if ms >= 1000 or share >= 0.4:
+            return "high"
+        if ms >= 150 or share >= 0.1:
+            return "medium"
+        return "low"
+
+    def trigger_loc(self, build: Build, note: str = "") -> Location | None:
+        t = build.trigger
+        if t is None:
+            return None
+        return self.loc(t.file, t.line, note or f"{t.api or 'load'} in {t.function or '?'}")
+
+    # ---- scan helpers -------------------------------------------------------------------------------------------
+
+    def scan_kernel(self, info: KernelInfo) -> KernelDef | None:
+        """The scanned definition of a measured kernel: same file and Warp key (or name), nearest at/after its line.
+
+        The measurement records the line of the first decorator (`co_firstlineno`); the scan records the `def`
+        line, which is what a reader looks for. Matching by file keeps two same-named kernels apart.
+        """
+        if self.scan is None:
+            return None
+        key = info.generic_parent or info.key
+        name = key.split("__locals__")[-1].split(".")[-1]
+        file = self.rel(info.file) if info.file else None
+        cands = [k for k in self.scan.kernels if warp_key(k.qualname) == key or k.name == name]
+        if file is not None and not Path(file).is_absolute():
+            cands = [k for k in cands if k.file == file]  # inside the scanned root: the file must agree
+        if not cands:
+            return None
+        if info.line is not None:
+            after = [k for k in cands if k.line >= info.line]
+            if after:
+                return min(after, key=lambda k: k.line)
+        return cands[0] if len(cands) == 1 else None
+
+    def kernel_loc(self, info: KernelInfo, note: str = "") -> Location | None:
+        """Where a measured kernel is defined: the scan's `def` line, else the recorded decorator line."""
+        k = self.scan_kernel(info)
+        if k is not None:
+            return self.loc(k.file, k.line, note)
+        if info.file and info.line:
+            return self.loc(info.file, info.line, note)
+        return None
+
+
+def warp_key(qualname: str) -> str:
+    """The key Warp gives a kernel with this Python qualname (`a.<locals>.k` -> `a__locals__k`)."""
+    return re.sub("[^0-9a-zA-Z_]+", "", qualname.replace(".", "__"))
+
+
+def fmt_ms(ms: float | None) -> str:
+    if ms is None:
+        return "-"
+    return f"{ms:,.0f} ms" if ms >= 10 else f"{ms:.1f} ms"
+
+
+def dedupe_locations(locs: list[Location | None]) -> list[Location]:
+    """Drop Nones and repeats of one file:line, keeping the first note."""
+    out: list[Location] = []
+    seen: set[tuple[str, int]] = set()
+    for loc in locs:
+        if loc is None or (loc.file, loc.line) in seen:
+            continue
+        seen.add((loc.file, loc.line))
+        out.append(loc)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- option deadlines
+
+
+def _norm_value(text: str | None) -> str | None:
+    if text is None:
+        return None
+    t = text.strip()
+    if len(t) >= 2 and t[0] == t[-1] and t[0] in "'\"":
+        t = t[1:-1]
+    return t
+
+
+@dataclass
+class LateConfig:
+    """A `wp.config.X = v` for an option modules copy at creation, run after a kernel-bearing module was imported.
+
+    `confirmed` means the measurement saw it: a build of an affected module carried a different X than the live
+    wp.config (Build.config_shadow), so the assignment never reached that module. Unconfirmed ones may still be
+    harmless (the module sets X itself, or is created later), so rules should not report them as findings.
+    """
+
+    fact: ConfigSetFact
+    option: str
+    value: str
+    imports: list[ImportRef]
+    kernel_modules: list[str]  # Python modules whose Warp modules already existed at the assignment
+    builds: list[Build]  # builds that show the option did not arrive
+    confirmed: bool
+
+    @property
+    def modules(self) -> list[str]:
+        """Warp modules the measurement shows missed the assignment."""
+        return sorted({b.module for b in self.builds})
+
+
+def late_config_assignments(ctx: RuleContext) -> list[LateConfig]:
+    """Option deadlines missed at import time (shared by CS-3 and CS-10: enable_backward belongs to CS-10).
+
+    A module copies enable_backward, max_unroll, lineinfo, deterministic, deterministic_max_records and
+    compile_time_trace from wp.config when it is created; assigning the global afterwards changes nothing for it
+    and produces no symptom but a missing effect. The scan says the assignment comes after an import that creates
+    kernel modules; the measurement confirms when such a module's build shows the old value (config_shadow).
+    """
+    scan = ctx.scan
+    if scan is None:
+        return []
+    out: list[LateConfig] = []
+    for c in scan.config_sets:
+        if not (c.copied_at_module_creation or c.name in CREATION_OPTIONS):
+            continue
+        refs: list[ImportRef] = []
+        seen: set[tuple[str, int]] = set()
+        for r in c.after_kernel_imports + c.after_kernel_imports_transitive:
+            if (r.module, r.line) not in seen:
+                seen.add((r.module, r.line))
+                refs.append(r)
+        kernel_modules = sorted({m for r in refs for m in r.kernel_modules})
+        if c.after_kernels_in_file:
+            own = scan.module_of_file(c.file)
+            if own is not None:
+                kernel_modules = sorted({*kernel_modules, own.name, *([own.main_alias] if own.main_alias else [])})
+        if not kernel_modules:
+            continue
+        files = {scan.python_modules_with_kernels.get(m) for m in kernel_modules} - {None}
+        want = _norm_value(c.value)
+        builds = []
+        for b in ctx.report.builds:
+            shadow = b.config_shadow.get(c.name)
+            if not shadow or len(shadow) < 2 or shadow[0] == shadow[1]:
+                continue
+            module_value, config_value = shadow[0], shadow[1]
+            literal = want is not None and re.fullmatch(r"[\w.+-]+", want or "") is not None
+            if literal and (config_value != want or module_value == want):
+                continue
+            in_scope = b.module in kernel_modules or any(k.file and ctx.rel(k.file) in files for k in b.kernels)
+            if in_scope:
+                builds.append(b)
+        out.append(
+            LateConfig(
+                fact=c,
+                option=c.name,
+                value=c.value,
+                imports=refs,
+                kernel_modules=kernel_modules,
+                builds=builds,
+                confirmed=bool(builds),
+            )
+        )
+    return out

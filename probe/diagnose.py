@@ -1,0 +1,296 @@
+"""`diagnose`: from a measurement (and the project's sources) to ranked findings, each with its line and its fix.
+
+The shape follows the prior art: a recompile is explained as a diff from the closest earlier load (`hashdiff`), and
+each mechanism is a pure rule over facts (`rules/`), never over a project's name. This module only wires them:
+it builds the RuleContext, runs every registered rule (a missing or crashing rule costs its mechanism, not the
+report), fills knowledge excerpts, ranks by what a fix would save, and says plainly what was ruled out, what could
+not be reached on this machine, and, when nothing fires, how big the remaining builds are, because "no churn" is
+not the same as "nothing to gain".
+"""
+
+from __future__ import annotations
+
+import textwrap
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from warp_compile.probe.diagnosis_models import Diagnosis, Finding, NotReached, RuleResult, Totals
+from warp_compile.probe.errors import UsageError
+from warp_compile.probe.hashdiff import explain_changes, render_change
+from warp_compile.probe.models import Report
+from warp_compile.probe.rules import load_rules
+from warp_compile.probe.rules.context import RuleContext, fmt_ms
+from warp_compile.probe.scan_models import ScanFacts
+
+Progress = Callable[[str], None]
+
+MECHANISMS = [f"CS-{i}" for i in range(1, 14)]
+_SEVERITY_RANK = {"high": 0, "medium": 1, "low": 2, "info": 3}
+
+
+def _mech_number(mech: str) -> int:
+    try:
+        return int(mech.split("-")[1])
+    except (IndexError, ValueError):
+        return 99
+
+
+def _rank_key(f: Finding) -> tuple:
+    saving = f.estimated_saving_ms if f.estimated_saving_ms is not None else -1.0
+    return (-saving, _SEVERITY_RANK.get(f.severity, 9), _mech_number(f.mechanism))
+
+
+def _fill_excerpt(f: Finding) -> None:
+    if f.excerpt:
+        return
+    try:
+        from warp_compile.probe.knowledge import excerpt
+
+        f.excerpt = excerpt(f.mechanism)
+    except Exception:  # knowledge is an aid; a missing file must not cost the finding
+        f.excerpt = ""
+
+
+def _totals(report: Report) -> Totals:
+    return Totals(
+        builds=len(report.builds),
+        compiled=sum(1 for b in report.builds if b.status == "compiled"),
+        identities=report.identities,
+        modules=report.modules,
+        cold_module_ms=report.cold_module_ms.median,
+        pch_ms=report.pch_ms.median,
+        compile_elapsed_ms=report.compile_elapsed_ms.median,
+        warm_module_ms=report.warm_module_ms.median,
+    )
+
+
+def _compiled_nothing(report: Report) -> bool:
+    if report.builds or report.warm_builds:
+        return False
+    return not any(s.cold.compiled or s.cold.cached or s.cold.errors for s in report.sample_results)
+
+
+def _ok_samples(report: Report) -> int:
+    return max(0, report.samples - report.failed_samples)
+
+
+def _samples_failed(report: Report) -> bool:
+    return report.samples > 0 and _ok_samples(report) == 0
+
+
+def _run_rules(ctx: RuleContext, warnings: list[str]) -> tuple[list[RuleResult], set[str]]:
+    modules, skipped = load_rules()
+    results: list[RuleResult] = []
+    covered: set[str] = set()
+    for name, why in skipped.items():
+        if why != "not installed":
+            warnings.append(f"rule {name} skipped: {why}")
+    for mod in modules:
+        mech = str(mod.MECHANISM)
+        covered.add(mech)
+        try:
+            res = mod.evaluate(ctx)
+            if not isinstance(res, RuleResult):
+                raise TypeError(f"returned {type(res).__name__}, not RuleResult")
+        except Exception as exc:  # one broken rule costs one mechanism, never the diagnosis
+            warnings.append(f"rule {mod.__name__.rsplit('.', 1)[-1]} ({mech}) failed: {type(exc).__name__}: {exc}")
+            results.append(
+                RuleResult(not_reached=[NotReached(mechanism=mech, reason=f"the rule failed ({type(exc).__name__})")])
+            )
+            continue
+        results.append(res)
+    return results, covered
+
+
+def _no_finding_summary(d: Diagnosis, report: Report) -> str:
+    compiled = [b for b in report.builds if b.status == "compiled"]
+    parts = ["No compile-time mechanism fired"]
+    if d.hash_changes:
+        parts[0] += f" ({len(d.hash_changes)} module reload(s) matched no rule; see the hash changes)"
+    else:
+        parts[0] += (
+            f": every module built once per device ({len(report.builds)} build(s) of {report.modules} module(s))"
+        )
+    if d.ruled_out:
+        parts.append("ruled out " + ", ".join(sorted({r.mechanism for r in d.ruled_out}, key=_mech_number)))
+    size = "what remains is the size of the builds themselves"
+    if compiled:
+        big = max(compiled, key=lambda b: b.ms)
+        total = sum(b.ms for b in report.builds)
+        size += f": largest module {big.module} {fmt_ms(big.ms)} of {fmt_ms(total)} cold module work"
+    if report.pch_ms.median:
+        size += f", precompiled header {fmt_ms(report.pch_ms.median)} (paid once per process)"
+    parts.append(size)
+    return "; ".join(parts) + "."
+
+
+def _finding_summary(d: Diagnosis) -> str:
+    n = len(d.findings)
+    items = []
+    for f in d.findings[:4]:
+        s = f"{f.mechanism} {f.title}"
+        if f.estimated_saving_ms:
+            s += f" (~{fmt_ms(f.estimated_saving_ms)})"
+        items.append(s)
+    more = f"; and {n - 4} more" if n > 4 else ""
+    total = d.totals.cold_module_ms
+    base = f" Cold module work {fmt_ms(total)}" if total is not None else ""
+    if base and d.totals.pch_ms:
+        base += f" plus {fmt_ms(d.totals.pch_ms)} precompiled header"
+    if base:
+        base += f" (median of {d.samples} sample{'s' if d.samples != 1 else ''})."
+    return f"{n} finding{'s' if n != 1 else ''}: " + "; ".join(items) + more + "." + base
+
+
+def diagnose(report: Report, scan: ScanFacts | None, root: str | Path | None = None) -> Diagnosis:
+    """Pure: the measured Report and the scan in, the Diagnosis out. `root` makes locations relative to it."""
+    base = Path(root) if root is not None else Path(scan.root) if scan is not None and scan.root else None
+    if base is None and report.cwd:
+        base = Path(report.cwd)
+    d = Diagnosis(
+        command=list(report.command),
+        cwd=report.cwd,
+        source_root=str(base) if scan is not None and base is not None else None,
+        warp_version=report.warp_version,
+        samples=_ok_samples(report),
+        totals=_totals(report),
+        warnings=list(report.warnings),
+    )
+    if _samples_failed(report):
+        last = report.sample_results[-1] if report.sample_results else None
+        why = (last.failure if last else None) or "failed"
+        d.summary = f"Every sample failed ({why}): nothing to diagnose."
+        return d
+    if _compiled_nothing(report):
+        d.compiled_nothing = True
+        why = "" if report.hook.mode != "none" else " (Warp was not imported)"
+        d.summary = f"no Warp compilation observed: the command built and loaded no Warp module{why}."
+        return d
+    if scan is None:
+        d.warnings.append("no source scan: locations come from the measurement only")
+    ctx = RuleContext(report=report, scan=scan, root=base)
+    ctx.changes = explain_changes(report, rel=ctx.rel)
+    d.hash_changes = ctx.changes
+    results, covered = _run_rules(ctx, d.warnings)
+    findings: list[Finding] = [f for r in results for f in r.findings]
+    for f in findings:
+        _fill_excerpt(f)
+    d.findings = sorted(findings, key=_rank_key)
+    fired = {f.mechanism for f in findings}
+    seen: set[tuple[str, str]] = set()
+    for r in results:
+        for ro in r.ruled_out:
+            if ro.mechanism not in fired and (ro.mechanism, ro.signal) not in seen:
+                seen.add((ro.mechanism, ro.signal))
+                d.ruled_out.append(ro)
+        for nr in r.not_reached:
+            if nr.mechanism not in fired and (nr.mechanism, nr.reason) not in seen:
+                seen.add((nr.mechanism, nr.reason))
+                d.not_reached.append(nr)
+    accounted = fired | {r.mechanism for r in d.ruled_out} | {n.mechanism for n in d.not_reached}
+    for mech in MECHANISMS:
+        if mech not in covered and mech not in accounted:
+            d.not_reached.append(NotReached(mechanism=mech, reason="no rule for this mechanism is installed"))
+    d.ruled_out.sort(key=lambda r: _mech_number(r.mechanism))
+    d.not_reached.sort(key=lambda r: _mech_number(r.mechanism))
+    d.summary = _finding_summary(d) if d.findings else _no_finding_summary(d, report)
+    return d
+
+
+def diagnose_command(
+    command: list[str],
+    cwd: str | Path,
+    samples: int = 1,
+    source: str | Path | None = None,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+    timeout_s: float = 900.0,
+    label: str = "",
+) -> tuple[Report, Diagnosis]:
+    """Measure `command`, scan `source` (default: `cwd`), diagnose. The source is checked before anything runs."""
+    from warp_compile.probe.measure import measure
+    from warp_compile.probe.scan import scan
+
+    if source is not None and not Path(source).expanduser().is_dir():
+        raise UsageError(f"source directory does not exist or is not a directory: {source}")
+    report = measure(
+        command, Path(cwd), samples=samples, timeout_s=timeout_s, label=label, progress=progress, cancel=cancel
+    )
+    if progress:
+        progress("scan")
+    src = Path(source).expanduser().resolve() if source is not None else Path(report.cwd)
+    facts = scan(src)
+    if progress:
+        progress("rules")
+    return report, diagnose(report, facts, root=src)
+
+
+# ---------------------------------------------------------------------------------------------- text
+
+
+def _wrap(text: str, indent: str, first: str = "", width: int = 110) -> list[str]:
+    return textwrap.wrap(
+        text, width=width, initial_indent=indent + first, subsequent_indent=indent + " " * len(first)
+    ) or [indent + first]
+
+
+def _finding_lines(i: int, f: Finding) -> list[str]:
+    head = f"{i}. {f.mechanism}  {f.title}"
+    out = [head, f"   {f.severity} severity, {f.confidence} confidence"]
+    if f.estimated_saving_ms is not None:
+        out += _wrap(f"~{fmt_ms(f.estimated_saving_ms)} ({f.saving_basis})", "   ", "saving   ")
+    elif f.saving_basis:
+        out += _wrap(f.saving_basis, "   ", "saving   ")
+    if f.modules:
+        out += _wrap(", ".join(f.modules), "   ", "modules  ")
+    for loc in f.locations:
+        note = f"  {loc.note}" if loc.note else ""
+        out.append(f"   where    {loc.file}:{loc.line}{note}")
+    out += _wrap(f.fix, "   ", "fix      ")
+    for e in f.evidence:
+        out += _wrap(e.fact, "   ", "because  " if e is f.evidence[0] else "         ")
+    for c in f.caveats:
+        out += _wrap(c, "   ", "caveat   ")
+    if f.excerpt:
+        out += _wrap(f.excerpt, "   ", "why      ")
+    return out
+
+
+def render_text(d: Diagnosis) -> str:
+    """The diagnosis for people: findings ranked by saving (location, fix, evidence), the reload log, then the rest."""
+    lines = [f"warp-compile diagnose: {' '.join(d.command)}"]
+    t = d.totals
+    facts = [f"warp {d.warp_version or '?'}", f"{d.samples} sample{'s' if d.samples != 1 else ''}"]
+    if t.cold_module_ms is not None:
+        facts.append(f"cold module work {fmt_ms(t.cold_module_ms)} ({t.compiled} compiled of {t.builds} builds)")
+    if t.pch_ms:
+        facts.append(f"precompiled header {fmt_ms(t.pch_ms)}")
+    if t.warm_module_ms is not None:
+        facts.append(f"warm module work {fmt_ms(t.warm_module_ms)}")
+    lines.append("  " + " · ".join(facts))
+    if d.source_root:
+        lines.append(f"  sources: {d.source_root}")
+    lines.append("")
+    lines += _wrap(d.summary, "")
+    if d.findings:
+        lines += ["", "Findings, largest estimated saving first:", ""]
+        for i, f in enumerate(d.findings, 1):
+            lines += _finding_lines(i, f)
+            lines.append("")
+    if d.hash_changes:
+        lines += ([""] if lines[-1] else []) + ["Why modules loaded again (diff from the closest earlier load):"]
+        for c in d.hash_changes:
+            lines += _wrap(render_change(c), "  ")
+    if d.ruled_out:
+        lines += ["", "Ruled out:"]
+        lines += [ln for r in d.ruled_out for ln in _wrap(r.signal, "  ", f"{r.mechanism:<6} ")]
+    if d.not_reached:
+        lines += ["", "Not reached:"]
+        lines += [ln for r in d.not_reached for ln in _wrap(r.reason, "  ", f"{r.mechanism:<6} ")]
+    if d.warnings:
+        lines += ["", "Warnings:"]
+        lines += [ln for w in d.warnings for ln in _wrap(w, "  ", "- ")]
+    return "\n".join(lines).rstrip() + "\n"
+
+

@@ -1,0 +1,228 @@
+"""CS-2: the kernel cache is not reused between runs (or within one).
+
+Every measured sample re-runs the command against the cache its cold run just filled, so a healthy app loads every
+module from cache the second time. The rule fires on what was measured: the warm re-run compiled again, the app
+switched cache_kernels off, or a module was compiled again under the same hash after a clear/unload in one process.
+The scan and the recorded API calls only say *why* (clear_kernel_cache, cache_kernels=False, a temporary or
+timestamped kernel_cache_dir, the cache removed at exit, CUDA_CACHE_DISABLE) and *where*.
+
+A cache-defeating call that the measured command never reached (a maintenance script, a branch not taken) is not a
+finding: the warm run proves the cache was reused. It is listed under ruled out instead.
+
+Saving: the warm run's compiled module ms (median over samples); the warm run also rebuilt the precompiled header,
+which a reused cache avoids too, and that is stated beside it.
+"""
+
+from __future__ import annotations
+
+from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, RuledOut, RuleResult
+from warp_compile.probe.models import Build
+from warp_compile.probe.rules.context import RuleContext, dedupe_locations, fmt_ms
+from warp_compile.probe.scan_models import CacheOp
+
+MECHANISM = "CS-2"
+
+
+def _harmful(op: CacheOp) -> bool:
+    """Scanned cache operations that defeat reuse across runs (an unload alone only costs in-process)."""
+    if op.kind in ("clear_kernel_cache", "clear_lto_cache", "cache_kernels_false", "cuda_cache_disable"):
+        return True
+    if op.kind in ("kernel_cache_dir", "cuda_cache_path"):
+        return op.temporary or op.timestamped
+    if op.kind == "cache_dir_removed":
+        return op.mentions_cache
+    return False
+
+
+def _op_text(op: CacheOp) -> str:
+    if op.kind == "clear_kernel_cache":
+        return "wp.clear_kernel_cache() deletes every compiled module"
+    if op.kind == "clear_lto_cache":
+        return "wp.clear_lto_cache() deletes the MathDx LTO cache"
+    if op.kind == "cache_kernels_false":
+        return "wp.config.cache_kernels = False disables reuse"
+    if op.kind == "kernel_cache_dir":
+        what = "a temporary" if op.temporary else "a per-run (timestamped)"
+        return f"kernel_cache_dir = {op.value} points at {what} directory"
+    if op.kind == "cuda_cache_path":
+        return f"CUDA_CACHE_PATH = {op.value} points at a per-run directory"
+    if op.kind == "cache_dir_removed":
+        when = " at exit" if op.atexit else ""
+        return f"{op.api}({op.value}) removes the cache directory{when}"
+    if op.kind == "cuda_cache_disable":
+        return "CUDA_CACHE_DISABLE disables the CUDA driver cache"
+    return op.kind
+
+
+def _op_fix(op: CacheOp, where: str) -> str:
+    if op.kind == "clear_kernel_cache":
+        return (
+            f"remove wp.clear_kernel_cache() at {where} (a new Warp version gets its own cache directory and a changed "
+            "kernel a new hash, so stale binaries are never picked up; clearing also hits other processes)"
+        )
+    if op.kind == "clear_lto_cache":
+        return f"remove wp.clear_lto_cache() at {where}"
+    if op.kind == "cache_kernels_false":
+        return f"remove wp.config.cache_kernels = False at {where}"
+    if op.kind == "kernel_cache_dir":
+        return (
+            f"drop the per-run kernel_cache_dir at {where}: let Warp use its persistent cache (default location or "
+            "WARP_CACHE_PATH), or point it at a stable directory"
+        )
+    if op.kind == "cuda_cache_path":
+        return f"point CUDA_CACHE_PATH at a stable directory instead of a per-run one ({where})"
+    if op.kind == "cache_dir_removed":
+        return f"stop deleting the cache directory at {where}"
+    if op.kind == "cuda_cache_disable":
+        return f"do not set CUDA_CACHE_DISABLE ({where})"
+    return f"review {where}"
+
+
+def _warm_compiled(ctx: RuleContext) -> tuple[list[Build], list[float], list[float]]:
+    """(warm builds that compiled in the reference sample, warm module ms per bad sample, warm PCH ms per sample)."""
+    builds = [b for b in ctx.report.warm_builds if b.status == "compiled"]
+    module_ms, pch_ms = [], []
+    for s in ctx.report.sample_results:
+        if s.ok and s.warm is not None and s.warm.compiled > 0:
+            module_ms.append(s.warm.module_ms)
+            pch_ms.append(s.warm.pch_ms)
+    return builds, module_ms, pch_ms
+
+
+def _median(xs: list[float]) -> float | None:
+    if not xs:
+        return None
+    s = sorted(xs)
+    n = len(s)
+    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+
+
+def evaluate(ctx: RuleContext) -> RuleResult:
+    r = ctx.report
+    warm_builds, warm_ms, warm_pch = _warm_compiled(ctx)
+    warm_measured = any(s.ok and s.warm is not None for s in r.sample_results)
+    # a same-hash reload only compiles when the binary on disk is gone or ignored (a plain unload reloads it cached)
+    reloads = [
+        (ch, c)
+        for ch, c in ctx.causes("same_hash_reload")
+        if ch.status == "compiled" and "previous load attempt failed" not in c.detail
+    ]
+    clear_calls = [c for c in r.cache.calls if c.api in ("clear_kernel_cache", "clear_lto_cache")]
+    ops = [op for op in (ctx.scan.cache_ops if ctx.scan else []) if _harmful(op)]
+    if ctx.cpu_only:  # the CUDA driver cache plays no part in a CPU-only run
+        ops = [op for op in ops if op.kind not in ("cuda_cache_disable", "cuda_cache_path")]
+
+    measured = bool(warm_ms or warm_builds or reloads or r.cache.cache_kernels is False)
+    if not measured:
+        if warm_measured or not (ops or clear_calls):
+            return _ruled_out(ctx, ops, warm_measured)
+        # no warm run to judge by: report what the sources say, at low confidence
+    evidence: list[Evidence] = []
+    locations: list[Location | None] = []
+    fixes: list[str] = []
+    if warm_builds or warm_ms:
+        n = len(warm_builds) or max((s.warm.compiled for s in r.sample_results if s.warm), default=0)
+        names = ", ".join(sorted({b.module for b in warm_builds})) or "?"
+        evidence.append(
+            Evidence(
+                fact=f"the warm re-run, against the cache the cold run had just filled, compiled {n} module(s) again "
+                f"({names}): {fmt_ms(_median(warm_ms))} of module work"
+                + (f" plus {fmt_ms(_median(warm_pch))} for the precompiled header" if _median(warm_pch) else ""),
+                builds=[b.seq for b in warm_builds],
+                ms=_median(warm_ms),
+            )
+        )
+    for ch, c in reloads:
+        evidence.append(
+            Evidence(
+                fact=f"build #{ch.to_seq} compiled {ch.module} again under the same hash {ch.to_hash[:7]} "
+                f"({fmt_ms(ch.cost_ms)}): {c.detail}",
+                builds=[ch.from_seq, ch.to_seq],
+                ms=ch.cost_ms,
+            )
+        )
+    if r.cache.cache_kernels is False:
+        evidence.append(Evidence(fact="the app ran with wp.config.cache_kernels = False"))
+    if r.cache.left_sandbox:
+        evidence.append(
+            Evidence(
+                fact=f"the app set its own kernel cache directory ({r.cache.kernel_cache_dir}) instead of the "
+                "one it was given (WARP_CACHE_PATH)"
+            )
+        )
+    if r.cache.cuda_cache_disable and r.cache.cuda_cache_disable not in ("0", "") and not ctx.cpu_only:
+        evidence.append(Evidence(fact=f"CUDA_CACHE_DISABLE={r.cache.cuda_cache_disable} in the app's environment"))
+    for call in clear_calls:
+        if call.site is None:
+            continue
+        where = f"{ctx.rel(call.site.file)}:{call.site.line}"
+        evidence.append(Evidence(fact=f"{call.api}() was called at {where} (seq {call.seq})"))
+        locations.append(ctx.loc(call.site.file, call.site.line, f"{call.api}() runs in every process"))
+    for op in ops:
+        where = f"{ctx.rel(op.file)}:{op.line}"
+        evidence.append(Evidence(fact=f"{_op_text(op)} ({where})", source="scan"))
+        locations.append(ctx.loc(op.file, op.line, _op_text(op)))
+        fixes.append(_op_fix(op, where))
+    for call in clear_calls:
+        if call.site is not None and not any(op.kind == call.api for op in ops):
+            site = f"{ctx.rel(call.site.file)}:{call.site.line}"
+            fixes.append(_op_fix(CacheOp(file="", line=0, kind=call.api), site))
+    if not fixes:
+        fixes.append(
+            "find what empties or bypasses the kernel cache between runs"
+            + (f" (the app used {r.cache.kernel_cache_dir})" if r.cache.kernel_cache_dir else "")
+            + " and persist one cache directory per compatible build (Warp version, options, architecture)"
+        )
+    fix = "; ".join(dict.fromkeys(fixes))
+    fix = fix[0].upper() + fix[1:] + ". The second run of the same command should then load every module from cache."
+    saving = _median(warm_ms)
+    if saving is None and warm_builds:
+        saving = sum(b.ms for b in warm_builds)
+    if saving is None and reloads:
+        saving = sum(ch.cost_ms for ch, _ in reloads)
+    pch = _median(warm_pch)
+    basis = (
+        f"the warm re-run's compiled module work, median of {len(warm_ms)} sample(s)"
+        if warm_ms
+        else "the same-hash rebuilds in the cold run, reference sample"
+        if reloads
+        else "no warm run was measured"
+    )
+    if pch:
+        basis += f"; a reused cache also skips the {fmt_ms(pch)} precompiled header the warm run rebuilt"
+    explained = bool(ops or clear_calls or r.cache.left_sandbox or reloads or r.cache.cache_kernels is False)
+    confidence = ("high" if explained else "medium") if measured else "low"
+    return RuleResult(
+        findings=[
+            Finding(
+                mechanism=MECHANISM,
+                title="The kernel cache is not reused: a repeat run compiles the same modules again",
+                severity=ctx.severity_for(saving) if saving else ("medium" if measured else "low"),
+                confidence=confidence,
+                modules=sorted({b.module for b in warm_builds} | {ch.module for ch, _ in reloads}),
+                evidence=evidence,
+                locations=dedupe_locations(locations),
+                fix=fix,
+                estimated_saving_ms=round(saving, 1) if saving else None,
+                saving_basis=basis,
+                samples=len(warm_ms) if warm_ms else (1 if reloads and ctx.samples else 0),
+                caveats=[
+                    "Share a cache only between compatible builds (same Warp version, module options, target "
+                    "architecture, driver/toolchain); a caller that needs a clean build can still clear it on purpose.",
+                    "Where nothing can persist between runs (ephemeral containers), prewarm at startup and report that "
+                    "the cost moved rather than disappeared.",
+                ],
+            )
+        ]
+    )
+
+
+def _ruled_out(ctx: RuleContext, ops: list[CacheOp], warm_measured: bool) -> RuleResult:
+    if not warm_measured:
+        signal = "no warm re-run was measured, and neither the sources nor the recorded calls defeat the cache"
+    else:
+        signal = "the warm re-run loaded every module from the cache"
+        if ops:
+            sites = ", ".join(f"{ctx.rel(op.file)}:{op.line}" for op in ops[:3])
+            signal += f"; the cache-defeating code the scan found ({sites}) did not run in this command"
+    return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal=signal)])

@@ -1,0 +1,329 @@
+"""CS-3: module options decided too late, at either of their two deadlines.
+
+1. First load. Options are part of the module hash, so `wp.set_module_options()` or `wp.get_module(..).options`
+   changed after a module loaded makes its next launch rebuild the whole module. The hash diff names the option
+   (`option_changed`); the scan names the line that set it. Saving: the measured rebuilds.
+2. Module creation (import). A module copies max_unroll, lineinfo, deterministic, ... from wp.config when it is
+   created; a later `wp.config.X = v` never reaches it and nothing says so. Reported only when the measurement
+   confirms it (the build's config_shadow shows the old value). enable_backward is CS-10's and skipped here.
+3. A bare `wp.set_module_options()` in a Python module that holds no kernels configures nothing.
+
+Deadline findings have no measured saving: the option never arrived, so its effect was never built.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from warp_compile.probe.diagnosis_models import Cause, Evidence, Finding, HashChange, Location, RuledOut, RuleResult
+from warp_compile.probe.models import Build
+from warp_compile.probe.rules.context import (
+    LateConfig,
+    RuleContext,
+    dedupe_locations,
+    fmt_ms,
+    late_config_assignments,
+)
+from warp_compile.probe.scan_models import ConfigSetFact, ModuleOptionsFact
+
+MECHANISM = "CS-3"
+OWN_DEADLINE_OPTIONS = frozenset(
+    {"max_unroll", "lineinfo", "deterministic", "deterministic_max_records", "compile_time_trace"}
+)  # enable_backward is copied at creation too, but its deadline is reported by CS-10
+
+
+def _norm(text: str | None) -> str | None:
+    if text is None:
+        return None
+    t = text.strip()
+    if len(t) >= 2 and t[0] == t[-1] and t[0] in "'\"":
+        t = t[1:-1]
+    return t
+
+
+def _literal_dict(options: dict[str, str]) -> str:
+    return "{" + ", ".join(f'"{k}": {v}' for k, v in options.items()) + "}"
+
+
+# ---------------------------------------------------------------------------------------------- 1. after first load
+
+
+def _setter_sites(ctx: RuleContext, module: str, changed: list[Cause]) -> list[tuple[int, ModuleOptionsFact]]:
+    """Scanned option writes that could have made these changes, best match first (score, fact)."""
+    if ctx.scan is None:
+        return []
+    scored: list[tuple[int, ModuleOptionsFact]] = []
+    for f in ctx.scan.module_options:
+        score = 0
+        for c in changed:
+            if c.option in f.options:
+                score += 2
+                if _norm(f.options[c.option]) == _norm(c.after):
+                    score += 2
+        if score == 0:
+            continue
+        if f.target == module or (f.target and module == "__main__" and f.target.endswith(".__main__")):
+            score += 3
+        elif f.target_resolved and f.target is not None:
+            score -= 3  # it configures another module
+        if f.before_launch_in_file is False or f.scope == "function":
+            score += 1  # runs late: inside a function, or after a launch in the same body
+        scored.append((score, f))
+    scored.sort(key=lambda sf: (-sf[0], sf[1].file, sf[1].line))
+    return [sf for sf in scored if sf[0] > 0]
+
+
+def _config_sites(ctx: RuleContext, changed: list[Cause]) -> list[ConfigSetFact]:
+    """wp.config globals folded into the hash at load time (mode, verify_fp, ...): their assignment is the site."""
+    if ctx.scan is None:
+        return []
+    out = []
+    for c in changed:
+        for f in ctx.scan.config_sets_named(c.option or ""):
+            if _norm(f.value) == _norm(c.after) or _norm(c.after) is None:
+                out.append(f)
+    return out
+
+
+def _module_scope_call(ctx: RuleContext, module: str) -> ModuleOptionsFact | None:
+    if ctx.scan is None:
+        return None
+    for f in ctx.scan.module_options:
+        if f.api == "set_module_options" and f.scope == "module" and f.target == module:
+            return f
+    return None
+
+
+def _first_load(ctx: RuleContext, module: str, device: str) -> Build | None:
+    loads = [b for b in ctx.report.builds if b.module == module and b.device == device]
+    return min(loads, key=lambda b: b.seq) if loads else None
+
+
+def _late_option_finding(
+    ctx: RuleContext, module: str, device: str, items: list[tuple[HashChange, list[Cause]]]
+) -> Finding:
+    changed: list[Cause] = []
+    for _, causes in items:
+        for c in causes:
+            if all((c.option, c.after) != (x.option, x.after) for x in changed):
+                changed.append(c)
+    saving = sum(ch.cost_ms for ch, _ in items)
+    evidence = []
+    first = _first_load(ctx, module, device)
+    first_at = f"{ctx.rel(first.trigger.file)}:{first.trigger.line}" if first and first.trigger else None
+    for ch, causes in items:
+        evidence.append(
+            Evidence(
+                fact=f"build #{ch.to_seq} ({ch.to_hash[:7]}, {ch.status}, {fmt_ms(ch.cost_ms)}) rebuilt {module} "
+                f"after build #{ch.from_seq} ({ch.from_hash[:7]}): {'; '.join(c.detail for c in causes)}"
+                + (f"; triggered at {ch.trigger}" if ch.trigger else ""),
+                builds=[ch.from_seq, ch.to_seq],
+                ms=ch.cost_ms,
+            )
+        )
+    setters = _setter_sites(ctx, module, changed)
+    best = [f for s, f in setters if s == setters[0][0]] if setters else []
+    cfg_sites = [] if best else _config_sites(ctx, changed)
+    locations: list[Location | None] = []
+    opts_txt = ", ".join(f"{c.option}: {c.before} -> {c.after}" for c in changed)
+    wanted = {c.option: c.after for c in changed if c.option}
+    for f in best:
+        fn = f" in {f.function}()" if f.scope == "function" else ""
+        locations.append(ctx.loc(f.file, f.line, f"sets {', '.join(sorted(f.options))}{fn} after {module} loaded"))
+    for f in cfg_sites:
+        locations.append(ctx.loc(f.file, f.line, f"wp.config.{f.name} = {f.value} after {module} loaded"))
+    if not best and not cfg_sites:
+        for ch, _ in items:
+            later = ctx.build(ch.to_seq)
+            if later is not None:
+                locations.append(ctx.trigger_loc(later, f"launch that rebuilt {module} with the new options"))
+    if best:
+        f = best[0]
+        opts = {k: v for k, v in f.options.items() if k in wanted} or f.options
+        where = f"{ctx.rel(f.file)}:{f.line}" + (f" (in {f.function}())" if f.scope == "function" else "")
+        host = _module_scope_call(ctx, module)
+        if f.api == "get_module_options":
+            stmt = f'wp.get_module("{module}").options.update({_literal_dict(opts)})'
+            fix = f"Apply `{stmt}` before {module} first loads"
+        else:
+            stmt = f"wp.set_module_options({_literal_dict(opts)})"
+            fix = f"Move the option change at {where} so it runs before {module} first loads"
+        fix += f" (first load: {first_at})" if first_at else ""
+        if host is not None and host is not f and f.api == "set_module_options":
+            merged = {**host.options, **opts}
+            fix += (
+                f": merge it into the module-scope call at {ctx.rel(host.file)}:{host.line}, "
+                f"`wp.set_module_options({_literal_dict(merged)})`, and drop it from {where}."
+            )
+        elif f.api == "set_module_options":
+            fix += f": call `{stmt}` at module scope of the file that defines {module}'s kernels, before any launch."
+        else:
+            fix += "."
+    elif cfg_sites:
+        f = cfg_sites[0]
+        fix = (
+            f"Assign wp.config.{f.name} = {f.value} ({ctx.rel(f.file)}:{f.line}) at the entry point before the first "
+            f"launch" + (f" ({first_at})" if first_at else "") + f", so {module} is hashed once with it."
+        )
+    else:
+        fix = (
+            f"Find what changes {opts_txt} on {module} between its loads and decide the option before the first "
+            f"launch" + (f" ({first_at})" if first_at else "") + ": wp.set_module_options({...}) at module scope of "
+            f'the kernels\' file, or wp.get_module("{module}").options.update({{...}}) while it has not loaded.'
+        )
+    n = len(items)
+    return Finding(
+        mechanism=MECHANISM,
+        title=f"{module} rebuilt because module options changed after it loaded ({opts_txt})",
+        severity=ctx.severity_for(saving),
+        confidence="high" if best or cfg_sites else "medium",
+        modules=[module],
+        evidence=evidence,
+        locations=dedupe_locations(locations),
+        fix=fix,
+        estimated_saving_ms=round(saving, 1),
+        saving_basis=f"sum of the {n} rebuild(s) of {module} caused by the option change (it still builds once "
+        "with the final options), reference sample",
+        samples=1 if ctx.samples else 0,
+        caveats=[
+            "Launches that ran before the change now also run with the new options: if an option changes numerics "
+            "(fast_math, mode, fuse_fp), confirm the printed results still match.",
+            "If two phases genuinely need different option sets, give each its own named module instead of "
+            "switching one module's options (CS-4).",
+        ],
+    )
+
+
+# ---------------------------------------------------------------------------------------------- 2. import deadline
+
+
+def _deadline_finding(ctx: RuleContext, late: LateConfig) -> Finding:
+    f = late.fact
+    mods = late.modules
+    imports = ", ".join(f"import {r.module} (line {r.line})" for r in late.imports[:3]) or "kernels defined above it"
+    evidence = [
+        Evidence(
+            fact=f"wp.config.{f.name} = {f.value} at {ctx.rel(f.file)}:{f.line} runs after {imports}, which "
+            f"created the Warp module(s) {', '.join(late.kernel_modules)}",
+            source="scan",
+        )
+    ]
+    for b in late.builds:
+        mv, cv = b.config_shadow.get(f.name, ["?", "?"])[:2]
+        evidence.append(
+            Evidence(
+                fact=f"build #{b.seq} of {b.module} ({b.hash_short}) used {f.name}={mv} while wp.config.{f.name} "
+                f"was {cv}: the assignment never reached it",
+                builds=[b.seq],
+                ms=b.ms,
+            )
+        )
+    first_import = late.imports[0] if late.imports else None
+    move = (
+        f"Move `wp.config.{f.name} = {f.value}` ({ctx.rel(f.file)}:{f.line}) above `import {first_import.module}` "
+        f"(line {first_import.line} of {ctx.rel(f.file)}), at the application entry point"
+        if first_import
+        else f"Move `wp.config.{f.name} = {f.value}` ({ctx.rel(f.file)}:{f.line}) above the kernel definitions"
+    )
+    alt = "; ".join(f'wp.get_module("{m}").options["{f.name}"] = {f.value}' for m in mods[:3])
+    return Finding(
+        mechanism=MECHANISM,
+        title=f"wp.config.{f.name} is assigned after the module(s) that should get it were created",
+        severity="medium" if sum(b.ms for b in late.builds) >= 150 else "low",
+        confidence="high",
+        modules=mods,
+        evidence=evidence,
+        locations=[ctx.loc(f.file, f.line, f"wp.config.{f.name} assigned after the kernel modules were imported")],
+        fix=f"{move}, so every module copies the value when it is created. If the import order is not yours, set "
+        f"it on the existing module before it loads: `{alt}`. Then check that the module hash moved.",
+        estimated_saving_ms=None,
+        saving_basis="not measured: the option never reached the module, so its effect was never built; measure "
+        "again with the assignment moved",
+        samples=1 if ctx.samples else 0,
+        caveats=[
+            f"Setting {f.name} changes generated code; benchmark steady-state kernel time after the change.",
+            "Set globals at the application entry point, not inside a shared library.",
+        ],
+    )
+
+
+# ---------------------------------------------------------------------------------------------- 3. no-op calls
+
+
+def _noop_findings(ctx: RuleContext) -> list[Finding]:
+    scan = ctx.scan
+    if scan is None:
+        return []
+    built = {b.module for b in ctx.report.builds}
+    out = []
+    for f in scan.module_options:
+        if f.api != "set_module_options" or not f.target_resolved or f.target is None or f.target_has_kernels:
+            continue
+        info = scan.module_info(f.target)
+        names = {f.target, *([info.main_alias] if info and info.main_alias else [])}
+        if names & built:
+            continue  # Warp did build a module by that name: something does hold kernels there
+        kernel_mods = [i.project_module for i in scan.imports_in(f.file) if i.defines_kernels and i.project_module]
+        candidates = sorted(set(kernel_mods)) or sorted(built)[:3] or sorted(scan.python_modules_with_kernels)[:3]
+        opts = _literal_dict(f.options) if f.options else (f.options_text or "{...}")
+        targets = " or ".join(f'wp.get_module("{m}").options.update({opts})' for m in candidates[:2])
+        out.append(
+            Finding(
+                mechanism=MECHANISM,
+                title=f"wp.set_module_options() configures {f.target}, which holds no kernels",
+                severity="low",
+                confidence="high" if built else "medium",
+                modules=candidates,
+                evidence=[
+                    Evidence(
+                        fact=f"wp.set_module_options({opts}) at {ctx.rel(f.file)}:{f.line} targets its calling Python "
+                        f"module {f.target}, which defines no kernels",
+                        source="scan",
+                    ),
+                    Evidence(
+                        fact=f"no build of a module named {f.target} was measured; built: "
+                        f"{', '.join(sorted(built)) or 'none'}",
+                    ),
+                ],
+                locations=[ctx.loc(f.file, f.line, f"set_module_options targets {f.target} (no kernels)")],
+                fix=f"Call wp.set_module_options({opts}) at the top of the Python file that defines the kernels, or "
+                f"set it on the module itself before it loads: {targets or 'wp.get_module(name).options.update(...)'}"
+                ". Then check that the module hash moved.",
+                estimated_saving_ms=None,
+                saving_basis="not measured: the options never reached a module",
+                samples=1 if ctx.samples else 0,
+                caveats=["Options that change numerics (fast_math, mode) change results once they do arrive."],
+            )
+        )
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- entry
+
+
+def evaluate(ctx: RuleContext) -> RuleResult:
+    findings: list[Finding] = []
+    by_module: dict[tuple[str, str], list[tuple[HashChange, list[Cause]]]] = defaultdict(list)
+    for ch in ctx.changes:
+        if ch.status.startswith("error"):
+            continue
+        causes = [c for c in ch.causes if c.kind == "option_changed"]
+        if causes:
+            by_module[(ch.module, ch.device)].append((ch, causes))
+    for (module, device), items in by_module.items():
+        findings.append(_late_option_finding(ctx, module, device, items))
+    lates = late_config_assignments(ctx)
+    for late in lates:
+        if late.confirmed and late.option in OWN_DEADLINE_OPTIONS:
+            findings.append(_deadline_finding(ctx, late))
+    findings.extend(_noop_findings(ctx))
+    if findings:
+        return RuleResult(findings=findings)
+    unconfirmed = [x for x in lates if x.option in OWN_DEADLINE_OPTIONS and not x.confirmed]
+    signal = "no module was rebuilt by an option change (no option_changed in the hash diffs)"
+    if ctx.scan is not None:
+        signal += "; no measured module missed a wp.config option copied at creation"
+        if unconfirmed:
+            sites = ", ".join(f"{ctx.rel(x.fact.file)}:{x.fact.line}" for x in unconfirmed[:3])
+            signal += f" (late assignments at {sites} did not show in any build)"
+    return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal=signal)])

@@ -1,0 +1,161 @@
+"""CS-4: several tiny modules with one lifecycle each pay the fixed per-module cost again.
+
+Every module has its own hash, generated source, compiler invocation and binary load. When one feature splits its
+kernels into many small modules that are always loaded together, that fixed cost repeats once per module. This rule
+is deliberately conservative, because merging modules that do *not* share a lifecycle makes things worse:
+
+- at least 3 modules on one device, none module="unique" (that is CS-9), each with at most 2 kernels;
+- each built exactly once (no hash change, so nothing about them churns on its own);
+- all first launched from one function (else: one file), and all with the same resolved options.
+
+Estimate: (n - 1) x the median load of those modules. A small module's load is mostly fixed cost, but it includes
+its own kernels' codegen and compile, which a merged module still pays, so this is an upper bound.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+
+from warp_compile.probe.diagnosis_models import Evidence, Finding, RuledOut, RuleResult
+from warp_compile.probe.hashdiff import unique_family
+from warp_compile.probe.models import Build
+from warp_compile.probe.rules.context import RuleContext, dedupe_locations, fmt_ms
+
+MECHANISM = "CS-4"
+MIN_MODULES = 3
+MAX_KERNELS = 2
+
+
+def _median(xs: list[float]) -> float:
+    s = sorted(xs)
+    n = len(s)
+    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+
+
+def _options_key(b: Build) -> tuple:
+    return tuple(sorted((k, v) for k, v in b.options.items() if k != "block_dim")) + (("bd", b.block_dim),)
+
+
+def _candidates(ctx: RuleContext) -> list[Build]:
+    """Small modules built exactly once, in the whole cold run, by a launch."""
+    per_module: dict[str, list[Build]] = defaultdict(list)
+    for b in ctx.report.builds:
+        per_module[b.module].append(b)
+    changed = {ch.module for ch in ctx.changes}
+    out = []
+    for module, builds in per_module.items():
+        if len(builds) != 1 or module in changed:
+            continue
+        b = builds[0]
+        if b.status != "compiled" or unique_family(b) is not None:
+            continue
+        if not b.kernels or len(b.kernels) > MAX_KERNELS or b.trigger is None:
+            continue
+        out.append(b)
+    return out
+
+
+def _groups(cands: list[Build]) -> list[tuple[str, list[Build]]]:
+    """Lifecycle groups: same device and options, first launched from one function, else from one file."""
+    by_fn: dict[tuple, list[Build]] = defaultdict(list)
+    for b in cands:
+        t = b.trigger
+        assert t is not None
+        by_fn[(b.device, _options_key(b), t.file, t.function)].append(b)
+    groups = [(f"{os.path.basename(k[2])}:{k[3]}()", v) for k, v in by_fn.items() if len(v) >= MIN_MODULES]
+    if groups:
+        return groups
+    by_file: dict[tuple, list[Build]] = defaultdict(list)
+    for b in cands:
+        t = b.trigger
+        assert t is not None
+        by_file[(b.device, _options_key(b), t.file)].append(b)
+    return [(os.path.basename(k[2]), v) for k, v in by_file.items() if len(v) >= MIN_MODULES]
+
+
+def _common_package(modules: list[str]) -> str:
+    parts = [m.split(".") for m in modules]
+    common: list[str] = []
+    for seg in zip(*parts, strict=False):
+        if len(set(seg)) != 1:
+            break
+        common.append(seg[0])
+    if len(common) == min(len(p) for p in parts):
+        common = common[:-1]  # one module is the prefix of the others: stay in its package
+    return ".".join(common)
+
+
+def _finding(ctx: RuleContext, lifecycle: str, group: list[Build]) -> Finding:
+    group = sorted(group, key=lambda b: b.seq)
+    n = len(group)
+    med = _median([b.ms for b in group])
+    saving = (n - 1) * med
+    modules = [b.module for b in group]
+    kernels: list[str] = []
+    locations = []
+    for b in group:
+        for k in b.kernels:
+            kd = ctx.scan_kernel(k)
+            kernels.append(kd.name if kd else k.key)
+            locations.append(ctx.kernel_loc(k, f"{kd.name if kd else k.key}: the only kernel(s) of module {b.module}"))
+    t = group[0].trigger
+    assert t is not None
+    first = f"{ctx.rel(t.file)}:{t.line}"
+    evidence = [
+        Evidence(
+            fact=f"{n} modules with at most {MAX_KERNELS} kernels each were built once each, all first launched from "
+            f"{lifecycle} (from {first}): "
+            + ", ".join(f"{b.module} #{b.seq} {fmt_ms(b.ms)} ({len(b.kernels)} kernel)" for b in group),
+            builds=[b.seq for b in group],
+            ms=sum(b.ms for b in group),
+        ),
+        Evidence(
+            fact=f"median load of these modules {fmt_ms(med)}; each pays its own codegen, compiler start and binary "
+            "load, and they share one option set",
+            builds=[b.seq for b in group],
+            ms=med,
+        ),
+    ]
+    pkg = _common_package(modules)
+    target = f"{pkg}.kernels" if pkg else "kernels"
+    target_file = target.replace(".", "/") + ".py"
+    return Finding(
+        mechanism=MECHANISM,
+        title=f"{n} one-lifecycle modules each pay the fixed per-module build cost",
+        severity=ctx.severity_for(saving),
+        confidence="medium",
+        modules=modules,
+        evidence=evidence,
+        locations=dedupe_locations(locations),
+        fix=f"Put {', '.join(kernels)} (same names and bodies) into one module, since they are loaded together in "
+        f"{lifecycle}: e.g. move them into {target_file} and import them from there where they are used today, or "
+        f'give each @wp.kernel(module="{target}") a shared named module. One build instead of {n}.',
+        estimated_saving_ms=round(saving, 1),
+        saving_basis=f"({n} - 1) x {fmt_ms(med)}, the median load of the {n} small modules; an upper bound, since the "
+        "merged module still generates and compiles every kernel; reference sample",
+        samples=1 if ctx.samples else 0,
+        caveats=[
+            "Group only kernels with one lifecycle and one option set; a kernel that changes independently, is rarely "
+            "used, needs other options, or (on CUDA) another stable block_dim should keep its own module.",
+            "A larger module recompiles more code whenever any of its kernels changes, which can slow an edit-run "
+            "loop.",
+            "With a CPU precompiled header the fixed cost per module is small; it is several times larger on CUDA "
+            "and on Warp versions without the CPU header.",
+        ],
+    )
+
+
+def evaluate(ctx: RuleContext) -> RuleResult:
+    cands = _candidates(ctx)
+    findings = [_finding(ctx, lifecycle, g) for lifecycle, g in _groups(cands)]
+    if findings:
+        return RuleResult(findings=findings)
+    modules = {b.module for b in ctx.loads}
+    why = (
+        f"{len(cands)} small single-build module(s) share no launching function or file"
+        if len(cands) >= MIN_MODULES
+        else f"fewer than {MIN_MODULES} small modules built once from one function or file "
+        f"({len(modules)} module(s) loaded, {len(cands)} small)"
+    )
+    return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal=why)])

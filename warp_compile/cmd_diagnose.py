@@ -1,0 +1,115 @@
+"""`warp-compile diagnose`: why does this command compile, where in the code, and what would the fix save?
+
+    warp-compile diagnose [--samples N] [--cwd DIR] [--source DIR] [--timeout S] [--json FILE] -- CMD...
+    warp-compile diagnose --report REPORT.json [--source DIR] [--json FILE]
+
+Exit 0 when a diagnosis was made (findings are not an error), 1 when every measured sample failed, 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from warp_compile.io import emit, progress_printer
+from warp_compile.probe.errors import UsageError
+
+DESCRIPTION = """\
+Measure CMD (after `--`) cold and warm in a sandbox, scan the project's sources (never imported), and name the
+mechanisms that make it compile: each finding says where in the code, what to change, and what the measured
+builds say the change would save. With --report, diagnose a measurement saved by `warp-compile measure --json`
+instead of measuring again.
+
+Exit status: 0 diagnosed (with or without findings), 1 every sample failed, 2 unusable input.
+"""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "diagnose",
+        help="name why a command compiles (CS-1..CS-13), where, the fix and its measured value",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--report", metavar="REPORT.json", help="diagnose a saved measurement instead of running CMD")
+    p.add_argument(
+        "--source",
+        metavar="DIR",
+        help="project sources to scan (default: --cwd; with --report, the report's cwd when it still exists)",
+    )
+    p.add_argument(
+        "--json", metavar="FILE", help="also write the diagnosis as JSON ('-': JSON on stdout, text on stderr)"
+    )
+    g = p.add_argument_group("measuring (the command follows `--`)")
+    g.add_argument("--samples", type=int, metavar="N", help="cold+warm pairs to measure (default 1)")
+    g.add_argument("--cwd", metavar="DIR", help="directory to run the command in (default: current)")
+    g.add_argument("--timeout", type=float, metavar="S", help="seconds per run before the tree is killed (default 900)")
+    g.add_argument("--label", default="", help="a name for the measurement")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.set_defaults(func=run)
+
+
+def _source_dir(value: str) -> Path:
+    p = Path(value).expanduser()
+    if not p.is_dir():
+        raise UsageError(f"diagnose: --source {value}: not a directory")
+    return p.resolve()
+
+
+def _from_report(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
+    from warp_compile.probe.compare import load_report
+    from warp_compile.probe.diagnose import diagnose
+
+    opts = (("--samples", ns.samples), ("--cwd", ns.cwd), ("--timeout", ns.timeout))
+    given = [flag for flag, v in opts if v is not None]
+    if given or ns.cmd_argv:
+        what = ", ".join(given + (["a command after `--`"] if ns.cmd_argv else []))
+        raise UsageError(f"diagnose: --report reads a saved measurement; {what} only apply when measuring")
+    report = load_report(ns.report)
+    source = _source_dir(ns.source) if ns.source else None
+    if source is None and report.cwd and Path(report.cwd).is_dir():
+        source = Path(report.cwd)
+    facts = None
+    if source is not None:
+        from warp_compile.probe.scan import scan
+
+        facts = scan(source)
+    return report, diagnose(report, facts, root=source)
+
+
+def _from_command(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
+    from warp_compile.probe.diagnose import diagnose_command
+    from warp_compile.probe.measure import check_inputs
+
+    if not ns.cmd_argv:
+        raise UsageError("diagnose: give the command to measure after `--` (e.g. `-- python -m app`), or --report FILE")
+    samples = 1 if ns.samples is None else ns.samples
+    timeout = 900.0 if ns.timeout is None else ns.timeout
+    cwd = check_inputs(ns.cmd_argv, Path(ns.cwd or "."), samples, timeout)
+    source = _source_dir(ns.source) if ns.source else None
+    return diagnose_command(
+        ns.cmd_argv,
+        cwd,
+        samples=samples,
+        source=source,
+        progress=progress_printer(ns.quiet),
+        timeout_s=timeout,
+        label=ns.label,
+    )
+
+
+def run(ns: argparse.Namespace) -> int:
+    from warp_compile.probe.diagnose import render_text
+
+    report, diagnosis = _from_report(ns) if ns.report else _from_command(ns)
+    emit(diagnosis, render_text(diagnosis), ns.json)
+    if report.samples and report.failed_samples >= report.samples:
+        last = report.sample_results[-1] if report.sample_results else None
+        reason = (last.failure if last else None) or "failed"
+        sys.stderr.write(f"warp-compile: error: every sample failed ({reason})\n")
+        tail = (last.cold.stderr_tail or (last.warm.stderr_tail if last.warm else "")) if last else ""
+        if tail:
+            sys.stderr.write(tail.rstrip() + "\n")
+        return 1
+    return 0
