@@ -1138,13 +1138,14 @@ class _FileScan(ast.NodeVisitor):
         name = fdef.name if fdef else (_last_ident(fn) or _text(fn))
         self._record_def(fdef, name, kind, deco if deco is not None else node, "call", node)
 
-    def _module_arg(self, node: ast.AST) -> tuple[str | None, bool]:
+    def _module_arg(self, node: ast.AST) -> tuple[str | None, bool, int | None]:
+        """(module name, whether it came from a factory parameter's default, the line of that default)."""
         s = _const_str(node)
         if s is not None:
-            return s, False
+            return s, False, None
         if isinstance(node, ast.Name):
             if node.id == "__name__":
-                return self.modname, False
+                return self.modname, False, None
             for fr in reversed(self.frames):
                 if fr.kind != "function" or not isinstance(fr.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     continue
@@ -1157,10 +1158,10 @@ class _FileScan(ast.NodeVisitor):
                 for arg, default in pairs:
                     if arg.arg == node.id:
                         d = _const_str(default)
-                        return (d, True) if d is not None else (None, False)
+                        return (d, True, default.lineno) if d is not None else (None, False, None)
             if node.id in self.str_consts:
-                return self.str_consts[node.id], False
-        return None, False
+                return self.str_consts[node.id], False, None
+        return None, False, None
 
     def _is_generic(self, ann: ast.AST | None) -> bool:
         if ann is None:
@@ -1188,7 +1189,9 @@ class _FileScan(ast.NodeVisitor):
         fn = self._fn_frame()
         kw = {k.arg: k.value for k in call.keywords if k.arg} if call is not None else {}
         module_node = kw.get("module")
-        module_arg, from_default = self._module_arg(module_node) if module_node is not None else (None, False)
+        module_arg, from_default, default_line = (
+            self._module_arg(module_node) if module_node is not None else (None, False, None)
+        )
         if module_node is None:
             warp_module: str | None = self.modname
         elif module_arg is not None and module_arg != "unique":
@@ -1214,6 +1217,7 @@ class _FileScan(ast.NodeVisitor):
             module_arg=module_arg,
             module_arg_text=_text(module_node) if module_node is not None else None,
             module_from_default=from_default,
+            module_default_line=default_line,
             warp_module=warp_module,
             generic=bool(generic_params),
             generic_params=generic_params,

@@ -368,8 +368,6 @@ def test_core_rules_on_fixture(name: str, measured) -> None:  # type: ignore[no-
         assert m in fired, f"{name}: {m} did not fire; {d.summary}"
         want = {(loc["file"], loc["line"]) for loc in case["expected"]["locations"] if loc["mechanism"] == m}
         got = {(loc.file, loc.line) for f in d.findings if f.mechanism == m for loc in f.locations}
-        if want and not (want & got) and m == "CS-9" and not hasattr(scan(root).kernels[0], "module_default_line"):
-            pytest.xfail("the scan does not record the line of a factory's module= default yet")
         assert want & got, f"{name}: {m} locations {sorted(got)} miss {sorted(want)}"
         f = next(f for f in d.findings if f.mechanism == m)
         assert f.fix and f.evidence and f.excerpt and f.severity and f.confidence
