@@ -1,0 +1,272 @@
+"""CS-8: concurrent first CPU loads race Warp's native JIT (a correctness hazard, not a speed-up).
+
+Fires on any of:
+- scan: `wp.force_load` / `wp.load_module` whose device can be the CPU (absent, None, "cpu", a mixed list, a
+  non-literal) and whose `max_workers` is > 1, or is absent while `wp.config.load_module_max_workers` is set to
+  None / > 1 in the sources;
+- measurement: a `force_load` call recorded with max_workers > 1 and a CPU-capable device, or CPU builds on
+  different threads whose [start_ms, end_ms] intervals overlap (typically worker threads of a parallel preload).
+The fix is `max_workers=1` for every load that can reach the CPU; no saving is claimed.
+"""
+
+from __future__ import annotations
+
+import re
+
+from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, RuledOut, RuleResult
+from warp_compile.probe.models import ApiCall, Build
+from warp_compile.probe.rules.context import RuleContext
+from warp_compile.probe.scan_models import LoadCallFact, SettingFact
+
+MECHANISM = "CS-8"
+
+
+def _is_cpu(device: str) -> bool:
+    return device == "cpu" or device.startswith("cpu")
+
+
+def _int_or_none(text: str | int | None) -> int | None:
+    if isinstance(text, int):
+        return text
+    if text is None:
+        return None
+    try:
+        return int(str(text).strip())
+    except ValueError:
+        return None
+
+
+def _parallel_value(value: str | int | None) -> tuple[bool, bool]:
+    """(may run in parallel, certain) for a max_workers / load_module_max_workers value."""
+    if value is None:
+        return False, True
+    n = _int_or_none(value)
+    if n is not None:
+        return n > 1, True
+    if str(value).strip() == "None":
+        return True, True  # None means min(cpu_count, 4)
+    return True, False  # a variable or expression: may be > 1
+
+
+def overlapping_cpu_builds(builds: list[Build]) -> list[tuple[Build, Build]]:
+    """Pairs of CPU builds on different threads whose load intervals overlap (in seq order)."""
+    cpu = [
+        b for b in builds if _is_cpu(b.device) and b.end_ms > b.start_ms and b.status not in ("skipped_failed_build",)
+    ]
+    cpu.sort(key=lambda b: (b.start_ms, b.seq))
+    pairs: list[tuple[Build, Build]] = []
+    for i, a in enumerate(cpu):
+        for b in cpu[i + 1 :]:
+            if b.start_ms >= a.end_ms:
+                break
+            if a.thread != b.thread:
+                pairs.append((a, b) if a.seq <= b.seq else (b, a))
+    return pairs
+
+
+def _measured_parallel_calls(calls: list[ApiCall]) -> list[tuple[ApiCall, bool]]:
+    """force_load calls recorded with a parallel max_workers and a device that can be the CPU."""
+    out: list[tuple[ApiCall, bool]] = []
+    for c in calls:
+        if c.api != "force_load":
+            continue
+        mw = c.detail.get("max_workers")
+        if mw is None:
+            continue
+        parallel, certain = _parallel_value(mw)
+        if not parallel:
+            continue
+        if not _device_repr_cpu_possible(c.detail.get("device")):
+            continue
+        out.append((c, certain))
+    return out
+
+
+def _device_repr_cpu_possible(dev: str | None) -> bool:
+    """A recorded device argument (repr) can reach the CPU unless every device it names is a CUDA device."""
+    if dev is None:
+        return True
+    names = re.findall(r"\b(cpu|cuda(?::\d+)?)\b", dev)
+    return not names or any(n == "cpu" for n in names)
+
+
+def _unsafe_setting(settings: list[SettingFact]) -> SettingFact | None:
+    for s in settings:
+        if s.name == "load_module_max_workers" and _parallel_value(s.value)[0]:
+            return s
+    return None
+
+
+def _scan_hazards(ctx: RuleContext) -> tuple[list[tuple[LoadCallFact, bool, str]], SettingFact | None]:
+    """CPU-capable load calls that may run in parallel: (call, certain, why)."""
+    scan = ctx.scan
+    if scan is None:
+        return [], None
+    setting = _unsafe_setting(scan.settings)
+    out: list[tuple[LoadCallFact, bool, str]] = []
+    for lc in scan.load_calls:
+        if not lc.cpu_possible:
+            continue
+        if lc.max_workers is not None:
+            parallel, certain = _parallel_value(lc.max_workers)
+            if parallel:
+                why = f"max_workers={lc.max_workers}"
+                out.append((lc, certain, why))
+        elif setting is not None:
+            out.append((lc, True, f"no max_workers, so wp.config.load_module_max_workers = {setting.value} applies"))
+    return out, setting
+
+
+def _call_text(lc: LoadCallFact) -> str:
+    args = ", ".join(f"{k}={v}" for k, v in lc.kwargs.items())
+    return f"wp.{lc.api}({args})" if args else f"wp.{lc.api}(...)"
+
+
+def evaluate(ctx: RuleContext) -> RuleResult:
+    scan_calls, setting = _scan_hazards(ctx)
+    overlaps = overlapping_cpu_builds(ctx.report.builds)
+    measured_calls = _measured_parallel_calls(ctx.report.cache.calls)
+
+    if not scan_calls and not overlaps and not measured_calls:
+        signal = (
+            "no wp.force_load / wp.load_module with max_workers > 1 that can target the CPU, "
+            "and no CPU builds overlapping on different threads"
+        )
+        if setting is not None:
+            signal += (
+                f" (wp.config.load_module_max_workers = {setting.value} at {setting.file}:{setting.line} "
+                "is set, but no load call in the sources uses it; lazy launches load serially)"
+            )
+        return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal=signal)])
+
+    evidence: list[Evidence] = []
+    locations: list[Location] = []
+    seen_locs: set[tuple[str, int]] = set()
+
+    def add_loc(file: str, line: int, note: str) -> None:
+        loc = ctx.loc(file, line, note)
+        if (loc.file, loc.line) not in seen_locs:
+            seen_locs.add((loc.file, loc.line))
+            locations.append(loc)
+
+    for lc, certain, why in scan_calls:
+        dev = lc.device if lc.device is not None else "None (all devices, CPU included)"
+        evidence.append(
+            Evidence(
+                fact=(
+                    f"{lc.file}:{lc.line}: {_call_text(lc)} can target the CPU (device={dev}) and may load in "
+                    f"parallel ({why}{'' if certain else ', value not known statically'})."
+                ),
+                source="scan",
+            )
+        )
+        add_loc(lc.file, lc.line, f"{lc.api}: pass max_workers=1 when the device can be the CPU")
+    if setting is not None and any("load_module_max_workers" in why for _lc, _c, why in scan_calls):
+        evidence.append(
+            Evidence(
+                fact=(
+                    f"{setting.file}:{setting.line}: wp.config.load_module_max_workers = {setting.value} makes "
+                    "every load call without max_workers parallel (None means min(cpu_count, 4))."
+                ),
+                source="scan",
+            )
+        )
+        add_loc(setting.file, setting.line, "set load_module_max_workers back to 0 (serial) while CPU loads exist")
+
+    for c, _certain in measured_calls:
+        dev = c.detail.get("device", "None (all devices)")
+        evidence.append(
+            Evidence(
+                fact=(
+                    f"measured: force_load was called with max_workers={c.detail.get('max_workers')} and "
+                    f"device={dev}" + (f" at {ctx.rel(c.site.file)}:{c.site.line}" if c.site else "") + "."
+                ),
+            )
+        )
+        if c.site is not None:
+            add_loc(c.site.file, c.site.line, "force_load: pass max_workers=1 when the device can be the CPU")
+
+    modules: list[str] = []
+    if overlaps:
+        seqs = sorted({b.seq for pair in overlaps for b in pair})
+        threads = sorted({b.thread for pair in overlaps for b in pair})
+        by_seq = {b.seq: b for pair in overlaps for b in pair}
+        parts = []
+        for a, b in overlaps[:4]:
+            lo, hi = max(a.start_ms, b.start_ms), min(a.end_ms, b.end_ms)
+            parts.append(
+                f"build {a.seq} ({a.module}, thread {a.thread}, {a.start_ms:.0f}-{a.end_ms:.0f} ms) overlaps "
+                f"build {b.seq} ({b.module}, thread {b.thread}, {b.start_ms:.0f}-{b.end_ms:.0f} ms) "
+                f"for {hi - lo:.0f} ms"
+            )
+        via = {by_seq[s].trigger.via for s in seqs if by_seq[s].trigger is not None}
+        evidence.append(
+            Evidence(
+                fact=(
+                    f"measured: {len(seqs)} CPU first loads ran concurrently on {len(threads)} threads"
+                    + (" (worker threads of force_load)" if "force_load" in via else "")
+                    + ": "
+                    + "; ".join(parts)
+                    + "."
+                ),
+                builds=seqs,
+            )
+        )
+        for s in seqs:
+            b = by_seq[s]
+            if b.module not in modules:
+                modules.append(b.module)
+            if b.trigger is not None and b.trigger.file:
+                add_loc(b.trigger.file, b.trigger.line, f"{b.trigger.api or 'load'} that started the parallel CPU load")
+        pch_threads = {p.thread for p in ctx.report.pch}
+        if len(pch_threads) > 1:
+            total = sum(p.ms for p in ctx.report.pch)
+            evidence.append(
+                Evidence(
+                    fact=(
+                        f"measured: {len(ctx.report.pch)} precompiled headers were built on {len(pch_threads)} "
+                        f"threads ({total:.0f} ms in total): each worker thread pays its own."
+                    ),
+                    ms=round(total, 1),
+                )
+            )
+
+    certain = bool(overlaps) or any(c for _lc, c, _w in scan_calls) or any(c for _c, c in measured_calls)
+    confidence = "high" if certain else "medium"
+
+    call_sites = ", ".join(f"{lc.file}:{lc.line}" for lc, _c, _w in scan_calls) or "the parallel load call"
+    fix = (
+        f"Load serially whenever the target can be the CPU: pass max_workers=1 to the load call at {call_sites} "
+        "(device=None and mixed device lists include the CPU). If CUDA devices should still be preloaded in "
+        "parallel, make a separate call for them, e.g. "
+        "wp.force_load(device=d, modules=[...], max_workers=N if wp.get_device(d).is_cuda else 1)."
+    )
+    if setting is not None:
+        fix += (
+            f" Also set wp.config.load_module_max_workers back to 0 (serial) at {setting.file}:{setting.line}, "
+            "or drop the assignment, unless every load in the process is CUDA-only."
+        )
+    fix += " Do not hide the race behind launch retries or a JIT warm-up."
+
+    finding = Finding(
+        mechanism=MECHANISM,
+        title="Parallel first loads can target the CPU, where Warp's native JIT is not thread-safe",
+        severity="high",
+        confidence=confidence,
+        modules=modules,
+        evidence=evidence,
+        locations=locations,
+        fix=fix,
+        estimated_saving_ms=None,
+        saving_basis=(
+            "not a speed fix: concurrent first CPU loads can report success and then lose kernels "
+            '("Failed to find module" / "Failed to find forward kernel"), intermittently'
+        ),
+        caveats=[
+            "CUDA-only parallel loads are not affected; gate the parallel path on device.is_cuda.",
+            "The race is timing dependent: a run that succeeded proves nothing; retries do not make it safe.",
+            "Serial loading also builds one precompiled header per process instead of one per worker thread.",
+        ],
+        samples=ctx.samples,
+    )
+    return RuleResult(findings=[finding])

@@ -1,0 +1,204 @@
+"""CS-7: MathDx LTO work for tile operations without a measured payoff (CUDA tiles).
+
+Fires on a CUDA run when modules whose kernels hold MathDx tile operations (tile_matmul, tile_fft, tile_cholesky,
+... from the scan) were compiled and the measurement shows LTO work: `.lto` artifacts in the cache, or a large gap
+between the module's load time and its native compile time. It names the enable_mathdx_* option per op family and
+warns that backward code multiplies the links (CS-10 first). On a CPU-only run it is not reached (MathDx LTO is CUDA
+only); the reason names the tile op sites.
+"""
+
+from __future__ import annotations
+
+import re
+
+from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, NotReached, RuledOut, RuleResult
+from warp_compile.probe.models import Build
+from warp_compile.probe.rules.context import RuleContext
+from warp_compile.probe.scan_models import ScanFacts, TileOpFact
+
+MECHANISM = "CS-7"
+GAP_SHARE = 0.5  # (ms - native) / ms at or above this ...
+GAP_MIN_MS = 300.0  # ... and at least this many ms outside the native compiler
+
+_OPTION = {
+    "tile_matmul": "enable_mathdx_gemm",
+    "tile_fft": "enable_mathdx_fft",
+    "tile_ifft": "enable_mathdx_fft",
+    "tile_cholesky": "enable_mathdx_solver",
+    "tile_cholesky_solve": "enable_mathdx_solver",
+    "tile_lower_solve": "enable_mathdx_solver",
+    "tile_upper_solve": "enable_mathdx_solver",
+}
+
+
+def _is_cpu(device: str) -> bool:
+    return device == "cpu" or device.startswith("cpu")
+
+
+def warp_key(qualname: str) -> str:
+    return re.sub("[^0-9a-zA-Z_]+", "", qualname.replace(".", "__"))
+
+
+def _sites(ops: list[TileOpFact]) -> str:
+    return ", ".join(f"{t.op} in {t.kernel} at {t.file}:{t.line}" for t in ops)
+
+
+def _launch_sites(scan: ScanFacts, ops: list[TileOpFact]) -> str:
+    kernels = {t.kernel for t in ops if t.kind == "kernel"}
+    return ", ".join(
+        f"{la.file}:{la.line} ({la.api} {la.kernel_name}"
+        + (f", block_dim={la.block_dim})" if la.block_dim is not None else ")")
+        for la in scan.launches
+        if la.kernel_name in kernels
+    )
+
+
+def _ops_in_build(scan: ScanFacts, b: Build, ops: list[TileOpFact]) -> list[TileOpFact]:
+    keys = {k.key for k in b.kernels}
+    kernel_names = {k.name for k in scan.kernels if warp_key(k.qualname) in keys or k.name in keys}
+    func_keys = set(b.functions)
+    func_names = {f.name for f in scan.functions if warp_key(f.qualname) in func_keys or f.name in func_keys}
+    return [
+        t
+        for t in ops
+        if (t.kind == "kernel" and t.kernel in kernel_names) or (t.kind == "func" and t.kernel in func_names)
+    ]
+
+
+def evaluate(ctx: RuleContext) -> RuleResult:
+    scan = ctx.scan
+    report = ctx.report
+    tile_ops = scan.tile_ops if scan is not None else []
+    mathdx = [t for t in tile_ops if t.mathdx]
+    compiled = ctx.compiled
+
+    if ctx.cpu_only:
+        if mathdx:
+            reason = (
+                "CUDA only: MathDx LTO is used for tile operations on CUDA devices, and this run compiled for the CPU. "
+                f"MathDx tile operations in the sources: {_sites(mathdx)}; on a CUDA device these modules would link "
+                "LTO material at first compile (several times more with backward code, see CS-10)"
+            )
+            launches = _launch_sites(scan, mathdx) if scan is not None else ""
+            if launches:
+                reason += f"; launched at {launches}"
+            return RuleResult(not_reached=[NotReached(mechanism=MECHANISM, reason=reason)])
+        if scan is None:
+            reason = "CUDA only: this run compiled for the CPU, where no MathDx LTO is linked"
+            return RuleResult(not_reached=[NotReached(mechanism=MECHANISM, reason=reason)])
+        signal = "no MathDx tile operation (tile_matmul, tile_fft, tile_cholesky, ...) in the sources"
+        if tile_ops:
+            signal += f"; the {len(tile_ops)} tile operation(s) present do not go through MathDx"
+        return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal=signal)])
+
+    cuda = [b for b in compiled if not _is_cpu(b.device)]
+    if not cuda:
+        signal = "no CUDA module was compiled" if compiled else "no module was compiled in the cold run"
+        return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal=signal)])
+    if not mathdx and report.lto_artifacts == 0:
+        signal = "no MathDx tile operation in the sources and no .lto artifacts in the cache"
+        if tile_ops:
+            signal = f"tile operations present ({len(tile_ops)}) but none goes through MathDx; no .lto artifacts"
+        return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal=signal)])
+
+    # Modules that hold the MathDx ops (from the scan), or, without a scan match, the modules with a large gap.
+    suspects: list[tuple[Build, list[TileOpFact]]] = []
+    for b in cuda:
+        ops = _ops_in_build(scan, b, mathdx) if scan is not None else []
+        gap = b.ms - b.native_ms
+        big_gap = b.ms > 0 and gap >= GAP_MIN_MS and gap / b.ms >= GAP_SHARE
+        if ops and (report.lto_artifacts > 0 or big_gap):
+            suspects.append((b, ops))
+        elif not ops and report.lto_artifacts > 0 and big_gap and not mathdx:
+            suspects.append((b, []))
+    if not suspects:
+        return RuleResult(
+            ruled_out=[
+                RuledOut(
+                    mechanism=MECHANISM,
+                    signal=(
+                        f"MathDx tile operations ({_sites(mathdx)}) but no LTO work measured in their modules "
+                        f"({report.lto_artifacts} .lto artifacts, no large gap between module and native compile time)"
+                    ),
+                )
+            ]
+        )
+
+    evidence: list[Evidence] = []
+    locations: list[Location] = []
+    options: dict[str, set[str]] = {}
+    backward = []
+    for b, ops in suspects:
+        gap = b.ms - b.native_ms
+        evidence.append(
+            Evidence(
+                fact=(
+                    f"{b.module} (build {b.seq}, {b.device}, block_dim {b.block_dim}): {b.ms:.0f} ms to load, of which "
+                    f"native compile {b.native_ms:.0f} ms and {gap:.0f} ms outside it (codegen {b.codegen_ms:.0f} ms, "
+                    f"other {b.other_ms:.0f} ms)" + (f"; MathDx tile ops: {_sites(ops)}" if ops else "") + "."
+                ),
+                builds=[b.seq],
+                ms=round(gap, 1),
+                source="both" if ops else "measurement",
+            )
+        )
+        for t in ops:
+            locations.append(
+                ctx.loc(t.file, t.line, f"{t.op}: MathDx LTO on CUDA ({_OPTION.get(t.op, 'enable_mathdx_*')})")
+            )
+            options.setdefault(_OPTION.get(t.op, "enable_mathdx_gemm"), set()).add(b.module)
+        if b.backward_in_source or b.options.get("enable_backward") == "True":
+            backward.append(b.module)
+    if report.lto_artifacts:
+        evidence.append(
+            Evidence(fact=f"the cold run left {report.lto_artifacts} .lto artifact(s) in the kernel cache.")
+        )
+    if scan is not None:
+        for s in scan.settings_named("enable_mathdx*"):
+            evidence.append(Evidence(fact=f"{s.file}:{s.line}: {s.name} = {s.value} ({s.via}).", source="scan"))
+
+    modules = sorted({b.module for b, _o in suspects})
+    opt_lines = "; ".join(
+        f'wp.get_module("{m}").options["{opt}"] = False' for opt, mods in sorted(options.items()) for m in sorted(mods)
+    )
+    fix = (
+        "Measure both ways before choosing: build the tile modules with the MathDx path off ("
+        + (opt_lines or "the matching enable_mathdx_* option = False")
+        + ", before first load) and compare cold build time AND steady-state kernel time of the active precision. "
+        "Keep MathDx where its runtime benefit is measured (it can be several times faster on float16), drop it "
+        "where it buys nothing. If startup and per-request paths need different options, put them in separate "
+        "modules."
+    )
+    if backward:
+        fix = (
+            f"First check backward code (CS-10): {', '.join(sorted(set(backward)))} generate adjoints, and an "
+            "adjoint tile_matmul links its own GEMMs (about three links instead of one); if nothing differentiates "
+            "them, disable backward with the module option (not the per-kernel flag). Then: " + fix
+        )
+    total_gap = sum(b.ms - b.native_ms for b, _o in suspects)
+    return RuleResult(
+        findings=[
+            Finding(
+                mechanism=MECHANISM,
+                title="MathDx LTO work dominates the tile modules' build",
+                severity="medium",
+                confidence="medium" if any(o for _b, o in suspects) else "low",
+                modules=modules,
+                evidence=evidence,
+                locations=locations,
+                fix=fix,
+                estimated_saving_ms=round(total_gap, 1),
+                saving_basis=(
+                    f"upper bound: the {total_gap:.0f} ms these modules spent outside the native compiler, where the "
+                    "LTO work sits; the fallback path still generates and compiles the kernels"
+                ),
+                caveats=[
+                    "Changes numerics and runtime: ask whether startup or steady-state throughput matters; leave it "
+                    "alone when the MathDx runtime benefit is required and measured.",
+                    "A wrapper that copies results back to NumPy can hide a kernel slowdown: time the launch itself.",
+                    "The MathDx break-even in launches has not been measured.",
+                ],
+                samples=ctx.samples,
+            )
+        ]
+    )

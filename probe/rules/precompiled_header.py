@@ -1,0 +1,364 @@
+"""CS-12: the precompiled header (PCH) is off, or is not paying for itself.
+
+Fires when:
+- `use_precompiled_headers` is False for compiled modules (the resolved option in the builds, or a setting in the
+  sources) on a backend where Warp uses a PCH (CPU from warp 1.13; CUDA while NVRTC < 13, i.e. warp < 1.19):
+  every compile re-parses the full header. Fix: remove the line. Saving = sum over the compiled modules of
+  (native ms - typical PCH-backed native ms), capped per module at the header's parse cost; the one PCH build per
+  compiling thread that comes back is stated next to it;
+- or, the inverse, on CUDA with NVRTC < 13: the default is in force, a few modules compiled, and the measured PCH
+  ms exceed the modules' summed native compile (info/low, measured numbers only). On the CPU the inverse is not
+  claimed: there the header pays from about the second module and is built once per process and thread.
+Every PCH build of the run (thread, block_dim key, ms) is listed in the evidence or the ruled-out signal.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+
+from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, NotReached, RuledOut, RuleResult
+from warp_compile.probe.models import Build, PchBuild
+from warp_compile.probe.rules.context import RuleContext
+from warp_compile.probe.scan_models import SettingFact
+
+MECHANISM = "CS-12"
+
+FEW_MODULES = 5
+# Figures from the project's notes (2-core x86_64 VM, CPU, cold process): typical native compile per module with
+# the PCH, per module without it, and one PCH build, by warp version.
+_CPU_FIGURES: list[tuple[tuple[int, int], float, float, float]] = [
+    ((1, 19), 140.0, 1000.0, 1590.0),
+    ((1, 17), 105.0, 970.0, 1600.0),
+    ((1, 13), 120.0, 1500.0, 2400.0),
+]
+_FALSY = {"false", "0", "no", "off"}
+
+
+def _is_cpu(device: str) -> bool:
+    return device == "cpu" or device.startswith("cpu")
+
+
+def _version(text: str | None) -> tuple[int, int] | None:
+    if not text:
+        return None
+    m = re.match(r"(\d+)\.(\d+)", text)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def _figures(version: tuple[int, int] | None) -> tuple[str, float, float, float]:
+    """(label, pch-backed native ms, no-pch native ms, pch build ms) for the closest documented version."""
+    for v, with_pch, without, pch in _CPU_FIGURES:
+        if version is None or version >= v:
+            return f"warp {v[0]}.{v[1]}", with_pch, without, pch
+    v, with_pch, without, pch = _CPU_FIGURES[-1]
+    return f"warp {v[0]}.{v[1]}", with_pch, without, pch
+
+
+def _cpu_pch_exists(version: tuple[int, int] | None) -> bool:
+    return version is None or version >= (1, 13)
+
+
+def _nvrtc_pch_used(version: tuple[int, int] | None) -> bool:
+    # warp 1.19 ships NVRTC 13.x, where get_nvrtc_pch_dir() returns None; earlier wheels ship 12.x.
+    return version is not None and version < (1, 19)
+
+
+def _pch_off(b: Build) -> bool:
+    v = b.options.get("use_precompiled_headers")
+    return v is not None and v.strip().lower() in _FALSY
+
+
+def _pch_bd(p: PchBuild) -> str | None:
+    m = re.search(r"_bd(\d+)", p.file)
+    return m.group(1) if m else None
+
+
+def describe_pch(pch: list[PchBuild]) -> list[str]:
+    out = []
+    for p in pch:
+        bd = _pch_bd(p)
+        out.append(
+            f"{p.file or 'PCH'}: {p.ms:.0f} ms on thread {p.thread}"
+            + (f", block_dim {bd}" if bd else "")
+            + (f", during {p.during_module}" if p.during_module else "")
+            + (f" (build {p.during_seq})" if p.during_seq is not None else "")
+        )
+    return out
+
+
+def _pch_summary(pch: list[PchBuild]) -> str:
+    if not pch:
+        return "no precompiled header was built"
+    threads = {p.thread for p in pch}
+    keys = {_pch_bd(p) for p in pch}
+    head = f"{len(pch)} precompiled header build(s), {sum(p.ms for p in pch):.0f} ms"
+    if len(pch) > 1:
+        head += f" on {len(threads)} thread(s) and {len(keys)} block_dim key(s) (one per thread and key)"
+    return head + ": " + "; ".join(describe_pch(pch))
+
+
+def _pch_off_finding(ctx: RuleContext, off: list[Build], version: tuple[int, int] | None) -> Finding:
+    report = ctx.report
+    label, fig_with, fig_without, fig_pch = _figures(version)
+    cpu = [b for b in off if _is_cpu(b.device)]
+    cuda = [b for b in off if not _is_cpu(b.device)]
+    # A measured PCH-backed compile in the same run is better than the notes' figure.
+    backed = [b.native_ms for b in ctx.compiled if _is_cpu(b.device) and not _pch_off(b) and b.native_ms > 0]
+    if backed:
+        typical = statistics.median(backed)
+        typical_src = f"median native compile of the {len(backed)} PCH-backed CPU module(s) in this run"
+    else:
+        typical = fig_with
+        typical_src = f"{label} figure from the project notes, 2-core VM"
+    header_cost = fig_without - fig_with
+    per = [(b, max(0.0, min(b.native_ms - typical, header_cost))) for b in cpu]
+    saving = sum(s for _b, s in per)
+    pch_measured = [p.ms for p in report.pch]
+    pch_one = statistics.median(pch_measured) if pch_measured else fig_pch
+    keys = {(b.thread, b.block_dim) for b in cpu} or {(0, None)}
+    pch_back = pch_one * len(keys)
+    net = saving - pch_back
+
+    evidence = []
+    if cpu:
+        evidence.append(
+            Evidence(
+                fact=(
+                    f"{len(cpu)} CPU module(s) compiled with use_precompiled_headers=False, each parsing the full "
+                    "header: "
+                    + ", ".join(f"{b.module} build {b.seq} native {b.native_ms:.0f} ms" for b in cpu)
+                    + f" (sum {sum(b.native_ms for b in cpu):.0f} ms) against ~{typical:.0f} ms per module behind "
+                    f"a PCH ({typical_src})."
+                ),
+                builds=[b.seq for b in cpu],
+                ms=round(sum(b.native_ms for b in cpu), 1),
+            )
+        )
+    if cuda:
+        evidence.append(
+            Evidence(
+                fact=(
+                    f"{len(cuda)} CUDA module(s) compiled without the NVRTC header: "
+                    + ", ".join(f"{b.module} build {b.seq} native {b.native_ms:.0f} ms" for b in cuda)
+                    + "."
+                ),
+                builds=[b.seq for b in cuda],
+                ms=round(sum(b.native_ms for b in cuda), 1),
+            )
+        )
+    if report.pch:
+        evidence.append(Evidence(fact="measured " + _pch_summary(report.pch) + ".", ms=round(sum(pch_measured), 1)))
+
+    locations: list[Location] = []
+    scan_sets = _scan_off_settings(ctx)
+    for s in scan_sets:
+        locations.append(ctx.loc(s.file, s.line, "remove: restores the default use_precompiled_headers=True"))
+        evidence.append(
+            Evidence(
+                fact=f"{s.file}:{s.line}: use_precompiled_headers is set to {s.value} ({s.via}).",
+                source="scan",
+            )
+        )
+    where = ", ".join(f"{s.file}:{s.line}" for s in scan_sets)
+    fix = (
+        f"Remove the use_precompiled_headers = False assignment ({where}) so the default (True) applies"
+        if where
+        else "Find where use_precompiled_headers is set to False (an entry point, a config helper or the deployment "
+        "environment; it was not found in the scanned sources) and remove it"
+    )
+    fix += (
+        ". The option is part of every module's hash, so all modules get new identities (expect one cold rebuild). "
+        "Keep it off only with a recorded measurement of this workload that justifies it, and only at an "
+        "application entry point, never in library code."
+    )
+    if cpu:
+        basis = (
+            f"module work: sum over {len(cpu)} CPU module(s) of (native ms - {typical:.0f} ms), each capped at the "
+            f"header parse cost ~{header_cost:.0f} ms ({label} notes: ~{fig_without:.0f} ms per module without the "
+            f"header, ~{fig_with:.0f} ms with it). Not counted there: the PCH build that comes back, "
+            f"~{pch_one:.0f} ms ({'measured' if pch_measured else label + ' notes'}) per compiling thread and "
+            f"block_dim ({len(keys)} here), reported apart from modules; net ~{net:.0f} ms"
+        )
+        estimated: float | None = round(saving, 1)
+    else:
+        basis = (
+            "not estimated: no PCH-backed CUDA compile time to compare with on this run; the NVRTC header itself "
+            "costs a few hundred ms per program name, so measure both with compare"
+        )
+        estimated = None
+    if cpu and net <= 0:
+        severity = "low"
+    elif saving >= 2000 or net >= 1000:
+        severity = "high"
+    else:
+        severity = "medium"
+    caveats = [
+        "The header is built once per process and compiling thread (and per block_dim / mode / flags key), even "
+        "with a warm kernel cache as soon as anything compiles; with very few small modules it can cost more than "
+        "it saves: confirm with `warp-compile compare` before and after.",
+        "A global setting: keep it at the application entry point; library code must not change it.",
+    ]
+    if cpu and net <= 0:
+        caveats.insert(
+            0,
+            f"On this run the estimate is close: ~{saving:.0f} ms of module work saved against ~{pch_back:.0f} ms of "
+            "header build: turning the PCH off may have been measured deliberately here; keep it off only if a "
+            "recorded measurement says so.",
+        )
+    if cuda:
+        caveats.append(
+            "CUDA: with toolkit 13.0 and above Warp passes no NVRTC header directory and the setting has no effect."
+        )
+    modules = sorted({b.module for b in off})
+    return Finding(
+        mechanism=MECHANISM,
+        title="The precompiled header is turned off, so every module compile parses the full Warp header",
+        severity=severity,
+        confidence="high" if cpu else "medium",
+        modules=modules,
+        evidence=evidence,
+        locations=locations,
+        fix=fix,
+        estimated_saving_ms=estimated,
+        saving_basis=basis,
+        caveats=caveats,
+        samples=ctx.samples,
+    )
+
+
+def _scan_off_settings(ctx: RuleContext) -> list[SettingFact]:
+    if ctx.scan is None:
+        return []
+    return [
+        s for s in ctx.scan.settings_named("use_precompiled_headers") if s.value.strip().strip("'\"").lower() in _FALSY
+    ]
+
+
+def _cuda_inverse(ctx: RuleContext, version: tuple[int, int] | None) -> Finding | None:
+    report = ctx.report
+    cuda = [b for b in ctx.compiled if not _is_cpu(b.device) and not _pch_off(b)]
+    if not cuda or not _nvrtc_pch_used(version):
+        return None
+    seqs = {b.seq for b in cuda}
+    pch = [p for p in report.pch if p.during_seq in seqs]
+    if not pch:
+        return None
+    modules = sorted({b.module for b in cuda})
+    pch_ms = sum(p.ms for p in pch)
+    native = sum(b.native_ms for b in cuda)
+    if len(modules) > FEW_MODULES or pch_ms <= native:
+        return None
+    return Finding(
+        mechanism=MECHANISM,
+        title="The NVRTC precompiled header costs more than the few modules it serves",
+        severity="low",
+        confidence="low",
+        modules=modules,
+        evidence=[
+            Evidence(
+                fact=(
+                    f"{len(modules)} CUDA module(s) compiled, native compile {native:.0f} ms in total, while building "
+                    f"the precompiled header(s) took {pch_ms:.0f} ms: " + "; ".join(describe_pch(pch)) + "."
+                ),
+                builds=sorted(seqs),
+                ms=round(pch_ms, 1),
+            )
+        ],
+        locations=[],
+        fix=(
+            "Measure the application with wp.config.use_precompiled_headers = False set at its entry point (before "
+            "the first load; the option is in every module hash) against the default, with `warp-compile compare`; "
+            "keep whichever wins on compile elapsed. Never set it from library code."
+        ),
+        estimated_saving_ms=None,
+        saving_basis=(
+            f"not estimated: the header cost {pch_ms:.0f} ms is an upper bound, and compiling without it is slower "
+            "by an amount this run did not measure"
+        ),
+        caveats=[
+            "Only while the CUDA toolkit (NVRTC) is below 13.0; from 13.0 Warp passes no header directory.",
+            "The balance flips as modules are added: re-measure when the module set grows.",
+            "Parallel loading (CS-13) builds one header per worker thread, which makes the header costlier still.",
+        ],
+        samples=ctx.samples,
+    )
+
+
+def evaluate(ctx: RuleContext) -> RuleResult:
+    report = ctx.report
+    version = _version(report.warp_version)
+    compiled = ctx.compiled
+    off = [b for b in compiled if _pch_off(b)]
+    effective_off = [
+        b
+        for b in off
+        if (_is_cpu(b.device) and _cpu_pch_exists(version)) or (not _is_cpu(b.device) and _nvrtc_pch_used(version))
+    ]
+    if effective_off:
+        return RuleResult(findings=[_pch_off_finding(ctx, effective_off, version)])
+
+    scan_off = _scan_off_settings(ctx)
+    if scan_off and not off and ctx.cpu_only and not _cpu_pch_exists(version):
+        where = ", ".join(f"{s.file}:{s.line}" for s in scan_off)
+        return RuleResult(
+            not_reached=[
+                NotReached(
+                    mechanism=MECHANISM,
+                    reason=(
+                        f"the sources set use_precompiled_headers False ({where}), but warp {report.warp_version} "
+                        "has no CPU precompiled header (from 1.13): the assignment changes nothing on this version"
+                    ),
+                )
+            ]
+        )
+    if off:
+        devs = sorted({b.device for b in off})
+        why = (
+            f"warp {report.warp_version} has no CPU precompiled header (from 1.13)"
+            if any(_is_cpu(d) for d in devs)
+            else f"warp {report.warp_version} ships NVRTC 13, where no NVRTC header is used"
+        )
+        return RuleResult(
+            not_reached=[
+                NotReached(
+                    mechanism=MECHANISM,
+                    reason=(
+                        f"use_precompiled_headers is False for {len(off)} module(s), but it has no effect here: {why}"
+                        " (it still changes every module hash)"
+                    ),
+                )
+            ]
+        )
+
+    inverse = _cuda_inverse(ctx, version)
+    if inverse is not None:
+        return RuleResult(findings=[inverse])
+
+    if not compiled:
+        signal = "no module was compiled in the cold run"
+        if scan_off:
+            signal += "; the sources set use_precompiled_headers False at " + ", ".join(
+                f"{s.file}:{s.line}" for s in scan_off
+            )
+        return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal=signal)])
+
+    native = sum(b.native_ms for b in compiled)
+    signal = "use_precompiled_headers is not False for any compiled module"
+    if scan_off:
+        signal += (
+            " (the sources set it False at "
+            + ", ".join(f"{s.file}:{s.line}" for s in scan_off)
+            + ", but no measured build used that value)"
+        )
+    if report.pch:
+        pch_ms = sum(p.ms for p in report.pch)
+        signal += f"; {_pch_summary(report.pch)}; modules' native compile {native:.0f} ms in total"
+        if any(_is_cpu(b.device) for b in compiled):
+            signal += (
+                "; turning the CPU header off is not proposed: it is the default, and the few-small-modules "
+                "inversion is evidenced only on CUDA below toolkit 13"
+            )
+        if pch_ms > native and not any(_is_cpu(b.device) for b in compiled):
+            signal += "; the CUDA header costs more than the modules, but this warp ships NVRTC 13 (no header)"
+    return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal=signal)])

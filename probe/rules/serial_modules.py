@@ -1,0 +1,221 @@
+"""CS-13: independent modules compiled one at a time.
+
+Fires on a CUDA run where at least two modules were compiled, each once, the measured overlap_factor is about 1.0
+(nothing overlapped) and the ceiling `sum of module ms / largest module ms` leaves something to gain. The fix is a
+`wp.force_load(device=..., modules=[...], max_workers=...)` preload at the entry point, built from the measured
+modules and grouped by their measured block_dim (never `modules=None`). On a CPU-only run it is not reached:
+parallel CPU first loads are unsafe (CS-8); the reason still carries the ceiling numbers.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from warp_compile.probe.diagnosis_models import Evidence, Finding, NotReached, RuledOut, RuleResult
+from warp_compile.probe.models import Build
+from warp_compile.probe.rules.context import RuleContext
+
+MECHANISM = "CS-13"
+
+SERIAL_OVERLAP = 1.15  # overlap_factor at or below this: builds ran one at a time
+MIN_CEILING = 1.25  # below this one module is (nearly) the whole cost
+MIN_GAIN_MS = 100.0  # sum - largest below this is not worth a preload
+
+
+def _is_cpu(device: str) -> bool:
+    return device == "cpu" or device.startswith("cpu")
+
+
+def _per_module(builds: list[Build]) -> dict[str, list[Build]]:
+    out: dict[str, list[Build]] = defaultdict(list)
+    for b in builds:
+        out[b.module].append(b)
+    return dict(out)
+
+
+def ceiling(builds: list[Build]) -> tuple[float, float, str, float]:
+    """(sum ms, largest module ms, largest module, ceiling speedup) over compiled builds, summed per module."""
+    per = {m: sum(b.ms for b in bs) for m, bs in _per_module(builds).items()}
+    if not per:
+        return 0.0, 0.0, "", 1.0
+    total = sum(per.values())
+    big = max(per, key=lambda m: per[m])
+    largest = per[big]
+    return total, largest, big, (total / largest if largest > 0 else 1.0)
+
+
+def _overlap(ctx: RuleContext, builds: list[Build]) -> float | None:
+    if ctx.report.overlap_factor is not None:
+        return ctx.report.overlap_factor
+    # fall back on the builds: summed ms / union of their intervals
+    iv = sorted((b.start_ms, b.end_ms) for b in builds if b.end_ms > b.start_ms)
+    if not iv:
+        return None
+    union, cur_s, cur_e = 0.0, iv[0][0], iv[0][1]
+    for s, e in iv[1:]:
+        if s > cur_e:
+            union += cur_e - cur_s
+            cur_s, cur_e = s, e
+        else:
+            cur_e = max(cur_e, e)
+    union += cur_e - cur_s
+    return sum(e - s for s, e in iv) / union if union > 0 else None
+
+
+def _numbers(builds: list[Build]) -> str:
+    total, largest, big, ceil = ceiling(builds)
+    n = len({b.module for b in builds})
+    return (
+        f"{n} modules compiled, {total:.0f} ms of module work in total, the largest ({big}) {largest:.0f} ms: "
+        f"best possible elapsed {largest:.0f} ms, ceiling speedup {ceil:.2f}x"
+    )
+
+
+def _preload_calls(cuda: list[Build]) -> tuple[str, list[str]]:
+    """force_load source text, one call per (device, block_dim) group, from the measured builds."""
+    groups: dict[tuple[str, int | None], list[str]] = defaultdict(list)
+    for b in sorted(cuda, key=lambda b: b.seq):
+        key = (b.device, b.block_dim)
+        if b.module not in groups[key]:
+            groups[key].append(b.module)
+    n_max = max(len(v) for v in groups.values())
+    workers = f"min(os.cpu_count(), {min(n_max, 8)})"
+    lines = []
+    for (device, bd), mods in groups.items():
+        mod_text = ", ".join(f'wp.get_module("{m}")' for m in mods)
+        bd_text = f", block_dim={bd}" if bd is not None else ""
+        lines.append(f'wp.force_load(device="{device}", modules=[{mod_text}]{bd_text}, max_workers={workers})')
+    return "\n".join(lines), [f"{d} block_dim={bd}: {', '.join(m)}" for (d, bd), m in groups.items()]
+
+
+def evaluate(ctx: RuleContext) -> RuleResult:
+    compiled = ctx.compiled
+    if not compiled:
+        return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal="no module was compiled in the cold run")])
+
+    cuda = [b for b in compiled if not _is_cpu(b.device)]
+    cpu = [b for b in compiled if _is_cpu(b.device)]
+    if not cuda:
+        reason = (
+            "CUDA only: concurrent first loads on the CPU race Warp's native JIT (CS-8), so CPU builds must stay serial"
+        )
+        if len({b.module for b in cpu}) >= 2:
+            reason += f". For reference, this run: {_numbers(cpu)}"
+            ov = _overlap(ctx, cpu)
+            if ov is not None:
+                reason += f", overlap_factor {ov:.2f}"
+        return RuleResult(not_reached=[NotReached(mechanism=MECHANISM, reason=reason)])
+
+    per = _per_module(cuda)
+    if len(per) < 2:
+        return RuleResult(
+            ruled_out=[
+                RuledOut(
+                    mechanism=MECHANISM, signal=f"only one CUDA module compiled ({next(iter(per))}): nothing to overlap"
+                )
+            ]
+        )
+    overlap = _overlap(ctx, cuda)
+    total, largest, big, ceil = ceiling(cuda)
+    if overlap is not None and overlap > SERIAL_OVERLAP:
+        return RuleResult(
+            ruled_out=[
+                RuledOut(
+                    mechanism=MECHANISM,
+                    signal=f"CUDA builds already overlap (overlap_factor {overlap:.2f} > {SERIAL_OVERLAP})",
+                )
+            ]
+        )
+    if ceil < MIN_CEILING or total - largest < MIN_GAIN_MS:
+        return RuleResult(
+            ruled_out=[
+                RuledOut(
+                    mechanism=MECHANISM,
+                    signal=(
+                        f"one module dominates: {_numbers(cuda)}; overlapping the rest could save at most "
+                        f"{total - largest:.0f} ms"
+                    ),
+                )
+            ]
+        )
+
+    rebuilt = sorted(m for m, bs in per.items() if len(bs) > 1)
+    preload, groups = _preload_calls(cuda)
+    first = min(compiled, key=lambda b: b.seq)
+    evidence = [
+        Evidence(
+            fact=(
+                f"{len(per)} CUDA modules were compiled one after another"
+                + (f" (overlap_factor {overlap:.2f})" if overlap is not None else "")
+                + ": "
+                + ", ".join(
+                    f"{m} {sum(b.ms for b in bs):.0f} ms (build {', '.join(str(b.seq) for b in bs)})"
+                    for m, bs in sorted(per.items(), key=lambda kv: -sum(b.ms for b in kv[1]))
+                )
+                + "."
+            ),
+            builds=sorted(b.seq for b in cuda),
+            ms=round(total, 1),
+        ),
+        Evidence(
+            fact=(
+                f"ceiling: overlapping builds cannot finish before the largest module ({big}, {largest:.0f} ms), "
+                f"so the best case is {total:.0f} -> {largest:.0f} ms ({ceil:.2f}x)."
+            ),
+            ms=round(total - largest, 1),
+        ),
+        Evidence(fact="preload groups (device, measured block_dim): " + "; ".join(groups) + "."),
+    ]
+    if ctx.scan is not None:
+        for lc in ctx.scan.load_calls:
+            if lc.modules_none:
+                evidence.append(
+                    Evidence(
+                        fact=(
+                            f"{lc.file}:{lc.line}: {lc.api} without modules= loads every registered module, not only "
+                            "the ones this run used; name the modules instead."
+                        ),
+                        source="scan",
+                    )
+                )
+    locations = []
+    if first.trigger is not None and first.trigger.file:
+        locations.append(ctx.loc(first.trigger.file, first.trigger.line, "preload the modules before this first load"))
+    caveats = [
+        "This changes scheduling, not what is compiled: judge it on compile elapsed (cold - warm wall), not on "
+        "summed module ms, which rises when builds contend.",
+        "Expect a result between no gain and the ceiling: code generation is serialised under a global lock and "
+        "the surrounding Python holds the GIL; only native compilation overlaps.",
+        "Only CUDA devices: keep any load that can reach the CPU serial (CS-8).",
+        "The block_dim of each preload must match the launches, or the module is compiled twice; leave modules "
+        "whose block_dim is chosen at run time to load lazily.",
+        "Do not wrap the call in `except RuntimeError: pass`: a misspelled module name would become a silent no-op.",
+        "The module list names internals of the measured code; regenerate it from a cold run when they move.",
+    ]
+    if rebuilt:
+        caveats.append(
+            f"{', '.join(rebuilt)} compiled more than once: fix that churn first (CS-1/3/5/6), it removes builds "
+            "instead of overlapping them."
+        )
+    finding = Finding(
+        mechanism=MECHANISM,
+        title="Independent CUDA modules are compiled one at a time",
+        severity="medium" if ceil >= 1.5 else "low",
+        confidence="medium",
+        modules=sorted(per),
+        evidence=evidence,
+        locations=locations,
+        fix=(
+            "Preload the measured modules concurrently from the application entry point, before the first launch "
+            "(import os at the top):\n" + preload + "\nNever pass modules=None: that compiles every registered "
+            "module, not only these."
+        ),
+        estimated_saving_ms=round(total - largest, 1),
+        saving_basis=(
+            f"upper bound on compile elapsed: sum of the {len(per)} modules' ms ({total:.0f}) minus the largest "
+            f"({largest:.0f}); real gains land between zero and this"
+        ),
+        caveats=caveats,
+        samples=ctx.samples,
+    )
+    return RuleResult(findings=[finding])

@@ -1,0 +1,492 @@
+"""CS-10: backward (adjoint) code generated and compiled for modules that nothing differentiates.
+
+A compiled module is a candidate when its generated source holds adjoint code (`Build.backward_in_source`) or,
+when that is unknown, its resolved options say `enable_backward: True`. It is excluded (ruled out, with the reason)
+when any of its kernels was launched with `adjoint=True` in the measured run, or a `wp.Tape` in the sources records
+one of its kernels (directly or through called functions). A tape whose recorded kernels the scan could not resolve
+lowers the confidence and is named in a caveat.
+
+Two shapes of the fix, always scoped to the application, never a library edit:
+- late assignment: `wp.config.enable_backward = False` exists but ran after the kernel module was created (the
+  build's `config_shadow` shows enable_backward ["True", "False"]) -> location at that assignment, fix: move it above
+  the import that creates the module;
+- otherwise: assign it at the entry point before the first import that reaches a kernel module (location at that
+  import), or, when that import is not the entry point's to reorder (a parent package imports the kernels first,
+  or some modules are differentiated), `wp.get_module(name).options["enable_backward"] = False` before first load.
+No saving is claimed: the report does not split source or compile time into forward and backward parts.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, RuledOut, RuleResult
+from warp_compile.probe.models import Build
+from warp_compile.probe.rules import context as _context
+from warp_compile.probe.rules.context import RuleContext
+from warp_compile.probe.scan_models import (
+    ConfigSetFact,
+    ImportFact,
+    ImportRef,
+    KernelDef,
+    ModuleInfo,
+    ScanFacts,
+    TapeFact,
+)
+
+MECHANISM = "CS-10"
+_FALSY = {"false", "0"}
+
+
+def warp_key(qualname: str) -> str:
+    """The key Warp gives a kernel defined with this Python qualname (codegen.make_full_qualified_name)."""
+    return re.sub("[^0-9a-zA-Z_]+", "", qualname.replace(".", "__"))
+
+
+@dataclass
+class _Module:
+    name: str
+    builds: list[Build] = field(default_factory=list)
+    keys: set[str] = field(default_factory=set)
+    defs: list[KernelDef] = field(default_factory=list)
+    adjoint_launches: int = 0
+    tapes: list[TapeFact] = field(default_factory=list)
+    taped_kernels: set[str] = field(default_factory=set)
+    late: bool = False
+
+    @property
+    def seqs(self) -> list[int]:
+        return sorted(b.seq for b in self.builds)
+
+    @property
+    def ms(self) -> float:
+        return sum(b.ms for b in self.builds)
+
+
+def _has_backward(b: Build) -> bool:
+    if b.backward_in_source is not None:
+        return b.backward_in_source
+    return b.options.get("enable_backward", "").strip() == "True"
+
+
+def _late_shadow(b: Build) -> bool:
+    sh = b.config_shadow.get("enable_backward")
+    return bool(sh) and len(sh) == 2 and sh[0].strip() == "True" and sh[1].strip() in ("False", "0")
+
+
+def _defs_for(scan: ScanFacts | None, keys: set[str], module: str) -> list[KernelDef]:
+    if scan is None:
+        return []
+    out = []
+    for k in scan.kernels:
+        if warp_key(k.qualname) in keys or (k.name in keys and k.warp_module in (module, None)):
+            out.append(k)
+    return out
+
+
+def _unresolved_tapes(scan: ScanFacts) -> list[TapeFact]:
+    """Tapes whose recorded kernels the scan could not name (a with-block holding calls it could not follow, or a
+    tape object never used in a with-block of the same name in that file)."""
+    with_vars = {(t.file, t.var) for t in scan.tapes if t.with_block}
+    out = []
+    for t in scan.tapes:
+        if t.with_block:
+            if not t.launched_kernels and not t.indirect_kernels:
+                out.append(t)
+        elif (t.file, t.var) not in with_vars:
+            out.append(t)
+    return out
+
+
+@dataclass
+class _Late:
+    fact: ConfigSetFact
+    refs: list[ImportRef]  # the earlier imports that created kernel modules
+    confirmed: list[str]  # Warp modules whose builds show the value did not arrive
+
+
+def _late_assignments(ctx: RuleContext) -> list[_Late]:
+    """`wp.config.enable_backward = False` assigned after a kernel module was created (the option deadline).
+
+    Uses the shared `late_config_assignments` helper of context.py; falls back on the scan's import facts when the
+    helper is missing."""
+    helper = getattr(_context, "late_config_assignments", None)
+    if helper is not None:
+        out = []
+        for lc in helper(ctx):
+            if lc.option == "enable_backward" and _falsy(lc.value):
+                out.append(_Late(lc.fact, list(lc.imports), list(lc.modules)))
+        if out:
+            return out
+    if ctx.scan is None:
+        return []
+    out = []
+    for c in ctx.scan.config_sets_named("enable_backward"):
+        refs = (
+            c.after_kernel_imports + c.after_kernel_imports_transitive + list(getattr(c, "after_package_imports", []))
+        )
+        if _falsy(c.value) and (refs or c.after_kernels_in_file):
+            out.append(_Late(c, refs, []))
+    return out
+
+
+def _falsy(value: str) -> bool:
+    return value.strip().strip("'\"").lower() in _FALSY
+
+
+def _entry_module(ctx: RuleContext) -> ModuleInfo | None:
+    """The scanned module the measured command runs as __main__."""
+    scan = ctx.scan
+    if scan is None:
+        return None
+    cmd = list(ctx.report.command)
+    if "-m" in cmd:
+        i = cmd.index("-m")
+        if i + 1 < len(cmd):
+            name = cmd[i + 1]
+            return scan.module_info(name + ".__main__") or scan.module_info(name)
+    for tok in cmd[1:]:
+        if tok.endswith(".py"):
+            p = Path(tok)
+            if not p.is_absolute():
+                p = Path(ctx.report.cwd) / p
+            for base in [ctx.root, Path(scan.root) if scan.root else None]:
+                if base is None:
+                    continue
+                try:
+                    rel = Path(os.path.relpath(p, base)).as_posix()
+                except ValueError:
+                    continue
+                m = scan.module_of_file(rel)
+                if m is not None:
+                    return m
+    mains = [m for m in scan.modules if m.main_alias == "__main__" and m.has_main_guard]
+    return mains[0] if len(mains) == 1 else None
+
+
+def _first_kernel_import(scan: ScanFacts, entry: ModuleInfo) -> ImportFact | None:
+    hits = [i for i in scan.imports_in(entry.file) if i.reaches_kernels and not i.type_checking and i.scope == "module"]
+    return min(hits, key=lambda i: i.line) if hits else None
+
+
+def _parents_reach_kernels(scan: ScanFacts, entry: ModuleInfo) -> list[str]:
+    """Parent packages of the entry module (run before it under `python -m`) that create kernel modules."""
+    parts = entry.name.split(".")
+    out = []
+    for n in range(1, len(parts)):
+        parent = ".".join(parts[:n])
+        info = scan.module_info(parent)
+        if info is None:
+            continue
+        if info.module_scope_kernel_count or any(
+            i.reaches_kernels and not i.type_checking and i.scope == "module" for i in scan.imports_in(info.file)
+        ):
+            out.append(parent)
+    return out
+
+
+def _collect(ctx: RuleContext) -> dict[str, _Module]:
+    mods: dict[str, _Module] = {}
+    for b in ctx.compiled:
+        if not _has_backward(b):
+            continue
+        m = mods.setdefault(b.module, _Module(b.module))
+        m.builds.append(b)
+        m.keys.update(k.key for k in b.kernels)
+        m.late = m.late or _late_shadow(b)
+    for m in mods.values():
+        m.adjoint_launches = sum(la.count for la in ctx.report.launches if la.module == m.name and la.adjoint)
+        m.defs = _defs_for(ctx.scan, m.keys, m.name)
+        if ctx.scan is not None:
+            for kd in m.defs:
+                for t in ctx.scan.tapes_launching(kd.name):
+                    m.taped_kernels.add(kd.name)
+                    if t not in m.tapes:
+                        m.tapes.append(t)
+    return mods
+
+
+def _tape_text(m: _Module) -> str:
+    parts = []
+    for t in m.tapes:
+        rec = sorted(set(t.launched_kernels) | set(t.indirect_kernels))
+        back = f", tape.backward at line {', '.join(map(str, t.backward_lines))}" if t.backward_lines else ""
+        parts.append(f"wp.Tape at {t.file}:{t.line} records {', '.join(rec)}{back}")
+    return "; ".join(parts)
+
+
+def _ruled_out_for(m: _Module) -> RuledOut:
+    why = []
+    if m.adjoint_launches:
+        why.append(f"{m.adjoint_launches} adjoint launch(es) of its kernels were measured")
+    if m.tapes:
+        why.append(_tape_text(m))
+    forward_only = sorted(d.name for d in m.defs if d.name not in m.taped_kernels)
+    signal = f"{m.name} generates backward code that is used: " + "; ".join(why)
+    if forward_only and m.tapes:
+        signal += (
+            f" (forward-only kernels {', '.join(forward_only)} share the module; only a split into a separate "
+            "module could drop their adjoints)"
+        )
+    return RuledOut(mechanism=MECHANISM, signal=signal)
+
+
+def evaluate(ctx: RuleContext) -> RuleResult:
+    compiled = ctx.compiled
+    if not compiled:
+        return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal="no module was compiled in the cold run")])
+    mods = _collect(ctx)
+    if not mods:
+        return RuleResult(
+            ruled_out=[
+                RuledOut(
+                    mechanism=MECHANISM,
+                    signal="no compiled module generated backward code (backward_in_source / enable_backward False)",
+                )
+            ]
+        )
+
+    ruled: list[RuledOut] = []
+    targets: list[_Module] = []
+    for m in mods.values():
+        if m.adjoint_launches or m.tapes:
+            ruled.append(_ruled_out_for(m))
+        else:
+            targets.append(m)
+    if not targets:
+        return RuleResult(ruled_out=ruled)
+
+    scan = ctx.scan
+    differentiated = [m.name for m in mods.values() if m.adjoint_launches or m.tapes]
+    unresolved = _unresolved_tapes(scan) if scan is not None else []
+    late_sets = _late_assignments(ctx)
+    late_mods = [m for m in targets if m.late]
+    entry = _entry_module(ctx)
+    first_import = _first_kernel_import(scan, entry) if (scan is not None and entry is not None) else None
+    parents = _parents_reach_kernels(scan, entry) if (scan is not None and entry is not None) else []
+    names = sorted(m.name for m in targets)
+    get_module_lines = "\n".join(f'wp.get_module("{n}").options["enable_backward"] = False' for n in names)
+
+    evidence: list[Evidence] = []
+    for m in sorted(targets, key=lambda m: m.name):
+        b0 = max(m.builds, key=lambda b: b.source_bytes)
+        n_launch = sum(la.count for la in ctx.report.launches if la.module == m.name)
+        how = "holds adjoint code" if b0.backward_in_source else "was built with enable_backward True"
+        evidence.append(
+            Evidence(
+                fact=(
+                    f"{m.name} (build {', '.join(map(str, m.seqs))}, {m.ms:.0f} ms, native "
+                    f"{sum(b.native_ms for b in m.builds):.0f} ms): the generated source ({b0.source_bytes} B) {how} "
+                    f"for {len(m.keys)} kernel(s), while none of its {n_launch} "
+                    "launch(es) in the run was an adjoint launch."
+                ),
+                builds=m.seqs,
+                ms=round(m.ms, 1),
+            )
+        )
+    if scan is not None:
+        if not scan.tapes and not scan.tape_backward_calls:
+            evidence.append(Evidence(fact="the sources construct no wp.Tape and call no tape.backward.", source="scan"))
+        else:
+            evidence.append(
+                Evidence(
+                    fact=(
+                        f"no wp.Tape in the sources records a kernel of {', '.join(names)}"
+                        + (f" (tapes record {', '.join(differentiated)} instead)" if differentiated else "")
+                        + "."
+                    ),
+                    source="scan",
+                )
+            )
+
+    locations: list[Location] = []
+    caveats = [
+        "Disabling backward makes differentiation through these kernels silently wrong (no error): confirm that "
+        "no wp.Tape traverses them, e.g. run the entry point under wp.Tape() and inspect len(tape.launches).",
+        "If the kernels belong to a shared library that other applications differentiate through, keep the change "
+        "at this application's entry point; do not edit the library.",
+        "Confirm after the change that the module hash moved and the source shrank; an unchanged hash means the "
+        "option never arrived. Keep the change to one line so it is easy to revert.",
+    ]
+    if scan is not None and any(t.kernel in {d.name for m in targets for d in m.defs} for t in scan.tile_ops):
+        caveats.append(
+            "Tile modules: use the module option, not @wp.kernel(enable_backward=False); the per-kernel flag still "
+            "links the adjoint MathDx GEMMs on CUDA (CS-7)."
+        )
+    confidence = "high"
+    if any(not any(b.backward_in_source for b in m.builds) for m in targets):
+        confidence = "medium"
+    if unresolved:
+        confidence = "low"
+        caveats.insert(
+            0,
+            "The scan could not tell what these tapes record: "
+            + ", ".join(f"{t.file}:{t.line}" for t in unresolved)
+            + "; check them before disabling backward.",
+        )
+
+    if (late_mods or late_sets) and not differentiated:
+        if late_sets:
+            for lt in late_sets:
+                c = lt.fact
+                above = min((r.line for r in lt.refs if r.line), default=None)
+                locations.append(
+                    ctx.loc(
+                        c.file,
+                        c.line,
+                        f"assigned after the kernel modules were created: move above the import at line {above}"
+                        if above
+                        else "assigned after the kernel modules were created: move it earlier",
+                    )
+                )
+                via = "; ".join(
+                    (f"line {r.line} imports {r.module}" if r.line else f"the parent package {r.module}")
+                    + f", which creates {', '.join(r.kernel_modules) or 'a kernel module'}"
+                    for r in lt.refs
+                )
+                missed = lt.confirmed or [m.name for m in late_mods]
+                evidence.append(
+                    Evidence(
+                        fact=(
+                            f"{c.file}:{c.line}: wp.config.enable_backward = {c.value} runs after "
+                            f"{via or 'the kernel modules were created'}; a module copies enable_backward from "
+                            f"wp.config when it is created, so the assignment never reached {', '.join(missed)}."
+                        ),
+                        source="both",
+                    )
+                )
+            first = late_sets[0]
+            above = min((r.line for r in first.refs if r.line), default=None)
+            if above is not None:
+                fix = (
+                    f"Move `wp.config.enable_backward = {first.fact.value}` ({first.fact.file}:{first.fact.line}) "
+                    f"above the import at line {above} (keep `import warp as wp` before it), so the kernel modules "
+                    "are created forward-only. Nothing else changes; moving it back reverts it."
+                )
+            elif first.fact.after_kernels_in_file:
+                own = [k.line for k in scan.kernels if k.file == first.fact.file] if scan is not None else []
+                where = f" (the first at line {min(own)})" if own else ""
+                fix = (
+                    f"Move `wp.config.enable_backward = {first.fact.value}` ({first.fact.file}:{first.fact.line}) "
+                    f"above the kernel definitions of that file{where}, right after `import warp as wp`, so its "
+                    "module is created forward-only. Moving it back reverts it."
+                )
+            else:
+                fix = (
+                    "A parent package creates the kernel modules before this file runs, so moving the assignment "
+                    "inside it cannot help; reach the existing modules before their first load instead:\n"
+                    + get_module_lines
+                )
+        else:
+            fix = (
+                "wp.config.enable_backward was set to False after these modules were created (build config_shadow), "
+                "but the scan did not find the assignment. Move it above the import that creates them, or set "
+                "before the first load:\n" + get_module_lines
+            )
+        for m in late_mods:
+            evidence.append(
+                Evidence(
+                    fact=(
+                        f"measured: {m.name} kept enable_backward True while wp.config.enable_backward was False "
+                        "(config shadow): the option arrived after the module existed."
+                    ),
+                    builds=m.seqs,
+                )
+            )
+        title = "enable_backward = False is assigned after the kernel modules were created, so it never arrives"
+    elif differentiated:
+        fix = (
+            f"Other modules ({', '.join(differentiated)}) are differentiated, so a process-wide "
+            "wp.config.enable_backward = False would break them. Turn backward off only for the forward-only "
+            "modules, from the entry point, before their first load:\n" + get_module_lines
+        )
+        if first_import is not None:
+            locations.append(
+                ctx.loc(first_import.file, first_import.line, "after this import, before the first launch")
+            )
+        title = "Backward code is generated for modules that nothing differentiates"
+    elif (
+        entry is not None
+        and not parents
+        and entry.module_scope_kernel_count
+        and scan is not None
+        and (
+            first_import is None
+            or first_import.line > min(k.line for k in scan.kernels if k.file == entry.file and not k.nested)
+        )
+    ):
+        first_def = min(k.line for k in scan.kernels if k.file == entry.file and not k.nested)
+        locations.append(
+            ctx.loc(entry.file, first_def, "set wp.config.enable_backward = False before this first kernel definition")
+        )
+        fix = (
+            f"The entry point {entry.file} defines kernels itself: right after `import warp as wp` and before "
+            f"line {first_def}, add\nwp.config.enable_backward = False  # forward-only application; delete to revert\n"
+            "so every module this process creates from then on is forward-only."
+        )
+        title = "Backward code is generated and compiled for kernels that nothing differentiates"
+    elif entry is not None and first_import is not None and not parents:
+        locations.append(
+            ctx.loc(
+                first_import.file,
+                first_import.line,
+                f"set wp.config.enable_backward = False before this import of {first_import.module}",
+            )
+        )
+        fix = (
+            f"At the application entry point {entry.file}, before line {first_import.line} "
+            f"(the import of {first_import.module}, which creates the kernel modules), add:\n"
+            "import warp as wp\nwp.config.enable_backward = False  # forward-only application; delete to revert\n"
+            "A module copies enable_backward from wp.config when it is created, so the assignment must precede the "
+            "import. The kernel modules themselves stay unchanged."
+        )
+        title = "Backward code is generated and compiled for kernels that nothing differentiates"
+    else:
+        why = (
+            f"the parent package(s) {', '.join(parents)} create the kernel modules before the entry point runs"
+            if parents
+            else "the entry point could not be located in the scanned sources"
+        )
+        fix = (
+            f"Set it for this process before the modules first load ({why}), from the application side:\n"
+            + get_module_lines
+            + "\n(or assign wp.config.enable_backward = False before anything imports the kernel modules)."
+        )
+        if entry is not None and first_import is not None:
+            locations.append(
+                ctx.loc(first_import.file, first_import.line, "after this import, before the first launch")
+            )
+        else:
+            first = min((b for m in targets for b in m.builds), key=lambda b: b.seq)
+            if first.trigger is not None and first.trigger.file:
+                locations.append(ctx.loc(first.trigger.file, first.trigger.line, "before this first load"))
+        title = "Backward code is generated and compiled for kernels that nothing differentiates"
+
+    total_ms = sum(m.ms for m in targets)
+    return RuleResult(
+        findings=[
+            Finding(
+                mechanism=MECHANISM,
+                title=title,
+                severity="medium",
+                confidence=confidence,
+                modules=names,
+                evidence=evidence,
+                locations=locations,
+                fix=fix,
+                estimated_saving_ms=None,
+                saving_basis=(
+                    "not estimated: the report does not split the generated source or compile time into forward and "
+                    f"backward parts; at most the {total_ms:.0f} ms these modules took (forward code stays). Figures "
+                    "elsewhere range from ~2% of cold module work (CPU study) to about a third on small-kernel "
+                    "modules: measure it with `warp-compile compare` before and after"
+                ),
+                caveats=caveats,
+                samples=ctx.samples,
+            )
+        ],
+        ruled_out=ruled,
+    )
