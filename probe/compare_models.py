@@ -1,0 +1,191 @@
+"""The result of `warp-compile compare`: one model behind the JSON and the text output.
+
+Every duration is in milliseconds. Bands are built from the BEFORE (baseline) arm:
+max(1% of its median, 2 x its raw, unscaled MAD).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from warp_compile.probe.models import Launch, Stat
+
+COMPARISON_SCHEMA_VERSION = 1
+
+Verdict = Literal["IMPROVED", "INCONCLUSIVE", "REGRESSION", "INVALID", "UNVERIFIED"]
+ClockName = Literal["compile_elapsed", "warm_repeat", "cold_module"]
+
+EXIT_CODES: dict[str, int] = {"IMPROVED": 0, "INCONCLUSIVE": 0, "UNVERIFIED": 0, "REGRESSION": 1, "INVALID": 1}
+
+CLOCK_TITLES: dict[str, str] = {
+    "compile_elapsed": "compile elapsed",  # cold wall - warm wall: what the user waited for compilation
+    "warm_repeat": "warm repeat",  # module time in the warm run: what every later run pays
+    "cold_module": "cold module work",  # summed module load time in the cold run: what was built
+}
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class Clock(_Model):
+    """One clock of the comparison.
+
+    `judged` says how the clock was read: against its band ("improved" / "regressed" / "within band"), or, when
+    the baseline median is below the timing floor (a few ms, where a percentage band means nothing), on counts
+    ("counts"; the counts are in `counts_before` / `counts_after` and their direction in `outcome`).
+    `outcome` is the direction the verdict sees: "improved" / "regressed" / "unchanged", or "not judged" when the
+    clock has no data. `decisive` is False when the clock was read but deliberately left out of the verdict
+    (`note` says why: identical work makes the summed clock meaningless, or the warm run compiled so cold - warm
+    no longer isolates compilation).
+    """
+
+    name: ClockName
+    title: str
+    before: Stat = Field(default_factory=Stat)
+    after: Stat = Field(default_factory=Stat)
+    delta_ms: float | None = None  # after.median - before.median
+    delta_pct: float | None = None  # of before.median; None below the timing floor
+    band_ms: float | None = None  # max(1% of before median, 2 x before raw MAD)
+    judged: Literal["improved", "regressed", "within band", "counts", "not judged"] = "not judged"
+    outcome: Literal["improved", "regressed", "unchanged", "not judged"] = "not judged"
+    decisive: bool = True
+    counts_label: str | None = None  # what the counts count, e.g. "compiled events in the warm run"
+    counts_before: int | None = None
+    counts_after: int | None = None
+    p_value: float | None = None  # two-sided Mann-Whitney U over the samples (informational; the band decides)
+    p_method: Literal["exact", "normal"] | None = None
+    note: str = ""
+
+
+class Divergence(_Model):
+    """The first launch position where the two runs differ (`None` on one side: that run had no launch there)."""
+
+    index: int  # 0-based position in the expanded (count-unrolled) launch sequence
+    before: Launch | None = None
+    after: Launch | None = None
+    fields: list[str] = Field(default_factory=list)  # which compared fields differ (dim, device, dtypes, ...)
+    description: str = ""
+
+
+class Rename(_Model):
+    """A kernel name that changed at equal launch positions (allowed: moving a closure to module scope renames it)."""
+
+    before: str
+    after: str
+    before_module: str = ""
+    after_module: str = ""
+    launches: int = 0  # launches at which this pair was seen
+
+
+class Equivalence(_Model):
+    """Was the same work done? Launch structure only: order, count, dim, device, dtypes, block_dim, adjoint, tiled.
+
+    Kernel and module names are not part of it; changed names are listed in `renames`.
+    """
+
+    status: Literal["equivalent", "changed", "unverified"]
+    compared: list[str] = Field(
+        default_factory=lambda: ["order", "count", "dim", "device", "dtypes", "block_dim", "adjoint", "tiled"]
+    )
+    first_divergence: Divergence | None = None
+    renames: list[Rename] = Field(default_factory=list)
+    before_launches: int = 0
+    after_launches: int = 0
+    checked_launches: int = 0  # positions actually compared (less than the totals when a list was truncated)
+    note: str = ""
+
+
+class Count(_Model):
+    before: int | None = None
+    after: int | None = None
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+
+class Structure(_Model):
+    """What was built, from each report's reference sample."""
+
+    identities: Count = Field(default_factory=Count)
+    modules: Count = Field(default_factory=Count)
+    generated_source_bytes: Count = Field(default_factory=Count)
+    lto_artifacts: Count = Field(default_factory=Count)
+    compiled_events: Count = Field(default_factory=Count)  # builds with status "compiled" in the cold run
+    warm_compiled_events: Count = Field(default_factory=Count)  # ... in the warm run (should be 0: cache reuse)
+    # same identities, module hashes and LTO artifacts, and generated source bytes equal within
+    # max(256 bytes, 0.1%) (line-number comments in Warp's generated source move with the user's code)
+    identical_work: bool = False
+    note: str = ""
+
+
+class ModuleHashRow(_Model):
+    """Hashes of one (module, device, block_dim) in the cold run; a changed row is the receipt of a changed build."""
+
+    module: str
+    device: str
+    block_dim: int | None = None
+    before_hashes: list[str] = Field(default_factory=list)  # short hashes, in load order
+    after_hashes: list[str] = Field(default_factory=list)
+    changed: bool = False
+
+
+class ClockDecision(_Model):
+    """Where one clock stood when the interleaved run stopped (see `warp_compile.probe.stats.until_decided`)."""
+
+    name: ClockName
+    outcome: Literal["improved", "regressed", "equivalent", "undecided", "counts", "not judged"]
+    ci_low_ms: float | None = None
+    ci_high_ms: float | None = None
+    band_ms: float | None = None
+    p_value: float | None = None
+    reason: str = ""
+
+
+class Interleaved(_Model):
+    """How an interleaved (A B A B ...) comparison ran."""
+
+    pairs: int
+    order: str = "A B A B ..."
+    until_decided: bool = False
+    decided: bool | None = None  # None when --until-decided was not asked for
+    stopped_because: str = ""
+    rule: str = ""
+    min_pairs: int | None = None
+    max_samples: int | None = None
+    clocks: list[ClockDecision] = Field(default_factory=list)
+    before_cwd: str = ""
+    after_cwd: str = ""
+
+
+class Comparison(_Model):
+    """The result of `warp-compile compare`."""
+
+    schema_version: Literal[1] = COMPARISON_SCHEMA_VERSION
+    kind: Literal["warp-compile-comparison"] = "warp-compile-comparison"
+    verdict: Verdict
+    reason: str
+    exit_code: int
+    headline: ClockName
+    clocks: list[Clock] = Field(default_factory=list)
+    equivalence: Equivalence
+    structure: Structure = Field(default_factory=Structure)
+    module_hashes: list[ModuleHashRow] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+    interleaved: Interleaved | None = None
+    before_label: str = ""
+    after_label: str = ""
+    before_samples: int = 0  # successful samples behind the BEFORE clocks
+    after_samples: int = 0
+    before_failed_samples: int = 0
+    after_failed_samples: int = 0
+    timing_floor_ms: float = 5.0  # below this baseline median a clock is judged on counts
+
+    def clock(self, name: str) -> Clock | None:
+        for c in self.clocks:
+            if c.name == name:
+                return c
+        return None

@@ -1,0 +1,130 @@
+"""`warp-compile compare`: judge a change by measurement.
+
+    warp-compile compare BEFORE.json AFTER.json [--json FILE]
+    warp-compile compare --before-cwd A --after-cwd B [--samples N] [--until-decided [--max-samples M]]
+                         [--timeout S] [--json FILE] -- CMD...
+
+Exit 0: IMPROVED / INCONCLUSIVE / UNVERIFIED; 1: REGRESSION / INVALID; 2: unusable input (one line on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from warp_compile.probe.errors import UsageError
+
+DESCRIPTION = """\
+Compare two measurements of the same command: was the same work done (launch structure), and was less or sooner
+compiled? Judges three clocks (compile elapsed, warm repeat, cold module work), each against its own band
+max(1% of the BEFORE median, 2 x BEFORE raw MAD), and prints IMPROVED / INCONCLUSIVE / REGRESSION / INVALID /
+UNVERIFIED with the reason.
+
+Either pass two reports written by `warp-compile measure --json`, or let compare measure two source trees
+alternately (A B A B ...) in one run, so drift on a shared machine hits both arms:
+  warp-compile compare --before-cwd A --after-cwd B -- python app.py
+
+Exit status: 0 IMPROVED / INCONCLUSIVE / UNVERIFIED, 1 REGRESSION / INVALID, 2 unusable input.
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "compare",
+        help="judge a change: same work, less compiled? (two reports, or two trees measured interleaved)",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("reports", nargs="*", metavar="REPORT", help="BEFORE.json AFTER.json (from `measure --json`)")
+    p.add_argument(
+        "--json", metavar="FILE", help="also write the comparison as JSON ('-': JSON on stdout, text on stderr)"
+    )
+    g = p.add_argument_group("interleaved mode (measure two trees alternately; the command follows `--`)")
+    g.add_argument("--before-cwd", metavar="DIR", help="working directory of the BEFORE tree")
+    g.add_argument("--after-cwd", metavar="DIR", help="working directory of the AFTER tree")
+    g.add_argument(
+        "--samples",
+        type=int,
+        metavar="N",
+        help="pairs to measure (default 5); with --until-decided, the minimum number of pairs (default 3)",
+    )
+    g.add_argument(
+        "--until-decided",
+        action="store_true",
+        help="stop as soon as the verdict cannot change (95%% bootstrap intervals of each clock's median "
+        "difference against its band); reports how many pairs it took",
+    )
+    g.add_argument("--max-samples", type=int, metavar="M", help="most pairs with --until-decided (default 20)")
+    g.add_argument("--timeout", type=float, default=900.0, metavar="S", help="timeout per process run in seconds")
+    p.set_defaults(func=run)
+
+
+def run(ns: argparse.Namespace) -> int:
+    from warp_compile.probe.compare import compare, interleaved_compare, load_report, render_text
+
+    command = list(getattr(ns, "cmd_argv", []) or [])
+    interleaved = ns.before_cwd is not None or ns.after_cwd is not None
+    if interleaved:
+        if ns.reports:
+            raise UsageError("compare: give either two REPORT files or --before-cwd/--after-cwd, not both")
+        if ns.before_cwd is None or ns.after_cwd is None:
+            raise UsageError("compare: interleaved mode needs both --before-cwd and --after-cwd")
+        if not command:
+            raise UsageError("compare: interleaved mode needs the command to measure after `--`")
+        for flag, d in (("--before-cwd", ns.before_cwd), ("--after-cwd", ns.after_cwd)):
+            if not Path(d).is_dir():
+                raise UsageError(f"compare: {flag} {d}: not a directory")
+        if ns.samples is not None and ns.samples < 1:
+            raise UsageError("compare: --samples must be at least 1")
+        if ns.max_samples is not None and not ns.until_decided:
+            raise UsageError("compare: --max-samples only applies with --until-decided")
+        max_samples = 20 if ns.max_samples is None else ns.max_samples
+        if max_samples < 1:
+            raise UsageError("compare: --max-samples must be at least 1")
+        if ns.timeout <= 0:
+            raise UsageError("compare: --timeout must be positive")
+
+        def progress(msg: str) -> None:
+            sys.stderr.write(f"warp-compile compare: {msg}\n")
+            sys.stderr.flush()
+
+        result = interleaved_compare(
+            command,
+            Path(ns.before_cwd),
+            Path(ns.after_cwd),
+            samples=ns.samples,
+            until_decided=ns.until_decided,
+            max_samples=max_samples,
+            timeout_s=ns.timeout,
+            progress=progress,
+        )
+    else:
+        if command:
+            raise UsageError("compare: a command after `--` needs --before-cwd and --after-cwd")
+        if ns.until_decided or ns.samples is not None or ns.max_samples is not None:
+            raise UsageError("compare: --samples/--until-decided/--max-samples need --before-cwd and --after-cwd")
+        if len(ns.reports) != 2:
+            raise UsageError(f"compare: expected two reports (BEFORE.json AFTER.json), got {len(ns.reports)}")
+        before = load_report(ns.reports[0])
+        after = load_report(ns.reports[1])
+        result = compare(
+            before,
+            after,
+            before_label=ns.reports[0] + (f" [{before.label}]" if before.label else ""),
+            after_label=ns.reports[1] + (f" [{after.label}]" if after.label else ""),
+        )
+
+    text = render_text(result)
+    payload = result.model_dump_json(indent=2) + "\n"
+    if ns.json == "-":
+        sys.stdout.write(payload)
+        sys.stderr.write(text)
+    else:
+        if ns.json:
+            try:
+                Path(ns.json).write_text(payload, encoding="utf-8")
+            except OSError as exc:
+                raise UsageError(f"compare: cannot write {ns.json}: {exc.strerror or exc}") from None
+        sys.stdout.write(text)
+    return result.exit_code
