@@ -1,0 +1,211 @@
+"""The bundled eval projects in evals/fixtures/<name>/.
+
+Fast: every case.json is well-formed and points at real lines, every project has the runnable package its command
+names, and no file name, identifier or source text gives the answer away. Slow (--slow): three representative
+projects run cold with this interpreter under a private WARP_CACHE_PATH, exit 0, leave nothing behind, and their
+fixed/ copies print the same result.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).resolve().parents[1] / "evals" / "fixtures"
+MECHANISMS = [f"CS-{i}" for i in range(1, 14)]
+CASE_KEYS = {"id", "title", "command", "expected", "prompt", "reference_fix", "notes"}
+EXPECTED_KEYS = {"mechanisms", "locations", "absent"}
+EXPECTED_OPTIONAL = {"not_reached", "scan_locations", "severity"}
+SEVERITIES = {"high", "medium", "low", "info"}
+
+# Source text must not name the answer; names (files, dirs, identifiers) must not hint at it either.
+TEXT_FORBIDDEN = re.compile(r"(?i)\bcs-?\d|churn|fixture|mechanism")
+NAME_FORBIDDEN = re.compile(r"(?i)cs-?\d|churn|fixture|mechanism|bug|slow")
+
+# One cheap single-module case, the cache case (it makes and removes a temp dir), the import-order case.
+RUN_CASES = ["particle_prep", "batch_signals", "field_forward_late"]
+
+
+def _names() -> list[str]:
+    return sorted(p.name for p in FIXTURES.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+
+
+def _case(name: str) -> dict:
+    return json.loads((FIXTURES / name / "case.json").read_text())
+
+
+def _pkg(case: dict) -> str:
+    cmd = case["command"]
+    assert cmd[:2] == ["python", "-m"] and len(cmd) == 3, cmd
+    return cmd[2]
+
+
+def _variants(name: str) -> list[Path]:
+    return [p for p in (FIXTURES / name / "project", FIXTURES / name / "fixed") if p.is_dir()]
+
+
+def _check_location(root: Path, loc: dict, allowed: set[str]) -> None:
+    assert set(loc) == {"mechanism", "file", "line"}, loc
+    assert loc["mechanism"] in allowed, loc
+    path = root / loc["file"]
+    assert path.is_file(), f"{loc['file']} does not exist under {root}"
+    lines = path.read_text().splitlines()
+    assert isinstance(loc["line"], int) and 1 <= loc["line"] <= len(lines), loc
+    text = lines[loc["line"] - 1].strip()
+    assert text and not text.startswith("#"), f"{loc['file']}:{loc['line']} is blank or a comment"
+
+
+def test_fixture_set_is_present() -> None:
+    names = _names()
+    assert len(names) >= 17, names
+    assert all((FIXTURES / n / "case.json").is_file() for n in names), names
+
+
+@pytest.mark.parametrize("name", _names())
+def test_case_json_is_well_formed(name: str) -> None:
+    case = _case(name)
+    assert CASE_KEYS <= set(case), sorted(CASE_KEYS - set(case))
+    assert case["id"] == name
+    for key in ("title", "prompt", "reference_fix", "notes"):
+        assert isinstance(case[key], str) and case[key].strip(), key
+    pkg = _pkg(case)
+    assert pkg.isidentifier(), pkg
+
+    exp = case["expected"]
+    assert EXPECTED_KEYS <= set(exp) <= EXPECTED_KEYS | EXPECTED_OPTIONAL, sorted(exp)
+    mechs, absent, not_reached = exp["mechanisms"], exp["absent"], exp.get("not_reached", [])
+    for group in (mechs, absent, not_reached):
+        assert isinstance(group, list) and set(group) <= set(MECHANISMS), group
+        assert len(group) == len(set(group)), group
+    # every mechanism is accounted for exactly once: expected, must not be named, or unreachable on this device
+    sizes = len(mechs) + len(absent) + len(not_reached)
+    assert sizes == len(MECHANISMS) and set(mechs) | set(absent) | set(not_reached) == set(MECHANISMS)
+
+    project = FIXTURES / name / "project"
+    for loc in exp["locations"]:
+        _check_location(project, loc, set(mechs))
+    assert {loc["mechanism"] for loc in exp["locations"]} == set(mechs), "every expected mechanism needs a location"
+    for loc in exp.get("scan_locations", []):
+        _check_location(project, loc, set(not_reached))
+    for mech, sev in exp.get("severity", {}).items():
+        assert mech in mechs and sev in SEVERITIES, (mech, sev)
+
+    for prefix, override in case.get("version_overrides", {}).items():
+        assert re.fullmatch(r"\d+\.\d+(\.\d+)?", prefix), prefix
+        assert set(override) <= {"mechanisms", "locations", "why"} and override.get("why"), override
+        assert set(override.get("mechanisms", [])) <= set(mechs), override
+        for loc in override.get("locations", []):
+            _check_location(project, loc, set(override.get("mechanisms", [])))
+
+    if "compare" in case:
+        verdicts = ("IMPROVED", "INCONCLUSIVE", "REGRESSION", "INVALID", "UNVERIFIED")
+        assert case["compare"].get("verdict") in verdicts, case["compare"]
+
+
+@pytest.mark.parametrize("name", _names())
+def test_project_layout(name: str) -> None:
+    case = _case(name)
+    pkg = _pkg(case)
+    project = FIXTURES / name / "project"
+    fixed = FIXTURES / name / "fixed"
+    assert project.is_dir()
+    # a fixed copy exists exactly when there is something to fix
+    assert fixed.is_dir() == bool(case["expected"]["mechanisms"]), "fixed/ must exist iff mechanisms are expected"
+    for root in _variants(name):
+        top = sorted(p.name for p in root.iterdir())
+        assert top == [pkg], f"{root}: expected only the package {pkg}/, found {top}"
+        for required in ("__init__.py", "__main__.py"):
+            assert (root / pkg / required).is_file(), f"{root / pkg / required} missing"
+        assert not [p for p in (root / pkg).iterdir() if p.is_dir()], "the package is flat"
+        for path in (root / pkg).glob("*.py"):
+            ast.parse(path.read_text(), filename=str(path))
+
+
+def _identifiers(tree: ast.AST) -> set[str]:
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, ast.Name):
+            out.add(node.id)
+        elif isinstance(node, ast.arg):
+            out.add(node.arg)
+        elif isinstance(node, ast.Attribute):
+            out.add(node.attr)
+        elif isinstance(node, ast.keyword) and node.arg:
+            out.add(node.arg)
+        elif isinstance(node, ast.alias):
+            out.update(n for n in (node.name, node.asname) if n)
+    return out
+
+
+@pytest.mark.parametrize("name", _names())
+def test_sources_do_not_give_the_answer_away(name: str) -> None:
+    for root in _variants(name):
+        for path in sorted(root.rglob("*")):
+            rel = path.relative_to(root)
+            assert not NAME_FORBIDDEN.search(str(rel)), f"{name}: name {rel}"
+            if path.suffix != ".py":
+                continue
+            text = path.read_text()
+            hit = TEXT_FORBIDDEN.search(text)
+            assert not hit, f"{name}: {rel} contains {hit.group(0)!r}"
+            bad = sorted(i for i in _identifiers(ast.parse(text)) if NAME_FORBIDDEN.search(i))
+            assert not bad, f"{name}: {rel} identifiers {bad}"
+
+
+def test_forbidden_patterns_catch_what_they_should() -> None:
+    assert TEXT_FORBIDDEN.search("see CS-3 here") and TEXT_FORBIDDEN.search("module Churn")
+    assert not TEXT_FORBIDDEN.search("physics-based model")  # no digit after the dash
+    assert NAME_FORBIDDEN.search("debug_level") and NAME_FORBIDDEN.search("slow_path")
+
+
+# ---------------------------------------------------------------------------------------------- slow: real runs
+
+
+def _tree(root: Path) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*")}
+
+
+def _run(cwd: Path, pkg: str, tmp: Path) -> subprocess.CompletedProcess:
+    cache = tmp / "warp-cache"
+    scratch = tmp / "scratch"
+    cache.mkdir(parents=True, exist_ok=True)
+    scratch.mkdir(parents=True, exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WARP_")}
+    env.update(WARP_CACHE_PATH=str(cache), PYTHONDONTWRITEBYTECODE="1", TMPDIR=str(scratch))
+    return subprocess.run(
+        [sys.executable, "-m", pkg], cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+
+
+def _result_line(stdout: str) -> str:
+    lines = [ln for ln in stdout.splitlines() if ln.strip()]
+    return lines[-1] if lines else ""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", RUN_CASES)
+def test_fixture_runs_cold(name: str, tmp_path: Path) -> None:
+    if importlib.util.find_spec("warp") is None:
+        pytest.skip("warp-lang is not installed in this interpreter")
+    pkg = _pkg(_case(name))
+    before = _tree(FIXTURES / name)
+    results = {}
+    for root in _variants(name):
+        proc = _run(root, pkg, tmp_path / root.name)
+        assert proc.returncode == 0, f"{root}: exit {proc.returncode}\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
+        results[root.name] = _result_line(proc.stdout)
+        assert results[root.name], "the app printed no result"
+        assert not list((tmp_path / root.name / "scratch").iterdir()), "the app left files in TMPDIR"
+    assert _tree(FIXTURES / name) == before, "running the app wrote into the fixture tree"
+    if "fixed" in results:
+        assert results["fixed"] == results["project"]
