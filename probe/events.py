@@ -77,6 +77,7 @@ def _trigger(d: object) -> Trigger | None:
         function=str(d.get("function", "")),
         api=str(d.get("api", "") or ""),
         via=d.get("via"),
+        stack=[s for s in (_site(x) for x in d.get("stack") or []) if s is not None],
     )
 
 

@@ -101,25 +101,39 @@ def _is_user_file(filename):
     return True
 
 
-def _user_site(frame):
-    """The innermost user frame at or above `frame`, and the outermost Warp function below it (the API used)."""
+def _user_site(frame, depth=1):
+    """The innermost user frame at or above `frame`, and the outermost Warp function below it (the API used).
+
+    With depth > 1 the site also carries `stack`: up to `depth` user frames, innermost first, so a rule can see
+    which caller a shared helper was reached from.
+    """
     api = None
     wd = _state["warp_dir"]
     f = frame
+    site = None
+    stack = []
     while f is not None:
         fn = f.f_code.co_filename
         if _is_user_file(fn):
-            site = {"file": fn, "line": f.f_lineno, "function": f.f_code.co_name}
-            return site, api
-        if wd and fn.startswith(wd):
+            entry = {"file": fn, "line": f.f_lineno, "function": f.f_code.co_name}
+            if site is None:
+                site = dict(entry)
+                if depth <= 1:
+                    return site, api
+            stack.append(entry)
+            if len(stack) >= depth:
+                break
+        elif site is None and wd and fn.startswith(wd):
             api = getattr(f.f_code, "co_qualname", f.f_code.co_name)
         f = f.f_back
-    return None, api
+    if site is not None and depth > 1:
+        site["stack"] = stack
+    return site, api
 
 
-def _trigger(depth=2):
+def _trigger(depth=2, stack=6):
     try:
-        site, api = _user_site(sys._getframe(depth))
+        site, api = _user_site(sys._getframe(depth), stack)
     except Exception:
         site, api = None, None
     if site is None:

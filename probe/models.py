@@ -40,6 +40,7 @@ class Trigger(Site):
 
     api: str = ""
     via: str | None = None  # e.g. "force_load" when the load ran in a worker thread
+    stack: list[Site] = Field(default_factory=list)  # user frames, innermost first (the first equals file:line)
 
 
 class KernelInfo(_Model):

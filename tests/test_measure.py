@@ -104,6 +104,7 @@ def test_late_option_change_gives_two_builds_with_triggers(options_run):
         (main_file, first, "launch"),
         (main_file, second, "launch"),
     ]
+    assert builds[1].trigger.stack[0].line == second  # the user call stack starts at the trigger
     assert report.native_compile_ms.median > 0 and report.codegen_ms.median > 0 and report.pch_ms.median > 0
     # the PCH is kept apart: no build carries it, and each build costs far less than the header did
     pch = report.pch_ms.median

@@ -13,7 +13,7 @@ import re
 from collections import defaultdict
 
 from warp_compile.probe.diagnosis_models import Cause, Evidence, Finding, HashChange, RuledOut, RuleResult
-from warp_compile.probe.models import Build, KernelInfo
+from warp_compile.probe.models import Build, KernelInfo, Site
 from warp_compile.probe.rules.context import RuleContext, dedupe_locations, fmt_ms
 
 MECHANISM = "CS-6"
@@ -95,6 +95,20 @@ def _instances(build: Build | None, parent: str) -> list[KernelInfo]:
     return [k for k in build.kernels if k.generic_parent == parent]
 
 
+def _divergence(first: Build | None, later: Build) -> Site | None:
+    """Where the later load's call path leaves the first load's: the caller that brought the new types in.
+
+    Both loads often go through one shared helper line; the first differing outer frame is the code to look at.
+    """
+    if first is None or first.trigger is None or later.trigger is None:
+        return None
+    a, b = first.trigger.stack, later.trigger.stack
+    for i, entry in enumerate(b):
+        if i >= len(a) or (a[i].file, a[i].line) != (entry.file, entry.line):
+            return entry if i > 0 else None
+    return None
+
+
 def _finding(ctx: RuleContext, module: str, parent: str, items: list[tuple[HashChange, list[Cause]]]) -> Finding:
     saving = sum(ch.cost_ms for ch, _ in items)
     last = ctx.build(max(ch.to_seq for ch, _ in items))
@@ -124,6 +138,11 @@ def _finding(ctx: RuleContext, module: str, parent: str, items: list[tuple[HashC
         )
         if later is not None:
             locations.append(ctx.trigger_loc(later, f"launch of {parent} with a new type instance"))
+            entry = _divergence(ctx.build(ch.from_seq), later)
+            if entry is not None:
+                locations.append(
+                    ctx.loc(entry.file, entry.line, f"the call path that brings the new types to {parent}")
+                )
     lines = []
     for sig in all_sigs:
         dt = types.get(sig)
