@@ -100,6 +100,7 @@ def _build(e: dict) -> Build:
         pch_ms=float(e.get("pch_ms", 0.0)),
         source_bytes=int(e.get("source_bytes") or 0),
         backward_in_source=e.get("backward_in_source"),
+        backward_source_bytes=e.get("backward_source_bytes"),
         kernels=[KernelInfo(**k) for k in e.get("kernels", []) if isinstance(k, dict) and "key" in k],
         functions={str(k): str(v) for k, v in (e.get("functions") or {}).items()},
         options={str(k): str(v) for k, v in (e.get("options") or {}).items()},

@@ -162,7 +162,9 @@ def _api_name(qualname):
 
 
 class _Load:
-    __slots__ = ("t0", "mark", "stack", "phases", "ran", "source_bytes", "backward", "pch_ms", "pch_files")
+    __slots__ = (
+        "t0", "mark", "stack", "phases", "ran", "source_bytes", "backward", "backward_bytes", "pch_ms", "pch_files"
+    )
 
     def __init__(self):
         self.t0 = time.perf_counter()
@@ -172,6 +174,7 @@ class _Load:
         self.ran = set()
         self.source_bytes = None
         self.backward = None
+        self.backward_bytes = None
         self.pch_ms = 0.0
         self.pch_files = []
 
@@ -209,7 +212,22 @@ def _phase_wrap(phase, fn):
 
 def _note_source(cur, src):
     cur.source_bytes = len(src.encode("utf-8", "replace"))
-    cur.backward = ("_kernel_backward" in src) or ("adj_" in src and "_backward(" in src)
+    cur.backward_bytes = _backward_bytes(src)
+    cur.backward = cur.backward_bytes > 0
+
+
+def _backward_bytes(src):
+    """Bytes of generated adjoint code: top-level functions named *_backward* or adj_* (kernels and wp.func)."""
+    total = 0
+    in_backward = False
+    for line in src.splitlines(True):
+        if line[:1].isalpha() and "(" in line:
+            head = line.split("(", 1)[0]
+            name = head.split()[-1] if head.split() else ""
+            in_backward = "_backward" in name or name.startswith("adj_")
+        if in_backward:
+            total += len(line)
+    return total
 
 
 def _native_wrap(fn):
@@ -453,6 +471,7 @@ def _record_load(module, args, kwargs, result, rec, exc, warp_mod):
         "pch_ms": round(pch, 3),
         "source_bytes": source_bytes or 0,
         "backward_in_source": rec.backward,
+        "backward_source_bytes": rec.backward_bytes,
         "start_ms": round((rec.t0 - _T0) * 1000.0, 3),
         "end_ms": round((end - _T0) * 1000.0, 3),
         "trigger": _trigger(3),

@@ -71,6 +71,7 @@ class Build(_Model):
     pch_ms: float = 0.0  # PCH built during this load; already subtracted from ms and native_ms
     source_bytes: int = 0
     backward_in_source: bool | None = None  # the generated source holds adjoint (backward) kernels
+    backward_source_bytes: int | None = None  # bytes of that adjoint code (None: not generated in this run)
     kernels: list[KernelInfo] = Field(default_factory=list)
     functions: dict[str, str] = Field(default_factory=dict)  # wp.func key -> hash
     options: dict[str, str] = Field(default_factory=dict)  # resolved module options that were hashed

@@ -298,6 +298,74 @@ def _noop_findings(ctx: RuleContext) -> list[Finding]:
     return out
 
 
+# ---------------------------------------------------------------------------------------------- 4. ignored writes
+
+
+def _ignored_write_findings(ctx: RuleContext) -> list[Finding]:
+    """`get_module(x).options[...] = v` after x loaded: Warp does not re-hash on a direct write, so v never arrives.
+
+    Confirmed by the measurement: every build of x carries the old value, and no rebuild happened for it.
+    """
+    scan = ctx.scan
+    if scan is None:
+        return []
+    out = []
+    for f in scan.module_options:
+        if f.api == "set_module_options" or f.before_launch_in_file is not False or not f.options or not f.target:
+            continue
+        builds = [b for b in ctx.loads if b.module == f.target]
+        if not builds:
+            continue
+        missed = {
+            k: v
+            for k, v in f.options.items()
+            if all(k in b.options and _norm(b.options[k]) != _norm(v) for b in builds)
+        }
+        if not missed:
+            continue
+        opts = _literal_dict(missed)
+        first = min(builds, key=lambda b: b.seq)
+        where = f" (first load at {ctx.rel(first.trigger.file)}:{first.trigger.line})" if first.trigger else ""
+        out.append(
+            Finding(
+                mechanism=MECHANISM,
+                title=f"options written to {f.target} after it loaded never arrive",
+                severity="low",
+                confidence="high",
+                modules=[f.target],
+                evidence=[
+                    Evidence(
+                        fact=f"{ctx.rel(f.file)}:{f.line} writes {opts} to wp.get_module(\"{f.target}\").options "
+                        "after a launch in the same code path",
+                        source="scan",
+                    ),
+                    Evidence(
+                        fact=f"all {len(builds)} load(s) of {f.target} ran with "
+                        + ", ".join(f"{k}={builds[-1].options.get(k)}" for k in missed)
+                        + f"{where}; no rebuild picked the new value up, because a direct write to .options does "
+                        "not mark the module modified",
+                        builds=[b.seq for b in builds],
+                    ),
+                ],
+                locations=[ctx.loc(f.file, f.line, "written after the module loaded: move before its first launch")],
+                fix=f"Write the options before anything in {f.target} loads: move "
+                f'`wp.get_module("{f.target}").options.update({opts})` above the first launch{where}, or set them '
+                "with wp.set_module_options at the top of the file that defines the kernels. Then check that the "
+                "module hash moved (it will, and the module builds once with the intended options).",
+                estimated_saving_ms=None,
+                saving_basis="not a saving: the options were silently absent; applying them changes what is compiled",
+                samples=1 if ctx.samples else 0,
+                caveats=[
+                    "Once the write lands before the first load, the module compiles with these options: they may "
+                    "change numerics (mode, fast_math) and compile time.",
+                    "Calling wp.set_module_options after the load instead would make the value arrive, at the cost of "
+                    "a second full build.",
+                ],
+            )
+        )
+    return out
+
+
 # ---------------------------------------------------------------------------------------------- entry
 
 
@@ -317,6 +385,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
         if late.confirmed and late.option in OWN_DEADLINE_OPTIONS:
             findings.append(_deadline_finding(ctx, late))
     findings.extend(_noop_findings(ctx))
+    findings.extend(_ignored_write_findings(ctx))
     if findings:
         return RuleResult(findings=findings)
     unconfirmed = [x for x in lates if x.option in OWN_DEADLINE_OPTIONS and not x.confirmed]

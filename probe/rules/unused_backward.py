@@ -66,6 +66,41 @@ class _Module:
         return sum(b.ms for b in self.builds)
 
 
+MIN_SAVING_MS = 150.0  # below this (or MIN_SHARE of the cold compile) backward code is not worth a finding
+MIN_SHARE = 0.05
+
+
+def _estimate(targets: list[_Module]) -> float | None:
+    """Compile time attributable to adjoint code: each build's adjoint share of its source times its compile."""
+    total = 0.0
+    if not any(b.status == "compiled" for m in targets for b in m.builds):
+        return None
+    for m in targets:
+        for b in m.builds:
+            if b.status != "compiled":
+                continue
+            if b.backward_source_bytes is None or not b.source_bytes:
+                return None
+            total += (b.native_ms + b.codegen_ms) * b.backward_source_bytes / b.source_bytes
+    return total
+
+
+def _bytes_share(targets: list[_Module]) -> str:
+    back = sum(b.backward_source_bytes or 0 for m in targets for b in m.builds if b.status == "compiled")
+    src = sum(b.source_bytes for m in targets for b in m.builds if b.status == "compiled")
+    return f"{back:,} of {src:,} bytes, {back / src:.0%}" if src else "unknown"
+
+
+def _share(ctx: RuleContext, ms: float) -> str:
+    total = ctx.cold_compile_total
+    return f"{ms / total:.1%} of {total:.0f} ms cold compile incl. the precompiled header" if total else "n/a"
+
+
+def _material(ctx: RuleContext, ms: float) -> bool:
+    total = ctx.cold_compile_total
+    return ms >= MIN_SAVING_MS and (total <= 0 or ms / total >= MIN_SHARE)
+
+
 def _has_backward(b: Build) -> bool:
     if b.backward_in_source is not None:
         return b.backward_in_source
@@ -466,24 +501,43 @@ def evaluate(ctx: RuleContext) -> RuleResult:
         title = "Backward code is generated and compiled for kernels that nothing differentiates"
 
     total_ms = sum(m.ms for m in targets)
+    estimate = _estimate(targets)
+    late = bool((late_mods or late_sets) and not differentiated)
+    if estimate is not None and not late and not _material(ctx, estimate):
+        ruled.append(
+            RuledOut(
+                mechanism=MECHANISM,
+                signal=f"backward code is generated for {', '.join(names)} but it is small: about {estimate:.0f} ms "
+                f"of compile ({_share(ctx, estimate)}), below the {MIN_SAVING_MS:.0f} ms / "
+                f"{MIN_SHARE:.0%} worth acting on",
+            )
+        )
+        return RuleResult(ruled_out=ruled)
+    if estimate is not None:
+        basis = (
+            f"the adjoint share of the generated source ({_bytes_share(targets)}) applied to the native compile and "
+            f"codegen time of {', '.join(names)} ({total_ms:.0f} ms); compile time is roughly proportional to the "
+            "source, so confirm with `warp-compile compare`"
+        )
+    else:
+        basis = (
+            "not estimated: this run did not generate the source (cache hit) so its adjoint share is unknown; at "
+            f"most the {total_ms:.0f} ms these modules took (forward code stays): measure it with "
+            "`warp-compile compare` before and after"
+        )
     return RuleResult(
         findings=[
             Finding(
                 mechanism=MECHANISM,
                 title=title,
-                severity="medium",
+                severity=ctx.severity_for(estimate) if estimate is not None else "medium",
                 confidence=confidence,
                 modules=names,
                 evidence=evidence,
                 locations=locations,
                 fix=fix,
-                estimated_saving_ms=None,
-                saving_basis=(
-                    "not estimated: the report does not split the generated source or compile time into forward and "
-                    f"backward parts; at most the {total_ms:.0f} ms these modules took (forward code stays). Figures "
-                    "elsewhere range from ~2% of cold module work (CPU study) to about a third on small-kernel "
-                    "modules: measure it with `warp-compile compare` before and after"
-                ),
+                estimated_saving_ms=round(estimate, 1) if estimate is not None else None,
+                saving_basis=basis,
                 caveats=caveats,
                 samples=ctx.samples,
             )

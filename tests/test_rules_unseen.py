@@ -1,0 +1,114 @@
+"""Rules on small projects written here, unlike the bundled fixtures: the rules must generalise from facts."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from warp_compile.probe.diagnose import diagnose_command
+
+GETMODULE_LATE = """\
+import warp as wp
+
+wp.config.enable_backward = False
+
+@wp.kernel(module="solver_core")
+def relax(x: wp.array(dtype=wp.float32)):
+    x[wp.tid()] = x[wp.tid()] * 0.5
+
+@wp.kernel(module="solver_core")
+def bias(x: wp.array(dtype=wp.float32)):
+    x[wp.tid()] = x[wp.tid()] + 0.25
+
+def main():
+    x = wp.ones(64, dtype=wp.float32, device="cpu")
+    wp.launch(relax, dim=64, inputs=[x], device="cpu")
+    wp.get_module("solver_core").options.update({"mode": "debug"})
+    wp.launch(bias, dim=64, inputs=[x], device="cpu")
+    print(float(x.numpy().sum()))
+
+main()
+"""
+
+TINY_FORWARD = """\
+import warp as wp
+
+@wp.kernel
+def shade(c: wp.array(dtype=wp.float32), s: float):
+    c[wp.tid()] = c[wp.tid()] + s
+
+c = wp.ones(16, dtype=wp.float32, device="cpu")
+wp.launch(shade, dim=16, inputs=[c, 0.5], device="cpu")
+print(c.numpy()[0])
+"""
+
+LOOP_CLOSURES = """\
+import warp as wp
+
+wp.set_module_options({"enable_backward": False})
+
+def build(op):
+    if op == "add":
+        @wp.kernel
+        def k_add(a: wp.array(dtype=float)):
+            a[wp.tid()] += 1.0
+        return k_add
+    @wp.kernel
+    def k_mul(a: wp.array(dtype=float)):
+        a[wp.tid()] *= 3.0
+    return k_mul
+
+a = wp.zeros(10, dtype=float, device="cpu")
+for op in ("add", "mul"):
+    wp.launch(build(op), dim=10, inputs=[a], device="cpu")
+print(a.numpy()[0])
+"""
+
+
+def _project(root: Path, source: str) -> Path:
+    (root / "proj").mkdir(parents=True)
+    (root / "proj" / "__init__.py").write_text("")
+    (root / "proj" / "__main__.py").write_text(textwrap.dedent(source))
+    return root
+
+
+def _line(source: str, needle: str) -> int:
+    return next(i for i, ln in enumerate(source.splitlines(), start=1) if needle in ln)
+
+
+def _run(tmp_path: Path, source: str):  # type: ignore[no-untyped-def]
+    root = _project(tmp_path, source)
+    _, d = diagnose_command([sys.executable, "-m", "proj"], root, samples=1)
+    return d
+
+
+@pytest.mark.slow
+def test_options_written_after_load_never_arrive(tmp_path):
+    d = _run(tmp_path, GETMODULE_LATE)
+    found = [f for f in d.findings if f.mechanism == "CS-3"]
+    assert len(found) == 1, d.summary
+    assert [(loc.file, loc.line) for loc in found[0].locations] == [
+        ("proj/__main__.py", _line(GETMODULE_LATE, ".options.update"))
+    ]
+    assert "never arrive" in found[0].title
+    assert {f.mechanism for f in d.findings} == {"CS-3"}
+
+
+@pytest.mark.slow
+def test_small_forward_only_module_is_not_a_backward_finding(tmp_path):
+    d = _run(tmp_path, TINY_FORWARD)
+    assert d.findings == [], d.summary
+    signal = next(r.signal for r in d.ruled_out if r.mechanism == "CS-10")
+    assert "small" in signal and "ms" in signal
+
+
+@pytest.mark.slow
+def test_kernels_created_in_a_loop_after_the_first_launch(tmp_path):
+    d = _run(tmp_path, LOOP_CLOSURES)
+    assert {f.mechanism for f in d.findings} == {"CS-1"}, d.summary
+    f = d.findings[0]
+    assert ("proj/__main__.py", _line(LOOP_CLOSURES, "def k_mul")) in {(x.file, x.line) for x in f.locations}
+    assert f.estimated_saving_ms and f.estimated_saving_ms > 0
