@@ -36,6 +36,7 @@ _state = {
     "errors_reported": set(),
 }
 _STDLIB_DIRS = ()
+_site_cache = {}
 _COPIED_AT_CREATION = (
     "enable_backward",
     "max_unroll",
@@ -166,8 +167,8 @@ class _Load:
         "t0", "mark", "stack", "phases", "ran", "source_bytes", "backward", "backward_bytes", "pch_ms", "pch_files"
     )
 
-    def __init__(self):
-        self.t0 = time.perf_counter()
+    def __init__(self, t0=None):
+        self.t0 = time.perf_counter() if t0 is None else t0
         self.mark = self.t0
         self.stack = []
         self.phases = {}
@@ -184,9 +185,19 @@ class _Load:
         self.mark = now
 
 
+def _current_load():
+    """The load in progress on this thread. Loads start as a bare start time and get a record only when a phase
+    runs, so the fast path of an already loaded module (every launch) allocates nothing."""
+    cur = getattr(_tls, "load", None)
+    if cur is not None and cur.__class__ is float:
+        cur = _Load(cur)
+        _tls.load = cur
+    return cur
+
+
 def _phase_wrap(phase, fn):
     def wrapper(*args, **kwargs):
-        cur = getattr(_tls, "load", None)
+        cur = _current_load()
         if cur is None:
             return fn(*args, **kwargs)
         cur.charge(time.perf_counter())
@@ -235,7 +246,7 @@ def _native_wrap(fn):
     inner = _phase_wrap("native", fn)
 
     def wrapper(*args, **kwargs):
-        cur = getattr(_tls, "load", None)
+        cur = _current_load()
         pch_dir = kwargs.get("pch_dir")
         before = None
         if cur is not None and pch_dir:
@@ -376,22 +387,25 @@ def _make_load_wrapper(orig, warp_mod):
         except Exception:
             before = ()
         outer = getattr(_tls, "load", None)
-        rec = _Load()
-        _tls.load = rec
+        _tls.load = time.perf_counter()
         try:
             result = orig(self, *args, **kwargs)
         except BaseException as exc:
+            rec = _current_load()
             _tls.load = outer
             try:
                 _record_load(self, args, kwargs, None, rec, exc, warp_mod)
             except Exception as hexc:
                 _hook_error("load.error", hexc)
             raise
+        rec = _tls.load
         _tls.load = outer
         try:
             for e in before:
                 if e is result:
                     return result
+            if rec.__class__ is float:
+                rec = _Load(rec)
             _record_load(self, args, kwargs, result, rec, None, warp_mod)
         except Exception as hexc:
             _hook_error("load", hexc)
@@ -542,7 +556,12 @@ def _record_launch(frame, kernel):
         args = list(loc.get("inputs") or []) + list(loc.get("outputs") or [])
     caller = frame.f_back
     tiled = caller is not None and caller.f_code.co_name == "launch_tiled"
-    site, _api = _user_site(caller)
+    key = (caller.f_code, caller.f_lineno) if caller is not None else None
+    site = _site_cache.get(key)
+    if site is None:
+        site, _api = _user_site(caller)
+        if caller is not None and site is not None and caller.f_code.co_filename == site["file"]:
+            _site_cache[key] = site  # the launching line is user code: the same line gives the same site
     rec = {
         "kernel": str(getattr(kernel, "key", "?")),
         "module": str(getattr(getattr(kernel, "module", None), "name", "")),
