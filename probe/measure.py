@@ -16,7 +16,7 @@ from warp_compile.probe.events import RunEvents, read_events
 from warp_compile.probe.logparse import builds_from_log
 from warp_compile.probe.models import Build, CacheFacts, Report, RunResult, SampleResult
 from warp_compile.probe.sandbox import RunOutcome, Sandbox, last_lines
-from warp_compile.probe.stats import median, stat_of
+from warp_compile.probe.stats import median, overlap_factor, stat_of
 
 Progress = Callable[[str], None]
 
@@ -145,20 +145,8 @@ def measure(
 
 
 def _overlap(builds: list[Build]) -> float | None:
-    """Summed load time over the union of load intervals: 1.0 means one load at a time."""
-    spans = sorted((b.start_ms, b.end_ms) for b in builds if b.end_ms > b.start_ms)
-    if not spans:
-        return None
-    total = sum(e - s for s, e in spans)
-    union, cur_s, cur_e = 0.0, spans[0][0], spans[0][1]
-    for s, e in spans[1:]:
-        if s > cur_e:
-            union += cur_e - cur_s
-            cur_s, cur_e = s, e
-        else:
-            cur_e = max(cur_e, e)
-    union += cur_e - cur_s
-    return round(total / union, 3) if union > 0 else None
+    factor = overlap_factor([(b.start_ms, b.end_ms) for b in builds])
+    return round(factor, 3) if factor is not None else None
 
 
 def _reference(ok: list[SampleData]) -> SampleData | None:

@@ -384,3 +384,22 @@ def settled_verdict(decisions: Sequence[Decision]) -> Literal["IMPROVED", "REGRE
     if not any(can_regress(d) or can_improve(d) for d in decisions):
         return "INCONCLUSIVE"
     return None
+
+
+def overlap_factor(spans: Sequence[tuple[float, float]]) -> float | None:
+    """Summed span length over the length of their union: 1.0 means the spans ran one at a time.
+
+    Used for module loads (start_ms, end_ms): a factor near 1 says builds were serial, N says N ran at once.
+    """
+    iv = sorted((float(s), float(e)) for s, e in spans if e > s)
+    if not iv:
+        return None
+    union, cur_s, cur_e = 0.0, iv[0][0], iv[0][1]
+    for s, e in iv[1:]:
+        if s > cur_e:
+            union += cur_e - cur_s
+            cur_s, cur_e = s, e
+        else:
+            cur_e = max(cur_e, e)
+    union += cur_e - cur_s
+    return sum(e - s for s, e in iv) / union if union > 0 else None

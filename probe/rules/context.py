@@ -164,7 +164,8 @@ def dedupe_locations(locs: list[Location | None]) -> list[Location]:
 # ---------------------------------------------------------------------------------------------- option deadlines
 
 
-def _norm_value(text: str | None) -> str | None:
+def norm_value(text: str | None) -> str | None:
+    """An option value as source text or str(): quotes dropped, so a quoted and a bare value compare equal."""
     if text is None:
         return None
     t = text.strip()
@@ -225,7 +226,7 @@ def late_config_assignments(ctx: RuleContext) -> list[LateConfig]:
         if not kernel_modules:
             continue
         files = {scan.python_modules_with_kernels.get(m) for m in kernel_modules} - {None}
-        want = _norm_value(c.value)
+        want = norm_value(c.value)
         builds = []
         for b in ctx.report.builds:
             shadow = b.config_shadow.get(c.name)

@@ -15,7 +15,7 @@ import re
 
 from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, RuledOut, RuleResult
 from warp_compile.probe.models import ApiCall, Build
-from warp_compile.probe.rules.context import RuleContext
+from warp_compile.probe.rules.context import RuleContext, dedupe_locations
 from warp_compile.probe.scan_models import LoadCallFact, SettingFact
 
 MECHANISM = "CS-8"
@@ -141,13 +141,6 @@ def evaluate(ctx: RuleContext) -> RuleResult:
 
     evidence: list[Evidence] = []
     locations: list[Location] = []
-    seen_locs: set[tuple[str, int]] = set()
-
-    def add_loc(file: str, line: int, note: str) -> None:
-        loc = ctx.loc(file, line, note)
-        if (loc.file, loc.line) not in seen_locs:
-            seen_locs.add((loc.file, loc.line))
-            locations.append(loc)
 
     for lc, certain, why in scan_calls:
         dev = lc.device if lc.device is not None else "None (all devices, CPU included)"
@@ -160,7 +153,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
                 source="scan",
             )
         )
-        add_loc(lc.file, lc.line, f"{lc.api}: pass max_workers=1 when the device can be the CPU")
+        locations.append(ctx.loc(lc.file, lc.line, f"{lc.api}: pass max_workers=1 when the device can be the CPU"))
     if setting is not None and any("load_module_max_workers" in why for _lc, _c, why in scan_calls):
         evidence.append(
             Evidence(
@@ -171,7 +164,9 @@ def evaluate(ctx: RuleContext) -> RuleResult:
                 source="scan",
             )
         )
-        add_loc(setting.file, setting.line, "set load_module_max_workers back to 0 (serial) while CPU loads exist")
+        locations.append(
+            ctx.loc(setting.file, setting.line, "set load_module_max_workers back to 0 (serial) while CPU loads exist")
+        )
 
     for c, _certain in measured_calls:
         dev = c.detail.get("device", "None (all devices)")
@@ -184,7 +179,9 @@ def evaluate(ctx: RuleContext) -> RuleResult:
             )
         )
         if c.site is not None:
-            add_loc(c.site.file, c.site.line, "force_load: pass max_workers=1 when the device can be the CPU")
+            locations.append(
+                ctx.loc(c.site.file, c.site.line, "force_load: pass max_workers=1 when the device can be the CPU")
+            )
 
     modules: list[str] = []
     if overlaps:
@@ -217,7 +214,11 @@ def evaluate(ctx: RuleContext) -> RuleResult:
             if b.module not in modules:
                 modules.append(b.module)
             if b.trigger is not None and b.trigger.file:
-                add_loc(b.trigger.file, b.trigger.line, f"{b.trigger.api or 'load'} that started the parallel CPU load")
+                locations.append(
+                    ctx.loc(
+                        b.trigger.file, b.trigger.line, f"{b.trigger.api or 'load'} that started the parallel CPU load"
+                    )
+                )
         pch_threads = {p.thread for p in ctx.report.pch}
         if len(pch_threads) > 1:
             total = sum(p.ms for p in ctx.report.pch)
@@ -255,7 +256,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
         confidence=confidence,
         modules=modules,
         evidence=evidence,
-        locations=locations,
+        locations=dedupe_locations(locations),
         fix=fix,
         estimated_saving_ms=None,
         saving_basis=(

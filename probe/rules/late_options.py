@@ -23,6 +23,7 @@ from warp_compile.probe.rules.context import (
     dedupe_locations,
     fmt_ms,
     late_config_assignments,
+    norm_value,
 )
 from warp_compile.probe.scan_models import ConfigSetFact, ModuleOptionsFact
 
@@ -30,15 +31,6 @@ MECHANISM = "CS-3"
 OWN_DEADLINE_OPTIONS = frozenset(
     {"max_unroll", "lineinfo", "deterministic", "deterministic_max_records", "compile_time_trace"}
 )  # enable_backward is copied at creation too, but its deadline is reported by CS-10
-
-
-def _norm(text: str | None) -> str | None:
-    if text is None:
-        return None
-    t = text.strip()
-    if len(t) >= 2 and t[0] == t[-1] and t[0] in "'\"":
-        t = t[1:-1]
-    return t
 
 
 def _literal_dict(options: dict[str, str]) -> str:
@@ -58,7 +50,7 @@ def _setter_sites(ctx: RuleContext, module: str, changed: list[Cause]) -> list[t
         for c in changed:
             if c.option in f.options:
                 score += 2
-                if _norm(f.options[c.option]) == _norm(c.after):
+                if norm_value(f.options[c.option]) == norm_value(c.after):
                     score += 2
         if score == 0:
             continue
@@ -80,7 +72,7 @@ def _config_sites(ctx: RuleContext, changed: list[Cause]) -> list[ConfigSetFact]
     out = []
     for c in changed:
         for f in ctx.scan.config_sets_named(c.option or ""):
-            if _norm(f.value) == _norm(c.after) or _norm(c.after) is None:
+            if norm_value(f.value) == norm_value(c.after) or norm_value(c.after) is None:
                 out.append(f)
     return out
 
@@ -319,7 +311,7 @@ def _ignored_write_findings(ctx: RuleContext) -> list[Finding]:
         missed = {
             k: v
             for k, v in f.options.items()
-            if all(k in b.options and _norm(b.options[k]) != _norm(v) for b in builds)
+            if all(k in b.options and norm_value(b.options[k]) != norm_value(v) for b in builds)
         }
         if not missed:
             continue
@@ -335,7 +327,7 @@ def _ignored_write_findings(ctx: RuleContext) -> list[Finding]:
                 modules=[f.target],
                 evidence=[
                     Evidence(
-                        fact=f"{ctx.rel(f.file)}:{f.line} writes {opts} to wp.get_module(\"{f.target}\").options "
+                        fact=f'{ctx.rel(f.file)}:{f.line} writes {opts} to wp.get_module("{f.target}").options '
                         "after a launch in the same code path",
                         source="scan",
                     ),

@@ -14,6 +14,7 @@ from collections import defaultdict
 from warp_compile.probe.diagnosis_models import Evidence, Finding, NotReached, RuledOut, RuleResult
 from warp_compile.probe.models import Build
 from warp_compile.probe.rules.context import RuleContext
+from warp_compile.probe.stats import overlap_factor
 
 MECHANISM = "CS-13"
 
@@ -48,18 +49,7 @@ def _overlap(ctx: RuleContext, builds: list[Build]) -> float | None:
     if ctx.report.overlap_factor is not None:
         return ctx.report.overlap_factor
     # fall back on the builds: summed ms / union of their intervals
-    iv = sorted((b.start_ms, b.end_ms) for b in builds if b.end_ms > b.start_ms)
-    if not iv:
-        return None
-    union, cur_s, cur_e = 0.0, iv[0][0], iv[0][1]
-    for s, e in iv[1:]:
-        if s > cur_e:
-            union += cur_e - cur_s
-            cur_s, cur_e = s, e
-        else:
-            cur_e = max(cur_e, e)
-    union += cur_e - cur_s
-    return sum(e - s for s, e in iv) / union if union > 0 else None
+    return overlap_factor([(b.start_ms, b.end_ms) for b in builds])
 
 
 def _numbers(builds: list[Build]) -> str:

@@ -14,7 +14,7 @@ import re
 
 from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, RuledOut, RuleResult
 from warp_compile.probe.models import Build
-from warp_compile.probe.rules.context import RuleContext
+from warp_compile.probe.rules.context import RuleContext, dedupe_locations
 from warp_compile.probe.scan_models import LoopFact, ScanFacts, SettingFact
 
 MECHANISM = "CS-11"
@@ -94,16 +94,9 @@ def evaluate(ctx: RuleContext) -> RuleResult:
 
     evidence: list[Evidence] = []
     locations: list[Location] = []
-    seen: set[tuple[str, int]] = set()
-
-    def add_loc(file: str, line: int, note: str) -> None:
-        loc = ctx.loc(file, line, note)
-        if (loc.file, loc.line) not in seen:
-            seen.add((loc.file, loc.line))
-            locations.append(loc)
 
     for s in raised_settings:
-        add_loc(s.file, s.line, f"max_unroll raised to {s.value} (default {DEFAULT_MAX_UNROLL})")
+        locations.append(ctx.loc(s.file, s.line, f"max_unroll raised to {s.value} (default {DEFAULT_MAX_UNROLL})"))
         evidence.append(
             Evidence(
                 fact=(
@@ -131,7 +124,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
             )
         )
         for lp in loops:
-            add_loc(lp.file, lp.line, f"unrolled {lp.bound}x")
+            locations.append(ctx.loc(lp.file, lp.line, f"unrolled {lp.bound}x"))
 
     modules = sorted({b.module for b, _bud, _l in hits})
     where = ", ".join(f"{s.file}:{s.line}" for s in raised_settings)
@@ -151,7 +144,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
                 confidence="medium",
                 modules=modules,
                 evidence=evidence,
-                locations=locations,
+                locations=dedupe_locations(locations),
                 fix=fix,
                 estimated_saving_ms=None,
                 saving_basis=(
