@@ -57,6 +57,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     g.add_argument("--max-samples", type=int, metavar="M", help="most pairs with --until-decided (default 20)")
     g.add_argument("--timeout", type=float, default=900.0, metavar="S", help="timeout per process run in seconds")
+    g.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=run)
 
 
@@ -86,8 +87,9 @@ def run(ns: argparse.Namespace) -> int:
             raise UsageError("compare: --timeout must be positive")
 
         def progress(msg: str) -> None:
-            sys.stderr.write(f"warp-compile compare: {msg}\n")
-            sys.stderr.flush()
+            if not ns.quiet:
+                sys.stderr.write(f"warp-compile compare: {msg}\n")
+                sys.stderr.flush()
 
         result = interleaved_compare(
             command,
