@@ -112,3 +112,55 @@ def test_kernels_created_in_a_loop_after_the_first_launch(tmp_path):
     f = d.findings[0]
     assert ("proj/__main__.py", _line(LOOP_CLOSURES, "def k_mul")) in {(x.file, x.line) for x in f.locations}
     assert f.estimated_saving_ms and f.estimated_saving_ms > 0
+
+
+ONE_MODULE_NO_PCH = """\
+import warp as wp
+
+wp.config.enable_backward = False
+wp.config.use_precompiled_headers = False
+
+@wp.kernel
+def bump(x: wp.array(dtype=float)):
+    x[wp.tid()] += 1.0
+
+x = wp.zeros(4, dtype=float, device="cpu")
+wp.launch(bump, dim=4, inputs=[x], device="cpu")
+print(x.numpy()[0])
+"""
+
+STAMPED_CACHE = """\
+import os, time
+import warp as wp
+
+wp.config.enable_backward = False
+wp.config.kernel_cache_dir = os.path.join(os.environ["TMPDIR"], f"run-{time.time_ns()}")
+
+@wp.kernel
+def twice(a: wp.array(dtype=float)):
+    a[wp.tid()] = 2.0 * a[wp.tid()]
+
+a = wp.ones(8, dtype=float, device="cpu")
+wp.launch(twice, dim=8, inputs=[a], device="cpu")
+print(a.numpy()[0])
+"""
+
+
+@pytest.mark.slow
+def test_header_off_for_one_small_module_is_the_cheaper_choice(tmp_path):
+    """One module: the header costs more than it saves, so CS-12 must not advise turning it back on."""
+    d = _run(tmp_path, ONE_MODULE_NO_PCH)
+    assert d.findings == [], d.summary
+    signal = next(r.signal for r in d.ruled_out if r.mechanism == "CS-12")
+    assert "cheaper choice" in signal
+
+
+@pytest.mark.slow
+def test_timestamped_cache_dir_counts_the_header_every_run_pays(tmp_path):
+    root = _project(tmp_path, STAMPED_CACHE)
+    report, d = diagnose_command([sys.executable, "-m", "proj"], root, samples=1)
+    f = next(f for f in d.findings if f.mechanism == "CS-2")
+    assert ("proj/__main__.py", _line(STAMPED_CACHE, "kernel_cache_dir")) in {(x.file, x.line) for x in f.locations}
+    warm = report.sample_results[0].warm
+    assert warm.compiled == 1 and warm.pch_ms > 0
+    assert f.estimated_saving_ms == pytest.approx(warm.module_ms + warm.pch_ms, rel=0.01)

@@ -98,7 +98,12 @@ def _pch_summary(pch: list[PchBuild]) -> str:
     return head + ": " + "; ".join(describe_pch(pch))
 
 
-def _pch_off_finding(ctx: RuleContext, off: list[Build], version: tuple[int, int] | None) -> Finding:
+def _pch_off_finding(ctx: RuleContext, off: list[Build], version: tuple[int, int] | None) -> Finding | RuledOut:
+    """A finding when turning the header back on pays; a RuledOut when the header would cost more than it saves.
+
+    With one or two small CPU modules the header build (~1.6 s per process and thread) outweighs what it saves
+    per module, so recommending it would make the cold start slower.
+    """
     report = ctx.report
     label, fig_with, fig_without, fig_pch = _figures(version)
     cpu = [b for b in off if _is_cpu(b.device)]
@@ -119,6 +124,16 @@ def _pch_off_finding(ctx: RuleContext, off: list[Build], version: tuple[int, int
     keys = {(b.thread, b.block_dim) for b in cpu} or {(0, None)}
     pch_back = pch_one * len(keys)
     net = saving - pch_back
+    if cpu and not cuda and net <= 0:
+        return RuledOut(
+            mechanism=MECHANISM,
+            signal=(
+                f"use_precompiled_headers is False for {len(cpu)} CPU module(s), and here that is the cheaper choice: "
+                f"the header would save ~{saving:.0f} ms of module compile but cost ~{pch_back:.0f} ms to build "
+                f"(net ~{net:.0f} ms); it pays from about {max(2, int(pch_back // max(header_cost, 1.0)) + 1)} "
+                "modules compiled per process"
+            ),
+        )
 
     evidence = []
     if cpu:
@@ -296,7 +311,10 @@ def evaluate(ctx: RuleContext) -> RuleResult:
         if (_is_cpu(b.device) and _cpu_pch_exists(version)) or (not _is_cpu(b.device) and _nvrtc_pch_used(version))
     ]
     if effective_off:
-        return RuleResult(findings=[_pch_off_finding(ctx, effective_off, version)])
+        result = _pch_off_finding(ctx, effective_off, version)
+        if isinstance(result, RuledOut):
+            return RuleResult(ruled_out=[result])
+        return RuleResult(findings=[result])
 
     scan_off = _scan_off_settings(ctx)
     if scan_off and not off and ctx.cpu_only and not _cpu_pch_exists(version):
