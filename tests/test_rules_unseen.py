@@ -164,3 +164,43 @@ def test_timestamped_cache_dir_counts_the_header_every_run_pays(tmp_path):
     warm = report.sample_results[0].warm
     assert warm.compiled == 1 and warm.pch_ms > 0
     assert f.estimated_saving_ms == pytest.approx(warm.module_ms + warm.pch_ms, rel=0.01)
+
+
+MODE_SWITCH_SCRIPT = """\
+import warp as wp
+
+wp.config.enable_backward = False
+
+@wp.kernel
+def gen(a: wp.array(dtype=wp.float32)):
+    a[wp.tid()] = float(wp.tid())
+
+@wp.kernel
+def acc(a: wp.array(dtype=wp.float32), out: wp.array(dtype=wp.float32)):
+    wp.atomic_add(out, 0, a[wp.tid()])
+
+def setup_precision(high):
+    if high:
+        wp.set_module_options({"mode": "debug"})
+
+a = wp.zeros(32, dtype=wp.float32, device="cpu")
+out = wp.zeros(1, dtype=wp.float32, device="cpu")
+wp.launch(gen, dim=32, inputs=[a], device="cpu")
+setup_precision(True)
+wp.launch(acc, dim=32, inputs=[a, out], device="cpu")
+print(out.numpy())
+"""
+
+
+@pytest.mark.slow
+def test_late_mode_change_in_a_script_counts_the_header_it_superseded(tmp_path):
+    """A plain script (`python run.py`): the mode switch rebuilds the module and builds a second header."""
+    (tmp_path / "run.py").write_text(MODE_SWITCH_SCRIPT)
+    report, d = diagnose_command([sys.executable, "run.py"], tmp_path, samples=1)
+    assert len(report.pch) == 2  # release and debug headers
+    f = next(f for f in d.findings if f.mechanism == "CS-3")
+    assert [(x.file, x.line) for x in f.locations] == [("run.py", _line(MODE_SWITCH_SCRIPT, '"mode": "debug"'))]
+    rebuild = next(ch.cost_ms for ch in d.hash_changes)
+    superseded = next(p.ms for p in report.pch if "dbg" not in p.file)
+    assert f.estimated_saving_ms == pytest.approx(rebuild + superseded, abs=1.0)
+    assert '{"mode": "debug"}' in f.fix

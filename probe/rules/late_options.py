@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from warp_compile.probe.diagnosis_models import Cause, Evidence, Finding, HashChange, Location, RuledOut, RuleResult
-from warp_compile.probe.models import Build
+from warp_compile.probe.models import Build, PchBuild
 from warp_compile.probe.rules.context import (
     LateConfig,
     RuleContext,
@@ -34,7 +34,13 @@ OWN_DEADLINE_OPTIONS = frozenset(
 
 
 def _literal_dict(options: dict[str, str]) -> str:
-    return "{" + ", ".join(f'"{k}": {v}' for k, v in options.items()) + "}"
+    """Source text of an options dict, with string values double-quoted like the keys."""
+
+    def value(v: str) -> str:
+        bare = norm_value(v)
+        return f'"{bare}"' if bare is not None and bare != v.strip() else v
+
+    return "{" + ", ".join(f'"{k}": {value(v)}' for k, v in options.items()) + "}"
 
 
 # ---------------------------------------------------------------------------------------------- 1. after first load
@@ -91,6 +97,26 @@ def _first_load(ctx: RuleContext, module: str, device: str) -> Build | None:
     return min(loads, key=lambda b: b.seq) if loads else None
 
 
+# options that are part of the CPU precompiled header's key: a change builds another header
+PCH_KEY_OPTIONS = ("mode", "optimization_level", "verify_fp", "cpu_compiler_flags", "block_dim")
+
+
+def _superseded_headers(ctx: RuleContext, items: list[tuple[HashChange, list[Cause]]]) -> list[PchBuild]:
+    """Headers built only for the builds the option change superseded (with the fix, nothing needs their key)."""
+    if not any(c.option in PCH_KEY_OPTIONS for _, causes in items for c in causes):
+        return []
+    old = {ch.from_seq for ch, _ in items} - {ch.to_seq for ch, _ in items}
+
+    def key(b: Build) -> tuple[str | None, ...]:
+        return (b.device, *(b.options.get(k) for k in PCH_KEY_OPTIONS))
+
+    old_keys = {key(b) for b in ctx.compiled if b.seq in old}
+    still_used = any(key(b) in old_keys for b in ctx.compiled if b.seq not in old)
+    if still_used:
+        return []
+    return [p for p in ctx.report.pch if p.during_seq in old]
+
+
 def _late_option_finding(
     ctx: RuleContext, module: str, device: str, items: list[tuple[HashChange, list[Cause]]]
 ) -> Finding:
@@ -111,6 +137,19 @@ def _late_option_finding(
                 + (f"; triggered at {ch.trigger}" if ch.trigger else ""),
                 builds=[ch.from_seq, ch.to_seq],
                 ms=ch.cost_ms,
+            )
+        )
+    headers = _superseded_headers(ctx, items)
+    if headers:
+        pch_ms = sum(p.ms for p in headers)
+        saving += pch_ms
+        evidence.append(
+            Evidence(
+                fact=f"the first build also built a precompiled header ({', '.join(p.file for p in headers)}, "
+                f"{fmt_ms(pch_ms)}) for option values that no build needs once the option is set before the first "
+                "load: the header's key includes mode, optimization level, verify_fp, CPU flags and block_dim",
+                builds=[p.during_seq for p in headers if p.during_seq is not None],
+                ms=pch_ms,
             )
         )
     setters = _setter_sites(ctx, module, changed)
@@ -175,7 +214,9 @@ def _late_option_finding(
         fix=fix,
         estimated_saving_ms=round(saving, 1),
         saving_basis=f"sum of the {n} rebuild(s) of {module} caused by the option change (it still builds once "
-        "with the final options), reference sample",
+        "with the final options)"
+        + (", plus the precompiled header only the superseded build needed" if headers else "")
+        + ", reference sample",
         samples=1 if ctx.samples else 0,
         caveats=[
             "Launches that ran before the change now also run with the new options: if an option changes numerics "
