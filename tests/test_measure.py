@@ -231,3 +231,28 @@ def test_no_sandbox_left_in_temp(tmp_path, monkeypatch):
     report = measure([sys.executable, "-c", "pass"], tmp_path, samples=2)
     assert report.cache.sandbox_cache_dir and report.cache.sandbox_cache_dir.startswith(str(tmpdir))
     assert list(tmpdir.iterdir()) == []
+
+
+def test_terminating_the_cli_stops_the_child_and_removes_the_sandbox(tmp_path):
+    """SIGTERM to warp-compile itself (CI cancelling, a parent timing out): no child, no temp root left."""
+    import signal
+    import time
+
+    pidfile = tmp_path / "child.pid"
+    script = f"import os, time\nopen({str(pidfile)!r}, 'w').write(str(os.getpid()))\ntime.sleep(60)\n"
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "warp_compile", "measure", "--samples", "1", "--quiet", "--cwd", str(tmp_path), "--",
+         sys.executable, "-c", script],
+        env=dict(os.environ, TMPDIR=str(tmpdir)), stderr=subprocess.PIPE, text=True,
+    )
+    deadline = time.time() + 30
+    while not pidfile.exists() and time.time() < deadline:
+        time.sleep(0.05)
+    assert pidfile.exists()
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and "Traceback" not in err
+    assert not alive(int(pidfile.read_text()))
+    assert list(tmpdir.iterdir()) == []

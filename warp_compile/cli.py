@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
 
 from warp_compile import __version__
@@ -27,7 +28,13 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="warp-compile", description=__doc__)
+    parser = _Parser(
+        prog="warp-compile",
+        description="Find out why an NVIDIA Warp application compiles kernels for seconds before its first launch: "
+        "measure it in a sandbox, name the mechanism (CS-1..CS-13) and the line, and prove the fix.",
+        epilog="Typical loop: measure --json before.json -- CMD; diagnose --report before.json; change one thing; "
+        "measure --json after.json -- CMD; compare before.json after.json.",
+    )
     parser.add_argument("--version", action="version", version=f"warp-compile {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for modname in COMMANDS.values():
@@ -49,6 +56,10 @@ def split_command(argv: list[str]) -> tuple[list[str], list[str]]:
     return argv, []
 
 
+def _terminate(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     opts, command = split_command(argv)
@@ -58,13 +69,16 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(ns, "command", None):
         parser.print_help(sys.stderr)
         return 2
+    if ns.command != "serve":
+        # a terminated CLI still unwinds: the sandbox kills the child tree and removes its temp root
+        signal.signal(signal.SIGTERM, _terminate)
     try:
         return int(ns.func(ns) or 0)
     except WarpCompileError as exc:
         sys.stderr.write(f"warp-compile: error: {exc}\n")
         return exc.exit_code
     except KeyboardInterrupt:
-        sys.stderr.write("warp-compile: interrupted\n")
+        sys.stderr.write("warp-compile: interrupted; the measured process tree was stopped\n")
         return 130
 
 
