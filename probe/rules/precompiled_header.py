@@ -98,12 +98,48 @@ def _pch_summary(pch: list[PchBuild]) -> str:
     return head + ": " + "; ".join(describe_pch(pch))
 
 
-def _pch_off_finding(ctx: RuleContext, off: list[Build], version: tuple[int, int] | None) -> Finding | RuledOut:
-    """A finding when turning the header back on pays; a RuledOut when the header would cost more than it saves.
+def _pch_off_pays(
+    ctx: RuleContext, cpu: list[Build], saving: float, pch_back: float, header_cost: float
+) -> Finding:
+    """The header is off and, on this workload, that is the cheaper choice: name the mechanism, advise keeping it.
 
     With one or two small CPU modules the header build (~1.6 s per process and thread) outweighs what it saves
-    per module, so recommending it would make the cold start slower.
+    per module, so restoring the default would make the cold start slower; the finding says so, with the numbers,
+    and where the balance turns.
     """
+    breakeven = max(2, int(pch_back // max(header_cost, 1.0)) + 1)
+    settings = _scan_off_settings(ctx)
+    return Finding(
+        mechanism=MECHANISM,
+        title="The precompiled header is turned off, and on this workload that is the cheaper choice",
+        severity="info",
+        confidence="medium",
+        modules=sorted({b.module for b in cpu}),
+        evidence=[
+            Evidence(
+                fact=f"{len(cpu)} CPU module(s) compiled without the header: "
+                + ", ".join(f"{b.module} build {b.seq} native {b.native_ms:.0f} ms" for b in cpu)
+                + f"; the header would save ~{saving:.0f} ms of that but costs ~{pch_back:.0f} ms to build per "
+                "process (and compiling thread)",
+                builds=[b.seq for b in cpu],
+                ms=round(saving - pch_back, 1),
+            )
+        ],
+        locations=[ctx.loc(s.file, s.line, "keep, and record why: the header would cost more here") for s in settings],
+        fix=f"Keep use_precompiled_headers = False for now and leave a comment with this measurement, so nobody "
+        f"restores the default by reflex; turn the header back on once about {breakeven} or more modules compile "
+        "per process (it pays from there), and re-measure with `warp-compile compare` when the workload grows.",
+        estimated_saving_ms=None,
+        saving_basis=f"none: restoring the default would cost ~{pch_back - saving:.0f} ms more on a cold start here",
+        caveats=[
+            "A global setting: keep it at the application entry point; library code must not change it.",
+            "The balance is per workload and machine: more modules, or larger ones, tip it towards the header.",
+        ],
+        samples=ctx.samples,
+    )
+
+
+def _pch_off_finding(ctx: RuleContext, off: list[Build], version: tuple[int, int] | None) -> Finding:
     report = ctx.report
     label, fig_with, fig_without, fig_pch = _figures(version)
     cpu = [b for b in off if _is_cpu(b.device)]
@@ -125,15 +161,7 @@ def _pch_off_finding(ctx: RuleContext, off: list[Build], version: tuple[int, int
     pch_back = pch_one * len(keys)
     net = saving - pch_back
     if cpu and not cuda and net <= 0:
-        return RuledOut(
-            mechanism=MECHANISM,
-            signal=(
-                f"use_precompiled_headers is False for {len(cpu)} CPU module(s), and here that is the cheaper choice: "
-                f"the header would save ~{saving:.0f} ms of module compile but cost ~{pch_back:.0f} ms to build "
-                f"(net ~{net:.0f} ms); it pays from about {max(2, int(pch_back // max(header_cost, 1.0)) + 1)} "
-                "modules compiled per process"
-            ),
-        )
+        return _pch_off_pays(ctx, cpu, saving, pch_back, header_cost)
 
     evidence = []
     if cpu:
@@ -311,10 +339,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
         if (_is_cpu(b.device) and _cpu_pch_exists(version)) or (not _is_cpu(b.device) and _nvrtc_pch_used(version))
     ]
     if effective_off:
-        result = _pch_off_finding(ctx, effective_off, version)
-        if isinstance(result, RuledOut):
-            return RuleResult(ruled_out=[result])
-        return RuleResult(findings=[result])
+        return RuleResult(findings=[_pch_off_finding(ctx, effective_off, version)])
 
     scan_off = _scan_off_settings(ctx)
     if scan_off and not off and ctx.cpu_only and not _cpu_pch_exists(version):
