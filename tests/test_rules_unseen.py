@@ -206,3 +206,26 @@ def test_late_mode_change_in_a_script_counts_the_header_it_superseded(tmp_path):
     superseded = next(p.ms for p in report.pch if "dbg" not in p.file)
     assert f.estimated_saving_ms == pytest.approx(rebuild + superseded, abs=1.0)
     assert '{"mode": "debug"}' in f.fix
+
+
+@pytest.mark.slow
+def test_small_modules_each_launching_their_own_kernel_from_one_step(tmp_path):
+    """Three one-kernel modules, each launched from a helper in its own file, all driven by one loop."""
+    pkg = tmp_path / "steps"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    for name in ("alpha", "beta", "gamma"):
+        (pkg / f"{name}.py").write_text(
+            "import warp as wp\nwp.set_module_options({'enable_backward': False})\n\n@wp.kernel\n"
+            f"def k_{name}(a: wp.array(dtype=float)):\n    a[wp.tid()] = a[wp.tid()] * 1.5 + 0.25\n\n"
+            f"def run(a):\n    wp.launch(k_{name}, dim=a.shape[0], inputs=[a], device='cpu')\n"
+        )
+    (pkg / "__main__.py").write_text(
+        "import warp as wp\nfrom . import alpha, beta, gamma\n\na = wp.ones(32, dtype=float, device='cpu')\n"
+        "for step in (alpha, beta, gamma):\n    step.run(a)\nprint(a.numpy()[0])\n"
+    )
+    _, d = diagnose_command([sys.executable, "-m", "steps"], tmp_path, samples=1)
+    assert [f.mechanism for f in d.findings] == ["CS-4"], d.summary
+    assert {(x.file, x.line) for x in d.findings[0].locations} == {
+        (f"steps/{n}.py", 5) for n in ("alpha", "beta", "gamma")
+    }

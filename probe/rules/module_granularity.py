@@ -6,7 +6,8 @@ is deliberately conservative, because merging modules that do *not* share a life
 
 - at least 3 modules on one device, none module="unique" (that is CS-9), each with at most 2 kernels;
 - each built exactly once (no hash change, so nothing about them churns on its own);
-- all first launched from one function (else: one file), and all with the same resolved options.
+- all first launched from one function (else: one file; else, for one-kernel modules only: reached from one
+  calling function a frame or two up), and all with the same resolved options.
 
 Estimate: (n - 1) x the median load of those modules. A small module's load is mostly fixed cost, but it includes
 its own kernels' codegen and compile, which a merged module still pays, so this is an upper bound.
@@ -56,8 +57,20 @@ def _candidates(ctx: RuleContext) -> list[Build]:
     return out
 
 
+def _frame(b: Build, depth: int) -> tuple[str, str] | None:
+    """(file, function) of the depth-th user frame of the build's trigger (0: the launching line itself)."""
+    t = b.trigger
+    if t is None:
+        return None
+    if depth == 0:
+        return (t.file, t.function)
+    return (t.stack[depth].file, t.stack[depth].function) if len(t.stack) > depth else None
+
+
 def _groups(cands: list[Build]) -> list[tuple[str, list[Build]]]:
-    """Lifecycle groups: same device and options, first launched from one function, else from one file."""
+    """Lifecycle groups: same device and options, first launched from one function, else from one file, else
+    reached from one calling function further up (each module launching its own kernel from a helper that one
+    pipeline step calls)."""
     by_fn: dict[tuple, list[Build]] = defaultdict(list)
     for b in cands:
         t = b.trigger
@@ -71,7 +84,24 @@ def _groups(cands: list[Build]) -> list[tuple[str, list[Build]]]:
         t = b.trigger
         assert t is not None
         by_file[(b.device, _options_key(b), t.file)].append(b)
-    return [(os.path.basename(k[2]), v) for k, v in by_file.items() if len(v) >= MIN_MODULES]
+    groups = [(os.path.basename(k[2]), v) for k, v in by_file.items() if len(v) >= MIN_MODULES]
+    if groups:
+        return groups
+    for depth in (1, 2):
+        # a shared caller further up is weaker evidence of one lifecycle: only one-kernel modules count there
+        by_caller: dict[tuple, list[Build]] = defaultdict(list)
+        for b in cands:
+            fr = _frame(b, depth) if len(b.kernels) == 1 else None
+            if fr is not None:
+                by_caller[(b.device, _options_key(b), *fr)].append(b)
+        groups = [
+            (f"{os.path.basename(k[2])}:{k[3]}() (the caller)", v)
+            for k, v in by_caller.items()
+            if len(v) >= MIN_MODULES
+        ]
+        if groups:
+            return groups
+    return []
 
 
 def _common_package(modules: list[str]) -> str:
