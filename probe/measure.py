@@ -67,7 +67,7 @@ def check_inputs(command: list[str], cwd: Path, samples: int, timeout_s: float) 
 
 def _run_data(phase: str, outcome: RunOutcome) -> RunData:
     events = read_events(outcome.events_path)
-    if events.warp_imported and events.hook.mode == "log" or (not events.hello and "Module " in outcome.stdout):
+    if (events.warp_imported and events.hook.mode == "log") or (not events.hello and "Module " in outcome.stdout):
         events.builds = builds_from_log(outcome.stdout)
     result = RunResult(
         phase=phase,  # type: ignore[arg-type]

@@ -69,3 +69,22 @@ def test_cache_clear_recorded_with_site(python, tmp_path):
     assert [c.api for c in report.cache.calls] == ["clear_kernel_cache"]
     assert report.cache.calls[0].site.line == line_of(CLEAR_APP, "wp.clear_kernel_cache()")
     assert [b.status for b in report.warm_builds] == ["compiled"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("python", _interpreters())
+def test_log_fallback_recovers_builds_when_the_loader_cannot_be_wrapped(python, tmp_path, monkeypatch):
+    """Without Module.load to wrap, the hook raises Warp's log level in the child and the parent parses it."""
+    monkeypatch.setenv("WARP_COMPILE_FORCE_LOG", "1")
+    root = write_app(tmp_path, OPTIONS_APP)
+    report = measure([python, "-m", "app"], root, samples=1)
+    assert report.hook.mode == "log" and report.hook.targets["Module.load"] == "missing"
+    assert "fallback" in report.hook.targets
+    builds = [b for b in report.builds if b.module == "__main__"]
+    assert [b.status for b in builds] == ["compiled", "compiled"]
+    assert all(b.path == "log" for b in builds)
+    assert builds[0].hash_short != builds[1].hash_short and len(builds[0].hash_short) == 7
+    assert all(b.block_dim == 1 for b in builds)
+    if tuple(int(x) for x in report.warp_version.split(".")[:2]) >= (1, 13):
+        assert all(b.native_ms > 0 for b in builds)  # the "Compile x86" timer prints at debug level
+    assert any("parsed from its debug log" in w for w in report.warnings)
