@@ -111,6 +111,8 @@ def _agent_case(case, ns, progress):  # type: ignore[no-untyped-def]
             except ValueError as exc:
                 score.error = f"unreadable diagnosis left by the agent: {str(exc).splitlines()[0]}"
             left.unlink()
+        else:
+            score.error = f"the agent left no diagnosis ({left.name}, a Diagnosis JSON as `diagnose --json` writes)"
         cmd = _bind_python(case.command)
         progress(f"case {case.id}: measure before/after")
         before = measure(cmd, case.project, samples=ns.samples, timeout_s=ns.timeout)
