@@ -1,0 +1,58 @@
+"""The hook file itself: what it may import, which Python it must parse under, and that it stays inert unless asked."""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+HOOK = Path(__file__).resolve().parents[1] / "probe" / "hook.py"
+
+
+def test_hook_parses_as_python_39():
+    ast.parse(HOOK.read_text(), feature_version=(3, 9))
+
+
+def test_hook_imports_only_the_standard_library():
+    tree = ast.parse(HOOK.read_text())
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, "no relative imports: the hook runs as a lone sitecustomize"
+            names.add((node.module or "").split(".")[0])
+    assert names and names <= set(sys.stdlib_module_names), names - set(sys.stdlib_module_names)
+
+
+def test_hook_is_inert_without_an_events_file(tmp_path):
+    """Installed as sitecustomize but without WARP_COMPILE_EVENTS: no finder, no output, nothing written."""
+    (tmp_path / "sitecustomize.py").write_text(HOOK.read_text())
+    env = {k: v for k, v in os.environ.items() if k != "WARP_COMPILE_EVENTS"}
+    env["PYTHONPATH"] = str(tmp_path)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"  # only what the hook itself might write counts
+    out = subprocess.run(
+        [sys.executable, "-c", "import sys; print(any(type(f).__name__ == '_WarpFinder' for f in sys.meta_path))"],
+        env=env, capture_output=True, text=True, cwd=tmp_path, check=True,
+    )
+    assert out.stdout.strip() == "False"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sitecustomize.py"]
+
+
+def test_backward_bytes_counts_adjoint_functions_only():
+    ns: dict = {"__file__": str(HOOK), "__name__": "hook_under_test"}  # not "sitecustomize": nothing starts
+    exec(compile(HOOK.read_text(), str(HOOK), "exec"), ns)
+    generated = (
+        "#include <x>\n"
+        "static void k_cpu_kernel_forward(int a)\n{\n  a += 1;\n}\n"
+        "static void k_cpu_kernel_backward(int a)\n{\n  a -= 1;\n}\n"
+        "static CUDA_CALLABLE void adj_helper(float x)\n{\n}\n"
+        "WP_API void k_cpu_forward(int a)\n{\n}\n"
+    )
+    back = (
+        "static void k_cpu_kernel_backward(int a)\n{\n  a -= 1;\n}\n"
+        "static CUDA_CALLABLE void adj_helper(float x)\n{\n}\n"
+    )
+    assert ns["_backward_bytes"](generated) == len(back)
