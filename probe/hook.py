@@ -380,12 +380,36 @@ def _source_on_disk(cfg, module_name, hash_hex):
     return None
 
 
+class _SeenExecs:
+    """ModuleExec objects already reported: a load that returns one of them was the fast path, not a build.
+
+    Weak references, so the hook never keeps an unloaded module alive; ids only if the class refuses weakrefs.
+    """
+
+    def __init__(self):
+        import weakref
+
+        self._weak = weakref.WeakSet()
+        self._ids = set()
+
+    def __contains__(self, obj):
+        try:
+            return obj in self._weak
+        except TypeError:
+            return id(obj) in self._ids
+
+    def add(self, obj):
+        try:
+            self._weak.add(obj)
+        except TypeError:
+            self._ids.add(id(obj))
+
+
+_seen_execs = _SeenExecs()
+
+
 def _make_load_wrapper(orig, warp_mod):
     def load(self, *args, **kwargs):
-        try:
-            before = tuple(self.execs.values())
-        except Exception:
-            before = ()
         outer = getattr(_tls, "load", None)
         _tls.load = time.perf_counter()
         try:
@@ -401,9 +425,16 @@ def _make_load_wrapper(orig, warp_mod):
         rec = _tls.load
         _tls.load = outer
         try:
-            for e in before:
-                if e is result:
-                    return result
+            if result is None:  # <= 1.16 after a failed build: report the skip once per module
+                skipped = _state.setdefault("skipped", set())
+                if self.name not in skipped:
+                    skipped.add(self.name)
+                    _record_load(self, args, kwargs, None, _Load(rec) if rec.__class__ is float else rec, None,
+                                 warp_mod)
+                return result
+            if result in _seen_execs:
+                return result
+            _seen_execs.add(result)
             if rec.__class__ is float:
                 rec = _Load(rec)
             _record_load(self, args, kwargs, result, rec, None, warp_mod)
@@ -549,14 +580,34 @@ def _norm_dim(dim):
             return []
 
 
+def _arg_sig(a):
+    return (type(a), getattr(a, "dtype", None), getattr(a, "ndim", None))
+
+
 def _record_launch(frame, kernel):
+    """Compare a cheap signature with the pending run first; build the readable record only for a new shape."""
     loc = frame.f_locals
     args = loc.get("fwd_args")
     if args is None:
         args = list(loc.get("inputs") or []) + list(loc.get("outputs") or [])
     caller = frame.f_back
-    tiled = caller is not None and caller.f_code.co_name == "launch_tiled"
+    dim = loc.get("dim")
+    if isinstance(dim, list):
+        dim = tuple(dim)
+    device = loc.get("device")
+    block_dim = loc.get("block_dim")
+    adjoint = loc.get("adjoint", False)
     key = (caller.f_code, caller.f_lineno) if caller is not None else None
+    # no strong reference to the kernel: holding one would keep a dropped closure kernel live in Warp's module
+    # kernel set and change what the app compiles next
+    sig = (id(kernel), kernel.key, dim, device, block_dim, adjoint, key, tuple(map(_arg_sig, args)))
+    with _lock:
+        _state["launch_total"] += 1
+        pending = _state["pending_launch"]
+        if pending is not None and pending[2] == sig:
+            pending[1] += 1
+            return
+    tiled = caller is not None and caller.f_code.co_name == "launch_tiled"
     site = _site_cache.get(key)
     if site is None:
         site, _api = _user_site(caller)
@@ -565,24 +616,24 @@ def _record_launch(frame, kernel):
     rec = {
         "kernel": str(getattr(kernel, "key", "?")),
         "module": str(getattr(getattr(kernel, "module", None), "name", "")),
-        "dim": _norm_dim(loc.get("dim")),
-        "device": str(loc.get("device")),
+        "dim": _norm_dim(dim),
+        "device": str(device),
         "dtypes": [_dtype_name(a) for a in args],
-        "block_dim": loc.get("block_dim") if isinstance(loc.get("block_dim"), int) else None,
-        "adjoint": bool(loc.get("adjoint", False)),
+        "block_dim": block_dim if isinstance(block_dim, int) else None,
+        "adjoint": bool(adjoint),
         "tiled": bool(tiled),
         "site": {"file": site["file"], "line": site["line"], "function": site["function"]} if site else None,
     }
     with _lock:
-        _state["launch_total"] += 1
         pending = _state["pending_launch"]
         if pending is not None and pending[0] == rec:
-            pending[1] += 1
+            pending[1] += 1  # same readable record through another signature (e.g. an equal new array)
+            pending[2] = sig
             return
         _flush_launch()
         if _state["launch_records"] >= _MAX_LAUNCH_RECORDS:
             return
-        _state["pending_launch"] = [rec, 1]
+        _state["pending_launch"] = [rec, 1, sig]
 
 
 def _flush_launch():

@@ -256,3 +256,33 @@ def test_terminating_the_cli_stops_the_child_and_removes_the_sandbox(tmp_path):
     assert proc.returncode == 130 and "Traceback" not in err
     assert not alive(int(pidfile.read_text()))
     assert list(tmpdir.iterdir()) == []
+
+
+DROPPED_CLOSURE_APP = """\
+import gc
+import warp as wp
+
+def make(scale):
+    @wp.kernel
+    def scaled(a: wp.array(dtype=wp.float32)):
+        a[wp.tid()] = a[wp.tid()] * scale
+    return scaled
+
+a = wp.ones(4, dtype=wp.float32, device="cpu")
+wp.launch(make(2.0), dim=4, inputs=[a], device="cpu")
+gc.collect()
+wp.launch(make(3.0), dim=4, inputs=[a], device="cpu")
+print("HASH", wp.get_module("__main__").get_module_hash(1).hex())
+"""
+
+
+@pytest.mark.slow
+def test_hook_keeps_no_dropped_kernel_alive(tmp_path):
+    """Warp hashes only live kernels: if the hook held on to a launched closure, the next build would differ."""
+    root = write_app(tmp_path, DROPPED_CLOSURE_APP)
+    env = dict(os.environ, WARP_CACHE_PATH=str(tmp_path / "plain-cache"))
+    plain = subprocess.run([sys.executable, "-m", "app"], cwd=root, env=env, capture_output=True, text=True, check=True)
+    plain_hash = next(ln.split()[1] for ln in plain.stdout.splitlines() if ln.startswith("HASH"))
+    report = measure([sys.executable, "-m", "app"], root, samples=1)
+    assert report.builds[-1].hash == plain_hash
+    assert len(report.builds[-1].kernels) == 1
