@@ -16,13 +16,13 @@ Pure: reads a Report, returns models; nothing here runs Warp.
 
 from __future__ import annotations
 
-import os
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 
 from warp_compile.probe.diagnosis_models import Cause, HashChange
 from warp_compile.probe.models import ApiCall, Build, KernelInfo, Report
+from warp_compile.probe.report_text import short_path, trigger_text
 
 # module="unique" modules are named `<kernel key>_<first 8 hex of the module hash>`
 _UNIQUE_RE = re.compile(r"^(?P<key>.+)_(?P<hash>[0-9a-f]{8})$")
@@ -339,25 +339,7 @@ def _weight(causes: list[Cause]) -> int:
 
 def _default_rel(report: Report) -> Rel:
     root = report.cwd
-
-    def rel(file: str) -> str:
-        if not root or not os.path.isabs(file):
-            return file
-        try:
-            r = os.path.relpath(file, root)
-        except ValueError:
-            return file
-        return file if r.startswith("..") else r.replace(os.sep, "/")
-
-    return rel
-
-
-def trigger_text(build: Build, rel: Rel) -> str:
-    t = build.trigger
-    if t is None:
-        return ""
-    via = f" via {t.via}" if t.via else ""
-    return f"{rel(t.file)}:{t.line} ({t.api or '?'}{via})"
+    return lambda file: short_path(file, root)
 
 
 def explain_changes(report: Report, rel: Rel | None = None) -> list[HashChange]:

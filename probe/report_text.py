@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 from warp_compile.probe.models import Build, Report, Stat
 
@@ -18,19 +19,27 @@ def _stat(s: Stat) -> str:
 
 
 def short_path(path: str, cwd: str) -> str:
+    """`path` relative to `cwd` (posix separators) when it lies inside it; otherwise as recorded."""
+    if not cwd or not os.path.isabs(path):
+        return path
     try:
         rel = os.path.relpath(path, cwd)
     except ValueError:
         return path
-    return path if rel.startswith("..") else rel
+    return path if rel.startswith("..") else rel.replace(os.sep, "/")
+
+
+def trigger_text(build: Build, rel: Callable[[str], str]) -> str:
+    """`file:line (api via ...)` of the user line that triggered a build; empty when it is unknown."""
+    t = build.trigger
+    if t is None:
+        return ""
+    via = f" via {t.via}" if t.via else ""
+    return f"{rel(t.file)}:{t.line} ({t.api or '?'}{via})"
 
 
 def _site(b: Build, cwd: str) -> str:
-    t = b.trigger
-    if t is None:
-        return "-"
-    via = f" via {t.via}" if t.via else ""
-    return f"{short_path(t.file, cwd)}:{t.line} ({t.api or '?'}{via})"
+    return trigger_text(b, lambda f: short_path(f, cwd)) or "-"
 
 
 def render_report(r: Report) -> str:

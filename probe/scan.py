@@ -21,6 +21,7 @@ from pathlib import Path
 from .errors import UsageError
 from .scan_models import (
     CREATION_OPTIONS,
+    FACT_LISTS,
     MATHDX_TILE_OPS,
     CacheOp,
     ConfigSetFact,
@@ -1499,22 +1500,7 @@ def scan(root: Path | str, *, max_files: int = 5000, max_bytes: int = 2_000_000)
                 imports_warp=fs.imports_warp,
             )
         )
-        for attr in (
-            "imports",
-            "kernels",
-            "functions",
-            "overloads",
-            "launches",
-            "module_options",
-            "config_sets",
-            "cache_ops",
-            "settings",
-            "load_calls",
-            "tapes",
-            "tape_backward_calls",
-            "tile_ops",
-            "loops",
-        ):
+        for attr in FACT_LISTS:
             getattr(facts, attr).extend(getattr(fs, attr))
     _link(facts, scans, project)
     return facts

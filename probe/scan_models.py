@@ -350,3 +350,22 @@ class ScanFacts(_Model):
             if k.enclosing_function
             and (k.enclosing_function == factory or k.enclosing_function.split(".")[-1] == factory)
         ]
+
+
+# the list-valued fact fields of ScanFacts that every file's scan contributes to
+FACT_LISTS = (
+    "imports",
+    "kernels",
+    "functions",
+    "overloads",
+    "launches",
+    "module_options",
+    "config_sets",
+    "cache_ops",
+    "settings",
+    "load_calls",
+    "tapes",
+    "tape_backward_calls",
+    "tile_ops",
+    "loops",
+)

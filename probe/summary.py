@@ -94,13 +94,9 @@ def _clock(s: Stat) -> ClockSummary:
 
 
 def _trigger(b: Build, cwd: str) -> str | None:
-    from warp_compile.probe.report_text import short_path
+    from warp_compile.probe.report_text import short_path, trigger_text
 
-    t = b.trigger
-    if t is None:
-        return None
-    via = f" via {t.via}" if t.via else ""
-    return f"{short_path(t.file, cwd)}:{t.line} ({t.api or '?'}{via})"
+    return trigger_text(b, lambda f: short_path(f, cwd)) or None
 
 
 def summarize(

@@ -16,17 +16,7 @@ from warp_compile.probe.errors import UsageError
 
 REPO = Path(__file__).resolve().parents[1]
 SEED_DIR = REPO.parent / "shared" / "seed"
-FIELDS = (
-    "title",
-    "backends",
-    "signals",
-    "applies_when",
-    "does_not_apply_when",
-    "fix",
-    "verification",
-    "observed",
-    "keywords",
-)
+FIELDS = ("title", *knowledge.LIST_KEYS)
 OWN_FIGURES = ("CS-1", "CS-3", "CS-6", "CS-10", "CS-12")
 
 

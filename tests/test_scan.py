@@ -10,7 +10,7 @@ import pytest
 
 from warp_compile.probe.errors import UsageError
 from warp_compile.probe.scan import module_name_for, scan
-from warp_compile.probe.scan_models import ScanFacts
+from warp_compile.probe.scan_models import FACT_LISTS, ScanFacts
 
 
 def write(root: Path, files: dict[str, str]) -> Path:
@@ -639,22 +639,9 @@ def test_project_without_warp(tmp_path: Path):
     )
     facts = scan(root)
     assert facts.files_scanned == 2 and facts.uses_warp is False
-    for name in (
-        "kernels",
-        "functions",
-        "overloads",
-        "launches",
-        "module_options",
-        "config_sets",
-        "cache_ops",
-        "settings",
-        "load_calls",
-        "tapes",
-        "tape_backward_calls",
-        "tile_ops",
-        "loops",
-    ):
-        assert getattr(facts, name) == [], name
+    for name in FACT_LISTS:
+        if name != "imports":  # the stdlib imports are still recorded
+            assert getattr(facts, name) == [], name
     assert facts.python_modules_with_kernels == {}
 
 
