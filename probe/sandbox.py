@@ -2,10 +2,16 @@
 
 Everything the run writes outside the user's tree lands under one `warp-compile-*` temp root that is always
 removed, and the whole process tree is killed on timeout, cancellation or when the main process exits.
+
+The tree is the child's process group plus, on Linux, every process whose environment carries this run's events
+path (a grandchild that started its own session still inherited it). Open sandboxes and live runs are registered,
+so `shutdown()` (called on SIGTERM or at exit) can stop them all and remove their roots even when the thread that
+runs them never gets to its `finally`.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import signal
@@ -25,6 +31,33 @@ EVENTS_ENV = "WARP_COMPILE_EVENTS"
 
 class Cancelled(Exception):
     """The caller cancelled the run; the child tree was killed and the sandbox removed."""
+
+
+# live state, for shutdown(): open sandbox roots and running children (pid -> (process, events-path marker))
+_registry_lock = threading.Lock()
+_open_roots: set[Path] = set()
+_live: dict[int, tuple[subprocess.Popen, str]] = {}  # type: ignore[type-arg]
+_shutting_down = threading.Event()
+
+
+def shutdown() -> None:
+    """Stop every run of this process at once and remove every open sandbox root; no new run starts after it.
+
+    For a server being terminated (SIGTERM, the client went away): there is no time for the polite SIGTERM grace
+    period of `kill_tree`, and the worker thread that owns a run may never reach its `finally`.
+    """
+    _shutting_down.set()
+    with _registry_lock:
+        live = list(_live.values())
+        roots = list(_open_roots)
+    for proc, marker in live:
+        _signal_group(proc.pid, signal.SIGKILL)
+        _kill_marked(marker, signal.SIGKILL)
+    for root in roots:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+atexit.register(shutdown)
 
 
 @dataclass
@@ -98,8 +131,12 @@ class Sandbox:
     """One private temp root per sample; cold and warm runs of that sample share its caches."""
 
     def __init__(self) -> None:
+        if _shutting_down.is_set():
+            raise Cancelled("warp-compile is shutting down")
         base = os.environ.get("TMPDIR") or tempfile.gettempdir()
         self.root = Path(tempfile.mkdtemp(prefix="warp-compile-", dir=base))
+        with _registry_lock:
+            _open_roots.add(self.root)
         self.warp_cache = self.root / "warp-cache"
         self.warp_root = self.root / "warp-root"
         self.cuda_cache = self.root / "cuda-cache"
@@ -118,6 +155,8 @@ class Sandbox:
 
     def close(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
+        with _registry_lock:
+            _open_roots.discard(self.root)
 
     def env(self, events_path: Path) -> dict[str, str]:
         env = dict(os.environ)
@@ -151,19 +190,23 @@ class Sandbox:
         env = self.env(events)
         argv = prepare_argv(command, str(self.hook_dir), self.vars)
         out, err = CappedStream(), CappedStream()
+        if _shutting_down.is_set():
+            raise Cancelled("warp-compile is shutting down")
         t0 = time.perf_counter()
         try:
-            proc = subprocess.Popen(
-                argv,
-                cwd=str(cwd),
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-            )
+            with _registry_lock:
+                proc = subprocess.Popen(
+                    argv,
+                    cwd=str(cwd),
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    start_new_session=True,
+                )
+                _live[proc.pid] = (proc, str(events))
         except FileNotFoundError as exc:
-            raise UsageError(f"command not found: {command[0]!r}") from exc
+            raise UsageError(f"command not found: {command[0]!r}{_shell_hint(command)}") from exc
         except PermissionError as exc:
             raise UsageError(f"command is not executable: {command[0]!r}") from exc
         readers = [
@@ -181,14 +224,16 @@ class Sandbox:
                     break
                 except subprocess.TimeoutExpired:
                     pass
-                if cancel is not None and cancel.is_set():
+                if (cancel is not None and cancel.is_set()) or _shutting_down.is_set():
                     raise Cancelled("measurement cancelled")
                 if time.perf_counter() > deadline:
                     timed_out = True
                     break
             wall_ms = (time.perf_counter() - t0) * 1000.0
         finally:
-            kill_tree(proc)
+            kill_tree(proc, marker=str(events))
+            with _registry_lock:
+                _live.pop(proc.pid, None)
             for t in readers:
                 t.join(timeout=5)
         return RunOutcome(
@@ -217,8 +262,12 @@ def _pump(stream, sink: CappedStream) -> None:  # type: ignore[no-untyped-def]
             pass
 
 
-def kill_tree(proc: subprocess.Popen) -> None:  # type: ignore[type-arg]
-    """Terminate the child's whole session (it may have spawned workers), politely first, then for sure."""
+def kill_tree(proc: subprocess.Popen, marker: str | None = None) -> None:  # type: ignore[type-arg]
+    """Terminate the child's whole session (it may have spawned workers), politely first, then for sure.
+
+    `marker` (the run's events path) also finds descendants that left the session: they inherited it in their
+    environment.
+    """
     pgid = proc.pid  # start_new_session: the child leads its own process group, even after it exited
     if proc.poll() is None:
         _signal_group(pgid, signal.SIGTERM)
@@ -227,10 +276,39 @@ def kill_tree(proc: subprocess.Popen) -> None:  # type: ignore[type-arg]
         except subprocess.TimeoutExpired:
             pass
     _signal_group(pgid, signal.SIGKILL)  # stragglers that outlived the main process
+    if marker:
+        _kill_marked(marker, signal.SIGKILL)
     try:
         proc.wait(timeout=5)
     except subprocess.TimeoutExpired:
         pass
+
+
+def _kill_marked(marker: str, sig: int) -> None:
+    """Signal every process whose environment holds EVENTS_ENV=marker (Linux /proc; elsewhere a no-op)."""
+    needle = f"{EVENTS_ENV}={marker}".encode()
+    proc_dir = Path("/proc")
+    if not proc_dir.is_dir():
+        return
+    me = os.getpid()
+    for entry in proc_dir.iterdir():
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:  # gone, or not ours to read
+            continue
+        if needle in environ.split(b"\0"):
+            try:
+                os.kill(int(entry.name), sig)
+            except OSError:
+                pass
+
+
+def _shell_hint(command: list[str]) -> str:
+    if len(command) == 1 and any(c in command[0] for c in " |;&<>$"):
+        return " (it looks like a shell string: pass the command as separate arguments, e.g. ['python', '-m', 'app'])"
+    return ""
 
 
 def _signal_group(pgid: int, sig: int) -> None:

@@ -176,7 +176,13 @@ async def measure(
         )
         report_id = server.store.add(report)
         if out is not None:
-            write_json(report, str(out))
+            try:
+                out.parent.mkdir(parents=True, exist_ok=True)  # inside a root (checked): e.g. .warp-compile/
+                write_json(report, str(out))
+            except (OSError, WarpCompileError) as exc:  # the measurement is kept: say where it is
+                why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+                kept = report_uri(report_id)
+                raise ToolError(f"cannot write json_path {out}: {why}; the report is kept as {kept}") from None
         _all_failed(report, report_id)
     summary = summarize(report, report_id, report_uri(report_id), str(out) if out is not None else None)
     return _result(summary, render_summary(summary))
@@ -230,8 +236,10 @@ async def diagnose(
 
             diagnosis = await run_core(work, Progress(ctx, expected=2), exclusive=False)
             if root is None:
+                diagnosis.warnings = [w for w in diagnosis.warnings if not w.startswith("no source scan")]
                 diagnosis.warnings.append(
-                    f"source not scanned: the report's cwd {rep.cwd} is not a directory inside the allowed roots"
+                    f"no source scan: the report's cwd {rep.cwd} is not a directory inside the allowed roots, so "
+                    "locations come from the measurement only"
                 )
         else:
             from warp_compile.probe.measure import check_inputs

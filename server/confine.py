@@ -103,4 +103,9 @@ class Confinement:
         where = self.check(raw, what, client_roots)
         if where.is_dir():
             raise UsageError(f"{what} {raw!r} is a directory: give a file name, e.g. report.json")
+        existing = where.parent
+        while not existing.exists() and existing != existing.parent:
+            existing = existing.parent  # missing directories are created when the file is written
+        if not existing.is_dir():
+            raise UsageError(f"{what} {raw!r}: {existing} is a file, not a directory")
         return where

@@ -470,8 +470,20 @@ async def test_diagnose_report_path_with_cwd_outside_skips_the_scan(
     assert not m.is_error and not r.is_error, r.content
     d = Diagnosis.model_validate(r.structured_content)
     assert d.report_id is None
-    assert any("source not scanned" in w for w in d.warnings)
+    scan_warnings = [w for w in d.warnings if "no source scan" in w]
+    assert len(scan_warnings) == 1 and "not a directory inside the allowed roots" in scan_warnings[0]
     assert fake_diagnose[-1] == ("diagnose", None)
+
+
+@pytest.mark.anyio
+async def test_json_path_under_a_file_is_refused_before_anything_runs(server: WarpCompileServer, project: Path) -> None:
+    (project / "notes.txt").write_text("a file, not a directory\n")
+    async with Client(server) as client:
+        r = await measure(client, project, script="marker.py", json_path="notes.txt/r.json")
+        ok = await measure(client, project, json_path=".warp-compile/baseline.json")  # a new subdirectory is fine
+    assert "is a file, not a directory" in error_text(r)
+    assert not (project / "ran.txt").exists()
+    assert not ok.is_error and (project / ".warp-compile" / "baseline.json").is_file()
 
 
 @pytest.mark.anyio

@@ -5,6 +5,7 @@ cancellation that leaves no process and no temp root behind."""
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -51,6 +52,10 @@ time.sleep(120)
 """
 
 
+# Like SLOW, but the grandchild leaves the process group (its own session): only the environment marks it as ours.
+SLOW_SETSID = SLOW.replace('time.sleep(120)"])', 'time.sleep(120)"], start_new_session=True)', 1)
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
@@ -62,6 +67,7 @@ def app(tmp_path: Path) -> Path:
     d.mkdir()
     (d / "app.py").write_text(CS3_APP)
     (d / "slow.py").write_text(SLOW)
+    (d / "slow_setsid.py").write_text(SLOW_SETSID)
     return d
 
 
@@ -121,8 +127,24 @@ async def test_stdio_tools_explain_refusal_and_templates(app: Path, server_tmp: 
     assert not list(server_tmp.glob("warp-compile-*"))
 
 
+async def _nothing_left(app: Path, server_tmp: Path, wait_s: float = 20) -> tuple[list[Path], list[int]]:
+    """Wait for the measured tree (pids.txt) and the temp roots to be gone; kill what is left and return it."""
+    pids = [int(x) for x in (app / "pids.txt").read_text().split()]
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        if not list(server_tmp.glob("warp-compile-*")) and not any(_alive(p) for p in pids):
+            break
+        await anyio.sleep(0.1)
+    left_dirs = list(server_tmp.glob("warp-compile-*"))
+    left_pids = [p for p in pids if _alive(p)]
+    for p in left_pids:
+        subprocess.run(["kill", "-9", str(p)], check=False)
+    return left_dirs, left_pids
+
+
 @pytest.mark.anyio
-async def test_stdio_cancellation_leaves_no_process_and_no_temp_root(app: Path, server_tmp: Path) -> None:
+@pytest.mark.parametrize("script", ["slow.py", "slow_setsid.py"])
+async def test_stdio_cancellation_leaves_no_process_and_no_temp_root(app: Path, server_tmp: Path, script: str) -> None:
     messages: list[str] = []
 
     async def progress(p: float, total: float | None, message: str | None) -> None:
@@ -132,20 +154,11 @@ async def test_stdio_cancellation_leaves_no_process_and_no_temp_root(app: Path, 
         with pytest.raises(MCPError, match="(?i)timed out"):
             await client.call_tool(
                 "measure",
-                {"command": [PY, "slow.py"], "cwd": str(app), "samples": 1},
+                {"command": [PY, script], "cwd": str(app), "samples": 1},
                 read_timeout_seconds=4,
                 progress_callback=progress,
             )
-        pids = [int(x) for x in (app / "pids.txt").read_text().split()]
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            if not list(server_tmp.glob("warp-compile-*")) and not any(_alive(p) for p in pids):
-                break
-            await anyio.sleep(0.1)
-        left_dirs = list(server_tmp.glob("warp-compile-*"))
-        left_pids = [p for p in pids if _alive(p)]
-        for p in left_pids:
-            subprocess.run(["kill", "-9", str(p)], check=False)
+        left_dirs, left_pids = await _nothing_left(app, server_tmp)
         assert not left_dirs and not left_pids, (left_dirs, left_pids)
         # the server is still serving, and the measurement lock is free again
         assert not (await client.call_tool("explain_mechanism", {"mechanism": "3"})).is_error
@@ -274,3 +287,46 @@ async def test_streamable_http_transport(app: Path, server_tmp: Path, tmp_path: 
     assert names == {"measure", "diagnose", "compare", "explain_mechanism"}
     assert refused.is_error and "outside the allowed roots" in refused.content[0].text
     assert out == b"", f"logs belong on stderr: {out[-500:]!r} / {err[-500:]!r}"
+
+
+def _server_pids(root: Path) -> list[int]:
+    """Pids of `warp-compile serve` processes started with this root (the SDK client does not expose its child)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"serve" in argv and str(root).encode() in argv:
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.anyio
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds the server process through /proc")
+async def test_terminated_server_stops_the_measured_tree_and_removes_its_sandbox(app: Path, server_tmp: Path) -> None:
+    """SIGTERM mid-measure (what a client sends when it quits): no process and no temp root may outlive the server."""
+    pids_file = app / "pids.txt"
+    async with anyio.create_task_group() as tg:
+
+        async def call() -> None:
+            try:
+                async with Client(serve(app, server_tmp)) as client:
+                    args = {"command": [PY, "slow_setsid.py"], "cwd": str(app), "samples": 1}
+                    await client.call_tool("measure", args)
+            except Exception:  # the server went away under the call, as intended
+                pass
+
+        tg.start_soon(call)
+        with anyio.fail_after(30):
+            while not (pids_file.exists() and len(pids_file.read_text().split()) == 2):
+                await anyio.sleep(0.1)
+        servers = _server_pids(app)
+        assert servers
+        for pid in servers:
+            os.kill(pid, signal.SIGTERM)
+        left_dirs, left_pids = await _nothing_left(app, server_tmp, wait_s=10)
+        tg.cancel_scope.cancel()
+    assert not left_dirs and not left_pids, (left_dirs, left_pids)

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
+import os
+import signal
+import socket
 import sys
-from pathlib import Path
 
+from warp_compile.io import check_dir, clip
 from warp_compile.probe.errors import UsageError
+from warp_compile.probe.sandbox import shutdown
 
 DESCRIPTION = """\
 Serve warp-compile to coding agents over MCP (Model Context Protocol): tools measure, diagnose, compare and
@@ -52,14 +57,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(ns: argparse.Namespace) -> int:
-    roots = []
-    for r in ns.root:
-        p = Path(r).expanduser()
-        if not p.is_dir():
-            raise UsageError(f"serve: --root {r}: not a directory")
-        roots.append(p.resolve())
+    roots = [check_dir(r, "serve: --root") for r in ns.root]
     if ns.port is not None and not (0 < ns.port < 65536):
         raise UsageError(f"serve: --port {ns.port}: not a port number")
+    if ns.transport == "streamable-http":
+        _check_port(ns.host, ns.port)  # before any log line: a port in use is one line and exit 2
     # Before the SDK configures logging: stderr only, never stdout (stdout is the protocol under stdio).
     logging.basicConfig(
         stream=sys.stderr, level=getattr(logging, ns.log_level), format="warp-compile serve: %(levelname)s %(message)s"
@@ -72,6 +74,8 @@ def run(ns: argparse.Namespace) -> int:
         logging.getLogger("warp_compile.server").warning(
             "no --root given: only paths inside the roots the client declares are allowed"
         )
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+        signal.signal(sig, _stop)
     try:
         if ns.transport == "stdio":
             server.run()
@@ -79,7 +83,42 @@ def run(ns: argparse.Namespace) -> int:
             _serve_http(server, ns.host, ns.port, ns.log_level)
     except KeyboardInterrupt:
         pass
+    finally:
+        shutdown()  # the client went away mid-run: stop the measured tree, remove its sandbox
     return 0
+
+
+def _stop(signum: int, frame: object) -> None:
+    """Terminated (a client stopping us, a closed terminal): measured trees and sandboxes go first, at once.
+
+    A run's worker thread may be blocked for seconds and its `finally` would come too late (the SDK's stdio client
+    escalates to SIGKILL after 2 s), so the cleanup happens here and the process exits without unwinding.
+    """
+    shutdown()
+    os._exit(128 + signum)
+
+
+def _check_port(host: str, port: int) -> None:
+    """Bind HOST:PORT once, the way the HTTP server will (SO_REUSEADDR, every address HOST resolves to), and let go.
+
+    A port another process listens on is refused here with one line, instead of uvicorn's log lines and exit 3.
+    """
+    try:
+        addresses = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (socket.gaierror, UnicodeError) as exc:
+        why = getattr(exc, "strerror", None) or exc
+        raise UsageError(f"serve: --host {clip(host)}: cannot resolve ({why})") from None
+    for family, kind, proto, _, address in addresses:
+        with socket.socket(family, kind, proto) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6 and hasattr(socket, "IPV6_V6ONLY"):
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            try:
+                sock.bind(address)
+            except OSError as exc:
+                if exc.errno == errno.EADDRINUSE:
+                    raise UsageError(f"serve: port {port} on {clip(host)} is in use") from None
+                raise UsageError(f"serve: cannot listen on {clip(host)} port {port}: {exc.strerror or exc}") from None
 
 
 def _serve_http(server, host: str, port: int, log_level: str) -> None:  # type: ignore[no-untyped-def]
