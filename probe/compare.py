@@ -49,12 +49,21 @@ from warp_compile.probe.errors import ReportError, UsageError
 from warp_compile.probe.models import SCHEMA_VERSION, Build, Launch, Report, RunResult, Stat
 
 TIMING_FLOOR_MS = 5.0  # below this baseline median, a percentage band is meaningless: judge on counts
+MIN_TIMING_SAMPLES = 3  # fewer per arm: a timed move counts only where the work changed the same way
 ERROR_STATUSES = ("error", "error_no_build")
 # identical hashes with a few bytes of generated source difference are still identical work: Warp's generated source
 # carries `<L line>` comments, so a line shift in the user's file changes the bytes but not the hash
 SOURCE_BYTES_SLACK = 256
 SOURCE_FRACTION_SLACK = 0.001
 REPORT_KIND = "warp-compile-report"
+# what every `measure` report carries (the contract named in the README); a file without one of them was damaged
+# or hand-made, and judging it would silently read defaults as measurements
+CONTRACT_FIELDS = (
+    "command", "cwd", "label", "warp_version", "python", "platform", "samples", "failed_samples",
+    "cold_module_ms", "warm_module_ms", "native_compile_ms", "codegen_ms", "pch_ms", "cold_wall_ms", "warm_wall_ms",
+    "compile_elapsed_ms", "overlap_factor", "generated_source_bytes", "lto_artifacts", "identities", "modules",
+    "builds", "warm_builds", "launches", "launch_count", "cache", "sample_results", "warnings", "hook",
+)  # fmt: skip
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -99,10 +108,14 @@ def load_report(path: str | Path) -> Report:
     version = data.get("schema_version")
     if version is None:
         raise ReportError(f"{name}: report has no schema_version")
-    if version != SCHEMA_VERSION:
+    if isinstance(version, bool) or not isinstance(version, int) or version != SCHEMA_VERSION:
         raise ReportError(
             f"{name}: report schema_version {version!r}; this warp-compile reads schema_version {SCHEMA_VERSION}"
         )
+    missing = [f for f in CONTRACT_FIELDS if f not in data]
+    if missing:
+        shown = ", ".join(missing[:4]) + (f" and {len(missing) - 4} more" if len(missing) > 4 else "")
+        raise ReportError(f"{name}: damaged report (missing {shown})")
     try:
         return Report.model_validate(data)
     except ValidationError as exc:
@@ -577,6 +590,7 @@ def compare(before: Report, after: Report, *, before_label: str = "", after_labe
     warm_compiles = (st.warm_compiled_events.before or 0) > 0 or (st.warm_compiled_events.after or 0) > 0
     if warm_compiles:
         elapsed.decisive = False
+        elapsed.left_out = "the warm run compiled"
         elapsed.note = _join(
             elapsed.note,
             f"not judged: the warm run compiled ({st.warm_compiled_events.before} compiled events before, "
@@ -585,6 +599,7 @@ def compare(before: Report, after: Report, *, before_label: str = "", after_labe
         )
     if st.identical_work:
         cold.decisive = False
+        cold.left_out = "the work is identical"
         cold.note = _join(
             cold.note,
             "not judged: same identities, module hashes and generated source (identical work); overlapped builds "
@@ -593,6 +608,9 @@ def compare(before: Report, after: Report, *, before_label: str = "", after_labe
         )
     clocks = [elapsed, warm, cold]
     headline = "warm_repeat" if warm_compiles else "compile_elapsed"
+    few = min(_successful(before), _successful(after))
+    if 0 < few < MIN_TIMING_SAMPLES:
+        _discount_thin_timing(clocks, st, few)
 
     # -- verdict -------------------------------------------------------------------------------------------------
     invalid: list[str] = []
@@ -681,8 +699,42 @@ def _moved(c: Clock) -> str:
 
 def _ignored(c: Clock) -> str:
     word = "fell" if c.outcome == "improved" else "rose"
-    why = "the work is identical" if c.name == "cold_module" else "the warm run compiled"
-    return f"{c.title} {word} ({fmt_ms(c.delta_ms, sign=True)} ms) but is not judged because {why}"
+    return f"{c.title} {word} ({fmt_ms(c.delta_ms, sign=True)} ms) but is not judged because {c.left_out}"
+
+
+def _work_direction(st: Structure, clock: str) -> int:
+    """-1 when the AFTER run compiled less (by compiled events), +1 when more, 0 when the counts say nothing."""
+    cnt = st.warm_compiled_events if clock == "warm_repeat" else st.compiled_events
+    if cnt.before is None or cnt.after is None or cnt.before == cnt.after:
+        return 0
+    return -1 if cnt.after < cnt.before else 1
+
+
+def _discount_thin_timing(clocks: list[Clock], st: Structure, few: int) -> None:
+    """With fewer than MIN_TIMING_SAMPLES samples in an arm, the band has no real spread behind it.
+
+    A timed move then counts only where the work itself changed in the same direction: identical work that timed
+    differently is noise, and so is "slower" when fewer modules compiled (or "faster" when more did).
+    """
+    n = f"{few} sample{'s' if few != 1 else ''}"
+    for c in clocks:
+        if not c.decisive or c.judged not in ("improved", "regressed"):
+            continue
+        direction = _work_direction(st, c.name)
+        timed = -1 if c.outcome == "improved" else 1
+        if st.identical_work:
+            moved = fmt_ms(abs(c.delta_ms or 0))
+            why = f"the work is identical and {n} per arm cannot tell a {moved} ms move from noise"
+        elif direction == -timed:
+            less = "fewer" if direction < 0 else "more"
+            why = (
+                f"{less} modules compiled, which contradicts the timed move, and {n} per arm cannot tell it from noise"
+            )
+        else:
+            continue
+        c.decisive = False
+        c.left_out = why
+        c.note = _join(c.note, f"not judged: {why}; measure with --samples 3 or more, or interleaved")
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -52,6 +52,7 @@ class Clock(_Model):
     judged: Literal["improved", "regressed", "within band", "counts", "not judged"] = "not judged"
     outcome: Literal["improved", "regressed", "unchanged", "not judged"] = "not judged"
     decisive: bool = True
+    left_out: str = ""  # when not decisive: why the clock stayed out of the verdict
     counts_label: str | None = None  # what the counts count, e.g. "compiled events in the warm run"
     counts_before: int | None = None
     counts_after: int | None = None

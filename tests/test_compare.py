@@ -649,3 +649,62 @@ def test_band_never_below_the_timing_floor():
     el = c.clock("compile_elapsed")
     assert el.band_ms == 5.0 and "raised to the 5.0 ms timing floor" in el.note
     assert el.judged == "within band" and c.verdict == "INCONCLUSIVE"
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Too few samples for a band with spread behind it
+
+
+def test_identical_work_with_two_samples_a_side_is_inconclusive_not_regression():
+    c = compare(report(elapsed=(3000.0, 3004.0)), report(elapsed=(3090.0, 3094.0)))
+    assert c.structure.identical_work
+    el = c.clock("compile_elapsed")
+    assert el.judged == "regressed" and not el.decisive and "2 samples per arm" in el.left_out
+    assert c.verdict == "INCONCLUSIVE" and c.exit_code == 0
+    assert "is not judged because the work is identical and 2 samples" in c.reason
+
+
+def test_identical_work_with_three_samples_a_side_still_judges_elapsed():
+    c = compare(report(elapsed=(3000.0, 3004.0, 2998.0)), report(elapsed=(3090.0, 3094.0, 3088.0)))
+    assert c.clock("compile_elapsed").decisive and c.verdict == "REGRESSION"
+
+
+def test_one_sample_slower_elapsed_with_fewer_compiles_does_not_outvote_the_structure():
+    """One sample each: a rebuild removed, cold module work down, but elapsed up by header jitter."""
+    before = report(
+        elapsed=(1500.0,),
+        cold=(270.0,),
+        builds=[build("app", "aaaa0001", ms=130.0), build("app", "aaaa0002", seq=1, ms=140.0)],
+    )
+    after = report(elapsed=(1560.0,), cold=(140.0,), builds=[build("app", "aaaa0002", ms=140.0)])
+    c = compare(before, after)
+    el, cold = c.clock("compile_elapsed"), c.clock("cold_module")
+    assert el.judged == "regressed" and not el.decisive and "fewer modules compiled" in el.left_out
+    assert cold.decisive and cold.outcome == "improved"
+    assert c.verdict == "IMPROVED", c.reason
+
+
+def test_one_sample_slower_with_more_compiles_is_still_a_regression():
+    before = report(elapsed=(1500.0,), cold=(140.0,), builds=[build("app", "aaaa0002", ms=140.0)])
+    after = report(
+        elapsed=(1660.0,),
+        cold=(270.0,),
+        builds=[build("app", "aaaa0001", ms=130.0), build("app", "aaaa0002", seq=1, ms=140.0)],
+    )
+    c = compare(before, after)
+    assert c.clock("compile_elapsed").decisive and c.verdict == "REGRESSION"
+
+
+def test_report_missing_a_contract_field_is_damaged(tmp_path):
+    data = json.loads(report().model_dump_json())
+    del data["compile_elapsed_ms"]
+    with pytest.raises(ReportError, match="damaged report \\(missing compile_elapsed_ms\\)"):
+        load_report(write(tmp_path / "r.json", data))
+
+
+@pytest.mark.parametrize("version", [True, 1.0, "1"])
+def test_schema_version_must_be_the_integer_one(tmp_path, version):
+    data = json.loads(report().model_dump_json())
+    data["schema_version"] = version
+    with pytest.raises(ReportError, match="schema_version"):
+        load_report(write(tmp_path / "r.json", data))
