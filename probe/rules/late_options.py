@@ -5,7 +5,8 @@
    (`option_changed`); the scan names the line that set it. Saving: the measured rebuilds.
 2. Module creation (import). A module copies max_unroll, lineinfo, deterministic, ... from wp.config when it is
    created; a later `wp.config.X = v` never reaches it and nothing says so. Reported only when the measurement
-   confirms it (the build's config_shadow shows the old value). enable_backward is CS-10's and skipped here.
+   confirms it (the build's config_shadow shows the old value). enable_backward is CS-10's: skipped here, and
+   the ruled-out signal names it as reported under CS-10 rather than claiming nothing was missed.
 3. A bare `wp.set_module_options()` in a Python module that holds no kernels configures nothing.
 
 Deadline findings have no measured saving: the option never arrived, so its effect was never built.
@@ -13,7 +14,9 @@ Deadline findings have no measured saving: the option never arrived, so its effe
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
+from pathlib import Path
 
 from warp_compile.probe.diagnosis_models import Cause, Evidence, Finding, HashChange, Location, RuledOut, RuleResult
 from warp_compile.probe.models import Build, PchBuild
@@ -25,7 +28,7 @@ from warp_compile.probe.rules.context import (
     late_config_assignments,
     norm_value,
 )
-from warp_compile.probe.scan_models import ConfigSetFact, ModuleOptionsFact
+from warp_compile.probe.scan_models import ConfigSetFact, ImportRef, ModuleOptionsFact
 
 MECHANISM = "CS-3"
 OWN_DEADLINE_OPTIONS = frozenset(
@@ -230,10 +233,46 @@ def _late_option_finding(
 # ---------------------------------------------------------------------------------------------- 2. import deadline
 
 
+def _import_statement(ctx: RuleContext, file: str, ref: ImportRef) -> str:
+    """The import at `file:ref.line` as written: the source line when it is one whole statement, else rebuilt from
+    the scan's import facts (`from pkg import a, b` or `import pkg.mod`)."""
+    text = _source_line(ctx, file, ref.line)
+    if text is not None:
+        stmt = text.split("#", 1)[0].strip().rstrip(";").strip()
+        whole = re.match(r"(import|from)\s", stmt) and not stmt.endswith(("(", "\\", ",")) and ";" not in stmt
+        if whole and re.search(rf"\b{re.escape(ref.module.rpartition('.')[2])}\b", stmt):
+            return stmt  # one whole statement that names the module (the file is the one scanned)
+    facts = [i for i in ctx.scan.imports_in(file) if i.line == ref.line] if ctx.scan is not None else []
+    own = next((i for i in facts if i.module == ref.module), None)
+    if own is not None and "." in own.module and own.names != [own.module.split(".")[0]]:
+        parent = own.module.rpartition(".")[0]  # `from parent import name, ...` (a relative one shown absolute)
+        names = [n for i in facts if i.module == parent or i.module.rpartition(".")[0] == parent for n in i.names]
+        return f"from {parent} import {', '.join(dict.fromkeys(names))}"
+    return f"import {ref.module}"
+
+
+def _source_line(ctx: RuleContext, file: str, line: int) -> str | None:
+    if line <= 0:
+        return None
+    path = Path(file)
+    if not path.is_absolute():
+        if ctx.root is None:
+            return None
+        path = ctx.root / path
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    return lines[line - 1] if line <= len(lines) else None
+
+
 def _deadline_finding(ctx: RuleContext, late: LateConfig) -> Finding:
     f = late.fact
     mods = late.modules
-    imports = ", ".join(f"import {r.module} (line {r.line})" for r in late.imports[:3]) or "kernels defined above it"
+    imports = (
+        ", ".join(f"`{_import_statement(ctx, f.file, r)}` (line {r.line})" for r in late.imports[:3])
+        or "kernels defined above it"
+    )
     evidence = [
         Evidence(
             fact=f"wp.config.{f.name} = {f.value} at {ctx.rel(f.file)}:{f.line} runs after {imports}, which "
@@ -253,8 +292,9 @@ def _deadline_finding(ctx: RuleContext, late: LateConfig) -> Finding:
         )
     first_import = late.imports[0] if late.imports else None
     move = (
-        f"Move `wp.config.{f.name} = {f.value}` ({ctx.rel(f.file)}:{f.line}) above `import {first_import.module}` "
-        f"(line {first_import.line} of {ctx.rel(f.file)}), at the application entry point"
+        f"Move `wp.config.{f.name} = {f.value}` ({ctx.rel(f.file)}:{f.line}) above "
+        f"`{_import_statement(ctx, f.file, first_import)}` (line {first_import.line} of {ctx.rel(f.file)}), at the "
+        "application entry point"
         if first_import
         else f"Move `wp.config.{f.name} = {f.value}` ({ctx.rel(f.file)}:{f.line}) above the kernel definitions"
     )
@@ -422,9 +462,24 @@ def evaluate(ctx: RuleContext) -> RuleResult:
     if findings:
         return RuleResult(findings=findings)
     unconfirmed = [x for x in lates if x.option in OWN_DEADLINE_OPTIONS and not x.confirmed]
+    elsewhere = [x for x in lates if x.confirmed and x.option not in OWN_DEADLINE_OPTIONS]
     signal = "no module was rebuilt by an option change (no option_changed in the hash diffs)"
     if ctx.scan is not None:
-        signal += "; no measured module missed a wp.config option copied at creation"
+        if elsewhere:  # enable_backward: copied at creation too, but its deadline is CS-10's finding
+            options = sorted({x.option for x in elsewhere})
+            sites = "; ".join(
+                f"wp.config.{x.option} = {x.value} at {ctx.rel(x.fact.file)}:{x.fact.line}, which "
+                f"{', '.join(x.modules)} missed"
+                for x in elsewhere[:3]
+            )
+            owner = "CS-10 (backward code)" if options == ["enable_backward"] else "the mechanism that owns it"
+            signal += (
+                f"; the only wp.config option{'s' if len(options) > 1 else ''} copied at creation that a measured "
+                f"module missed {'are' if len(options) > 1 else 'is'} {', '.join(options)} ({sites}), reported under "
+                f"{owner}, not here"
+            )
+        else:
+            signal += "; no measured module missed a wp.config option copied at creation"
         if unconfirmed:
             sites = ", ".join(f"{ctx.rel(x.fact.file)}:{x.fact.line}" for x in unconfirmed[:3])
             signal += f" (late assignments at {sites} did not show in any build)"

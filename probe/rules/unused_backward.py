@@ -6,14 +6,28 @@ when any of its kernels was launched with `adjoint=True` in the measured run, or
 one of its kernels (directly or through called functions). A tape whose recorded kernels the scan could not resolve
 lowers the confidence and is named in a caveat.
 
+Only the build that remains once rebuilds are fixed counts: per module, device and block_dim the last identity's
+compiled build. Earlier builds that a rebuild superseded (a kernel added, an option or overload changed, a cache
+cleared) are the rebuild mechanisms' saving (CS-1, CS-3, CS-6, ...) and are named in the evidence, not counted twice.
+
+The saving: native compile time is close to a line, fixed + per-byte x source bytes, per module (the fixed part is
+the per-module work of the compiler: the precompiled header's load or, with the header off, the whole header
+parse). Only the size-dependent part shrinks with the adjoint code, so the estimate applies the adjoint share of the
+source to (native - fixed) plus the codegen time. The fixed part comes from a fit over this run's own compiled
+builds when there are at least 3 of one kind with a wide spread of sizes that lie on a line, else from this
+project's calibration (`_CPU_FIXED_MS`, see knowledge/CS-10.md), scaled down for a faster machine by the run's
+smallest build. For CUDA there is no calibration: without an in-run fit the share is applied to the whole native
+time, an upper bound, and the basis says so. Builds that compiled concurrently are divided by their overlap, so
+the figure is elapsed time.
+
 Two shapes of the fix, always scoped to the application, never a library edit:
 - late assignment: `wp.config.enable_backward = False` exists but ran after the kernel module was created (the
   build's `config_shadow` shows enable_backward ["True", "False"]) -> location at that assignment, fix: move it above
   the import that creates the module;
 - otherwise: assign it at the entry point before the first import that reaches a kernel module (location at that
-  import), or, when that import is not the entry point's to reorder (a parent package imports the kernels first,
-  or some modules are differentiated), `wp.get_module(name).options["enable_backward"] = False` before first load.
-No saving is claimed: the report does not split source or compile time into forward and backward parts.
+  import; the fix adds `import warp as wp` only when the file does not import warp under a name already), or, when
+  that import is not the entry point's to reorder (a parent package imports the kernels first, or some modules are
+  differentiated), `wp.get_module(name).options["enable_backward"] = False` before first load.
 """
 
 from __future__ import annotations
@@ -36,6 +50,7 @@ from warp_compile.probe.scan_models import (
     ScanFacts,
     TapeFact,
 )
+from warp_compile.probe.stats import overlap_factor
 
 MECHANISM = "CS-10"
 _FALSY = {"false", "0"}
@@ -49,7 +64,8 @@ def warp_key(qualname: str) -> str:
 @dataclass
 class _Module:
     name: str
-    builds: list[Build] = field(default_factory=list)
+    builds: list[Build] = field(default_factory=list)  # the builds that remain once rebuilds are fixed
+    superseded: list[Build] = field(default_factory=list)  # earlier compiled builds a rebuild replaced
     keys: set[str] = field(default_factory=set)
     defs: list[KernelDef] = field(default_factory=list)
     adjoint_launches: int = 0
@@ -69,9 +85,126 @@ class _Module:
 MIN_SAVING_MS = 150.0  # below this (or MIN_SHARE of the cold compile) backward code is not worth a finding
 MIN_SHARE = 0.05
 
+# The fixed per-module part of a CPU native compile, measured by this project (knowledge/CS-10.md, Figures) on a
+# 2-core x86_64 VM: first Warp version a row applies to, then (fixed ms, native ms of the smallest module measured:
+# one one-line kernel, forward only) with the precompiled header and with the header off. Before warp 1.13 the CPU
+# has no precompiled header, so every module pays the header parse.
+_CPU_FIXED_MS: list[tuple[tuple[int, int], str, tuple[float, float], tuple[float, float]]] = [
+    ((1, 13), "warp 1.19.0", (55.0, 79.0), (750.0, 801.0)),
+    ((0, 0), "warp 1.10.1", (1060.0, 1091.0), (1060.0, 1091.0)),
+]
+# An in-run fit is used when it rests on at least _FIT_MIN builds of one kind whose sizes span _FIT_SPREAD x and lie on
+# a line (r^2 >= _FIT_R2) with a fixed part between 0 and the smallest build's native time.
+_FIT_MIN = 3
+_FIT_SPREAD = 2.0
+_FIT_R2 = 0.8
+_FALSY_OPT = {"false", "0", "no", "off"}
 
-def _estimate(targets: list[_Module]) -> float | None:
-    """Compile time attributable to adjoint code: each build's adjoint share of its source times its compile."""
+
+def _version(text: str | None) -> tuple[int, int] | None:
+    m = re.match(r"(\d+)\.(\d+)", text or "")
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def _is_cpu(device: str) -> bool:
+    return device == "cpu" or device.startswith("cpu")
+
+
+def _pch_off(b: Build) -> bool:
+    return b.options.get("use_precompiled_headers", "").strip().lower() in _FALSY_OPT
+
+
+def _kind(b: Build) -> tuple[str, bool]:
+    """Builds that share a fixed part: same backend, same precompiled-header setting."""
+    return ("cpu" if _is_cpu(b.device) else "cuda", _pch_off(b))
+
+
+def _kind_text(kind: tuple[str, bool]) -> str:
+    if kind[0] == "cpu":
+        return "CPU, precompiled header off" if kind[1] else "CPU"
+    return "CUDA"
+
+
+def _line_fit(points: list[tuple[float, float]]) -> tuple[float, float, float] | None:
+    """Least squares y = a + b x: (a, b, r^2), or None when x does not vary."""
+    n = len(points)
+    mx = sum(x for x, _ in points) / n
+    my = sum(y for _, y in points) / n
+    sxx = sum((x - mx) ** 2 for x, _ in points)
+    if sxx <= 0:
+        return None
+    b = sum((x - mx) * (y - my) for x, y in points) / sxx
+    a = my - b * mx
+    st = sum((y - my) ** 2 for _, y in points)
+    ss = sum((y - a - b * x) ** 2 for x, y in points)
+    return a, b, (1.0 - ss / st) if st > 0 else 1.0
+
+
+@dataclass
+class _Fixed:
+    """The fixed per-module part of native compile for one kind of build, and where it came from."""
+
+    ms: float
+    basis: str
+
+
+def _fixed_parts(ctx: RuleContext) -> dict[tuple[str, bool], _Fixed]:
+    """Per kind of build: a fit over the run's own compiled builds when they support one, else the calibration."""
+    by_kind: dict[tuple[str, bool], list[Build]] = {}
+    for b in ctx.compiled:
+        if b.native_ms > 0 and b.source_bytes > 0:
+            by_kind.setdefault(_kind(b), []).append(b)
+    out: dict[tuple[str, bool], _Fixed] = {}
+    version = _version(ctx.report.warp_version)
+    for kind, builds in by_kind.items():
+        smallest = min(b.native_ms for b in builds)
+        sizes = [b.source_bytes for b in builds]
+        fit = None
+        if len(builds) >= _FIT_MIN and _concurrency(builds) <= 1.05:  # concurrent builds wait for each other
+            fit = _line_fit([(b.source_bytes / 1000.0, b.native_ms) for b in builds])
+        if fit is not None and max(sizes) >= _FIT_SPREAD * min(sizes):
+            a, slope, r2 = fit
+            if slope > 0 and r2 >= _FIT_R2 and 0 <= a <= smallest:
+                out[kind] = _Fixed(
+                    a,
+                    f"fitted on this run's {len(builds)} compiled {_kind_text(kind)} builds ({min(sizes):,}-"
+                    f"{max(sizes):,} B: {a:.0f} ms + {slope:.1f} ms/KB, r^2 {r2:.2f})",
+                )
+                continue
+        if kind[0] != "cpu":
+            out[kind] = _Fixed(
+                0.0,
+                "no fixed part: it is not calibrated for CUDA and this run's builds do not support a fit, so the "
+                "share is applied to the whole native time (an upper bound)",
+            )
+            continue
+        _, label, with_pch, without = next(
+            (row for row in _CPU_FIXED_MS if version is None or version >= row[0]), _CPU_FIXED_MS[-1]
+        )
+        ms, cal_smallest = without if kind[1] else with_pch
+        header = "precompiled header off, " if kind[1] else ""
+        basis = f"{ms:.0f} ms per module as calibrated ({label}, {header}2-core x86_64 VM)"
+        if smallest < cal_smallest:  # a faster machine: scale the fixed part by the run's smallest build
+            ms *= smallest / cal_smallest
+            basis += (
+                f", scaled to {ms:.0f} ms because this run's smallest build ({smallest:.0f} ms native) is faster "
+                f"than the calibration's smallest module ({cal_smallest:.0f} ms)"
+            )
+        out[kind] = _Fixed(ms, basis)
+    return out
+
+
+def _build_saving(b: Build, fixed: dict[tuple[str, bool], _Fixed]) -> float | None:
+    if b.backward_source_bytes is None or not b.source_bytes:
+        return None
+    f = fixed.get(_kind(b))
+    variable = max(b.native_ms - (f.ms if f else 0.0), 0.0)
+    return (variable + b.codegen_ms) * b.backward_source_bytes / b.source_bytes
+
+
+def _estimate(targets: list[_Module], fixed: dict[tuple[str, bool], _Fixed]) -> float | None:
+    """Compile time attributable to adjoint code: per remaining build, the adjoint share of its source times the
+    size-dependent part of its native compile plus its codegen."""
     total = 0.0
     if not any(b.status == "compiled" for m in targets for b in m.builds):
         return None
@@ -79,9 +212,10 @@ def _estimate(targets: list[_Module]) -> float | None:
         for b in m.builds:
             if b.status != "compiled":
                 continue
-            if b.backward_source_bytes is None or not b.source_bytes:
+            part = _build_saving(b, fixed)
+            if part is None:
                 return None
-            total += (b.native_ms + b.codegen_ms) * b.backward_source_bytes / b.source_bytes
+            total += part
     return total
 
 
@@ -99,6 +233,49 @@ def _share(ctx: RuleContext, ms: float) -> str:
 def _material(ctx: RuleContext, ms: float) -> bool:
     total = ctx.cold_compile_total
     return ms >= MIN_SAVING_MS and (total <= 0 or ms / total >= MIN_SHARE)
+
+
+def _remaining(ctx: RuleContext) -> tuple[list[Build], list[Build]]:
+    """(remaining, superseded) compiled builds of the cold run.
+
+    Per module, device and block_dim the build that remains once every rebuild is fixed is the compiled build of the
+    last identity loaded (its hash); the other compiled builds were superseded by a rebuild, whose cost the rebuild
+    mechanisms claim. A last identity that was never compiled in this run leaves the last compiled build."""
+    last_load: dict[tuple[str, str, int | None], Build] = {}
+    compiled: dict[tuple[str, str, int | None], list[Build]] = {}
+    for b in sorted(ctx.report.builds, key=lambda b: b.seq):
+        key = (b.module, b.device, b.block_dim)
+        if b.status in ("compiled", "cached"):
+            last_load[key] = b
+        if b.status == "compiled":
+            compiled.setdefault(key, []).append(b)
+    remaining: list[Build] = []
+    superseded: list[Build] = []
+    for key, builds in compiled.items():
+        final = last_load.get(key)
+        same = [b for b in builds if final is not None and b.hash == final.hash]
+        keep = same[-1] if same else builds[-1]
+        remaining.append(keep)
+        superseded.extend(b for b in builds if b is not keep)
+    return sorted(remaining, key=lambda b: b.seq), sorted(superseded, key=lambda b: b.seq)
+
+
+def _concurrency(builds: list[Build]) -> float:
+    """Summed duration over the union of the builds' intervals when they ran on more than one thread, else 1."""
+    if len({b.thread for b in builds}) < 2:
+        return 1.0
+    return overlap_factor([(b.start_ms, b.end_ms) for b in builds]) or 1.0
+
+
+def _superseded_text(ctx: RuleContext, b: Build) -> str:
+    """`build #4 (16,418 B) was superseded by rebuild #7 (kernel added: ...)`."""
+    later = [ch for ch in ctx.changes if ch.from_seq == b.seq and ch.module == b.module]
+    why = ""
+    if later:
+        ch = min(later, key=lambda c: c.to_seq)
+        detail = "; ".join(c.detail for c in ch.causes[:2])
+        why = f" by rebuild #{ch.to_seq}" + (f" ({detail})" if detail else "")
+    return f"build #{b.seq} ({b.source_bytes:,} B, {b.ms:.0f} ms) was superseded{why}"
 
 
 def _has_backward(b: Build) -> bool:
@@ -202,6 +379,23 @@ def _entry_module(ctx: RuleContext) -> ModuleInfo | None:
     return mains[0] if len(mains) == 1 else None
 
 
+def _warp_alias(scan: ScanFacts, file: str, before: int) -> tuple[str, int] | None:
+    """(name, line) of a module-scope `import warp` / `import warp as X` in `file` above line `before`."""
+    hits = [
+        i
+        for i in scan.imports_in(file)
+        if i.module == "warp" and i.scope == "module" and not i.type_checking and i.line < before and i.names
+    ]
+    if not hits:
+        return None
+    first = min(hits, key=lambda i: i.line)
+    return first.names[0], first.line
+
+
+def _warp_import_text(name: str) -> str:
+    return "import warp" if name == "warp" else f"import warp as {name}"
+
+
 def _first_kernel_import(scan: ScanFacts, entry: ModuleInfo) -> ImportFact | None:
     hits = [i for i in scan.imports_in(entry.file) if i.reaches_kernels and not i.type_checking and i.scope == "module"]
     return min(hits, key=lambda i: i.line) if hits else None
@@ -224,15 +418,21 @@ def _parents_reach_kernels(scan: ScanFacts, entry: ModuleInfo) -> list[str]:
 
 
 def _collect(ctx: RuleContext) -> dict[str, _Module]:
+    remaining, superseded = _remaining(ctx)
     mods: dict[str, _Module] = {}
-    for b in ctx.compiled:
+    for b in remaining:
         if not _has_backward(b):
             continue
         m = mods.setdefault(b.module, _Module(b.module))
         m.builds.append(b)
-        m.keys.update(k.key for k in b.kernels)
-        m.late = m.late or _late_shadow(b)
+    for b in superseded:
+        m = mods.get(b.module)
+        if m is not None:
+            m.superseded.append(b)
     for m in mods.values():
+        for b in m.builds + m.superseded:
+            m.keys.update(k.key for k in b.kernels)
+            m.late = m.late or _late_shadow(b)
         m.adjoint_launches = sum(la.count for la in ctx.report.launches if la.module == m.name and la.adjoint)
         m.defs = _defs_for(ctx.scan, m.keys, m.name)
         if ctx.scan is not None:
@@ -275,14 +475,15 @@ def evaluate(ctx: RuleContext) -> RuleResult:
         return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal="no module was compiled in the cold run")])
     mods = _collect(ctx)
     if not mods:
-        return RuleResult(
-            ruled_out=[
-                RuledOut(
-                    mechanism=MECHANISM,
-                    signal="no compiled module generated backward code (backward_in_source / enable_backward False)",
-                )
-            ]
-        )
+        signal = "no compiled module generated backward code (backward_in_source / enable_backward False)"
+        earlier = sorted(b.seq for b in compiled if _has_backward(b))
+        if earlier:
+            signal = (
+                "no module's final build generates backward code; only build(s) "
+                + ", ".join(f"#{s}" for s in earlier)
+                + " did, and a rebuild superseded them"
+            )
+        return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal=signal)])
 
     ruled: list[RuledOut] = []
     targets: list[_Module] = []
@@ -305,23 +506,32 @@ def evaluate(ctx: RuleContext) -> RuleResult:
     names = sorted(m.name for m in targets)
     get_module_lines = "\n".join(f'wp.get_module("{n}").options["enable_backward"] = False' for n in names)
 
+    fixed = _fixed_parts(ctx)
     evidence: list[Evidence] = []
     for m in sorted(targets, key=lambda m: m.name):
-        b0 = max(m.builds, key=lambda b: b.source_bytes)
         n_launch = sum(la.count for la in ctx.report.launches if la.module == m.name)
-        how = "holds adjoint code" if b0.backward_in_source else "was built with enable_backward True"
-        evidence.append(
-            Evidence(
-                fact=(
-                    f"{m.name} (build {', '.join(map(str, m.seqs))}, {m.ms:.0f} ms, native "
-                    f"{sum(b.native_ms for b in m.builds):.0f} ms): the generated source ({b0.source_bytes} B) {how} "
-                    f"for {len(m.keys)} kernel(s), while none of its {n_launch} "
-                    "launch(es) in the run was an adjoint launch."
-                ),
-                builds=m.seqs,
-                ms=round(m.ms, 1),
-            )
+        kernels = {k.key for b in m.builds for k in b.kernels}
+        srcs = []
+        for b in m.builds:
+            adj = f", {b.backward_source_bytes:,} B of it adjoint" if b.backward_source_bytes is not None else ""
+            srcs.append(f"{b.source_bytes:,} B{adj}")
+        how = (
+            "holds adjoint code"
+            if all(b.backward_in_source for b in m.builds)
+            else "was built with enable_backward True"
         )
+        fact = (
+            f"{m.name} (build {', '.join(f'#{s}' for s in m.seqs)}, {m.ms:.0f} ms, native "
+            f"{sum(b.native_ms for b in m.builds):.0f} ms): the generated source ({'; '.join(srcs)}) {how} "
+            f"for {len(kernels)} kernel(s), while none of its {n_launch} launch(es) in the run was an adjoint launch."
+        )
+        if m.superseded:
+            fact += (
+                " Only the build that remains once the rebuilds are fixed is counted: "
+                + "; ".join(_superseded_text(ctx, b) for b in m.superseded)
+                + ", left to the mechanism behind the rebuild (see the hash changes)."
+            )
+        evidence.append(Evidence(fact=fact, builds=m.seqs, ms=round(m.ms, 1)))
     if scan is not None:
         if not scan.tapes and not scan.tape_backward_calls:
             evidence.append(Evidence(fact="the sources construct no wp.Tape and call no tape.backward.", source="scan"))
@@ -471,10 +681,22 @@ def evaluate(ctx: RuleContext) -> RuleResult:
                 f"set wp.config.enable_backward = False before this import of {first_import.module}",
             )
         )
+        alias = _warp_alias(scan, entry.file, first_import.line) if scan is not None else None
+        if alias is not None:
+            name, line = alias
+            add = (
+                f"after `{_warp_import_text(name)}` (line {line}) and before line {first_import.line} "
+                f"(the import of {first_import.module}, which creates the kernel modules), add:\n"
+                f"{name}.config.enable_backward = False  # forward-only application; delete to revert\n"
+            )
+        else:
+            add = (
+                f"before line {first_import.line} (the import of {first_import.module}, which creates the kernel "
+                "modules), add:\nimport warp as wp\n"
+                "wp.config.enable_backward = False  # forward-only application; delete to revert\n"
+            )
         fix = (
-            f"At the application entry point {entry.file}, before line {first_import.line} "
-            f"(the import of {first_import.module}, which creates the kernel modules), add:\n"
-            "import warp as wp\nwp.config.enable_backward = False  # forward-only application; delete to revert\n"
+            f"At the application entry point {entry.file}, {add}"
             "A module copies enable_backward from wp.config when it is created, so the assignment must precede the "
             "import. The kernel modules themselves stay unchanged."
         )
@@ -501,23 +723,46 @@ def evaluate(ctx: RuleContext) -> RuleResult:
         title = "Backward code is generated and compiled for kernels that nothing differentiates"
 
     total_ms = sum(m.ms for m in targets)
-    estimate = _estimate(targets)
+    estimate = _estimate(targets, fixed)
+    counted_builds = [b for m in targets for b in m.builds if b.status == "compiled"]
+    overlap = _concurrency(counted_builds)
+    if estimate is not None and overlap > 1.05:
+        estimate /= overlap
     late = bool((late_mods or late_sets) and not differentiated)
+    superseded = sorted(b.seq for m in targets for b in m.superseded)
+    counted = ", ".join(f"#{s}" for m in sorted(targets, key=lambda m: m.name) for s in m.seqs)
+    left_out = (
+        f"; superseded build(s) {', '.join(f'#{s}' for s in superseded)} are left to the rebuild findings"
+        if superseded
+        else ""
+    )
     if estimate is not None and not late and not _material(ctx, estimate):
         ruled.append(
             RuledOut(
                 mechanism=MECHANISM,
                 signal=f"backward code is generated for {', '.join(names)} but it is small: about {estimate:.0f} ms "
-                f"of compile ({_share(ctx, estimate)}), below the {MIN_SAVING_MS:.0f} ms / "
-                f"{MIN_SHARE:.0%} worth acting on",
+                f"of compile ({_share(ctx, estimate)}; build(s) {counted}{left_out}"
+                + (f"; divided by {overlap:.2f}, the overlap of these concurrent builds" if overlap > 1.05 else "")
+                + f"), below the "
+                f"{MIN_SAVING_MS:.0f} ms / {MIN_SHARE:.0%} worth acting on",
             )
         )
         return RuleResult(ruled_out=ruled)
     if estimate is not None:
+        used = {_kind(b) for m in targets for b in m.builds if b.status == "compiled"}
+        fixed_txt = "; ".join(fixed[k].basis for k in sorted(used) if k in fixed)
         basis = (
-            f"the adjoint share of the generated source ({_bytes_share(targets)}) applied to the native compile and "
-            f"codegen time of {', '.join(names)} ({total_ms:.0f} ms); compile time is roughly proportional to the "
-            "source, so confirm with `warp-compile compare`"
+            f"the adjoint share of the generated source ({_bytes_share(targets)}) applied to the size-dependent "
+            f"part of the native compile (native minus a fixed per-module part: {fixed_txt}) plus codegen, for "
+            + ("the build(s) that remain once rebuilds are fixed: " if superseded else "")
+            + f"{', '.join(names)} ({counted}, {total_ms:.0f} ms){left_out}"
+            + (
+                f"; divided by {overlap:.2f}, the overlap of these builds (they compiled concurrently, so each one's "
+                "time includes waiting for the others; see CS-8 / CS-13)"
+                if overlap > 1.05
+                else ""
+            )
+            + "; confirm with `warp-compile compare`"
         )
     else:
         basis = (
