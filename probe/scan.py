@@ -13,6 +13,7 @@ import ast
 import keyword
 import os
 import re
+import stat
 import warnings
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from .scan_models import (
     MATHDX_TILE_OPS,
     CacheOp,
     ConfigSetFact,
+    FactoryCallFact,
     ImportFact,
     ImportRef,
     KernelDef,
@@ -128,6 +130,40 @@ _LOAD_MODULE_ARGS = ("module", "device", "recursive", "block_dim", "max_workers"
 _CALL_RE = re.compile(rb"([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 _KEYWORDS = frozenset(k.encode() for k in keyword.kwlist)
 _UNKNOWN = object()  # a binding whose value is not a plain expression (parameter, loop target, tuple unpacking)
+# Calls whose result is fixed when their arguments are (for the factory-argument check).
+_PURE_CALLS = frozenset(
+    "float int str bool complex tuple list dict set frozenset range len min max abs round pow sum sorted reversed "
+    "enumerate zip".split()
+)
+# Names whose value comes from outside the source: an argument read from them varies from run to run.
+_RUNTIME_NAMES = ("sys.argv", "sys.stdin", "os.environ", "os.getenv", "os.environ.get", "input", "open")
+
+
+@dataclass
+class _LoopEntry:
+    """A for loop (or comprehension) being visited: its target names and whether it iterates a constant sequence."""
+
+    targets: set[str]
+    iter_node: ast.AST | None  # what it iterates (None: a while loop, never constant)
+    line: int
+    frame: object  # the innermost function frame it runs in (None: module scope)
+    loop_line: int | None = None  # line of its LoopFact (a constant-range loop in a kernel body)
+    fixed: bool | None = None  # whether iter_node is fixed by the source; worked out when first asked
+
+
+@dataclass
+class _CallSite:
+    """A call that may be of a kernel factory; resolved against the project's factories after every file is read."""
+
+    name: str  # last identifier of the callee
+    qual: str  # the callee as a dotted name (imports resolved), e.g. "pkg.kernels.make"
+    local: bool  # a bare name or self./cls. attribute: may name a def of the same file
+    where: dict
+    callee: str
+    args: list[str]
+    runtime_args: list[str]
+    in_loop: bool
+    decorator: bool
 
 
 def _text(node: ast.AST | None) -> str:
@@ -204,6 +240,9 @@ def module_name_for(rel: str, root_name: str = "", root_is_package: bool = False
     return (".".join(parts) if parts else (root_name or "__init__")), is_pkg
 
 
+_VIRTUAL_FS = frozenset({"proc", "sys", "dev"})
+
+
 def _collect_files(root: Path, max_files: int, max_bytes: int) -> tuple[list[str], list[SkippedFile], bool]:
     files: list[str] = []
     skipped: list[SkippedFile] = []
@@ -213,9 +252,14 @@ def _collect_files(root: Path, max_files: int, max_bytes: int) -> tuple[list[str
         keep = []
         for name in sorted(dirnames):
             sub = here / name
-            if name.startswith(".") or name in SKIP_DIRS or sub.is_symlink():
-                continue
-            if (sub / "pyvenv.cfg").exists() or (sub / "conda-meta").is_dir():
+            try:
+                if name.startswith(".") or name in SKIP_DIRS or sub.is_symlink():
+                    continue
+                if (sub / "pyvenv.cfg").exists() or (sub / "conda-meta").is_dir():
+                    continue
+                if name in _VIRTUAL_FS and os.path.ismount(sub):
+                    continue  # /proc, /sys, /dev: kernel views, never a project's sources
+            except OSError:  # unreadable: nothing to scan there
                 continue
             keep.append(name)
         dirnames[:] = keep
@@ -229,13 +273,17 @@ def _collect_files(root: Path, max_files: int, max_bytes: int) -> tuple[list[str
             try:
                 if path.is_symlink():
                     path.resolve().relative_to(root_real)
-                size = path.stat().st_size
+                st = path.stat()
             except ValueError:
                 skipped.append(SkippedFile(file=rel, reason="symlink to outside the scanned root"))
                 continue
             except OSError as exc:
                 skipped.append(SkippedFile(file=rel, reason=f"unreadable: {exc.strerror or exc}"))
                 continue
+            if not stat.S_ISREG(st.st_mode):  # a FIFO or device named *.py would block the read forever
+                skipped.append(SkippedFile(file=rel, reason="not a regular file"))
+                continue
+            size = st.st_size
             if size > max_bytes:
                 skipped.append(SkippedFile(file=rel, reason=f"{size} bytes, over max_bytes={max_bytes}"))
                 continue
@@ -388,6 +436,9 @@ class _FileScan(ast.NodeVisitor):
         self.tape_backward_calls: list[TapeBackwardCall] = []
         self.tile_ops: list[TileOpFact] = []
         self.loops: list[LoopFact] = []
+        self.loop_stack: list[_LoopEntry] = []
+        self.call_sites: list[_CallSite] = []
+        self.decorators: set[int] = set()  # Call nodes used as decorators
 
     # ---- driver ------------------------------------------------------------------------------------------------
 
@@ -442,6 +493,8 @@ class _FileScan(ast.NodeVisitor):
         self.active_tapes = []
         self.discarded = set()
         self.handled = set()
+        self.loop_stack = []
+        self.decorators = set()
 
     def _absolute(self, module: str | None, level: int) -> str:
         if level == 0:
@@ -721,6 +774,7 @@ class _FileScan(ast.NodeVisitor):
             elif self._q(target) == "atexit.register":
                 atexit_dec = True
         self._bind(node.name, node.lineno, node)
+        self.decorators.update(id(d) for d in node.decorator_list if isinstance(d, ast.Call))
         if overload:
             args = node.args.posonlyargs + node.args.args + node.args.kwonlyargs
             self.overloads.append(
@@ -867,12 +921,44 @@ class _FileScan(ast.NodeVisitor):
 
     def visit_For(self, node: ast.For) -> None:
         fr = self._warp_body()
-        if fr is not None:
-            self._loop(node, fr)
+        fact = self._loop(node, fr) if fr is not None else None
         self._bind_target(node.target, None, node.lineno)
-        self.generic_visit(node)
+        targets = {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+        loop_line = fact.line if fact is not None else None
+        self.loop_stack.append(_LoopEntry(targets, node.iter, node.lineno, self._fn_frame(), loop_line))
+        try:
+            self.generic_visit(node)
+        finally:
+            self.loop_stack.pop()
 
     visit_AsyncFor = visit_For
+
+    def visit_While(self, node: ast.While) -> None:
+        self.loop_stack.append(_LoopEntry(set(), None, node.lineno, self._fn_frame()))
+        try:
+            self.generic_visit(node)
+        finally:
+            self.loop_stack.pop()
+
+    def _visit_comprehension(self, node: ast.AST) -> None:
+        pushed = 0
+        try:
+            for gen in node.generators:
+                self.visit(gen.iter)
+                targets = {n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name)}
+                self.loop_stack.append(_LoopEntry(targets, gen.iter, getattr(node, "lineno", 0), self._fn_frame()))
+                pushed += 1
+                self.visit(gen.target)
+                for cond in gen.ifs:
+                    self.visit(cond)
+            for name in ("key", "value", "elt"):
+                part = getattr(node, name, None)
+                if part is not None:
+                    self.visit(part)
+        finally:
+            del self.loop_stack[len(self.loop_stack) - pushed :]
+
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _visit_comprehension
 
     def _assign_effects(self, target: ast.AST, value: ast.AST, node: ast.AST) -> None:
         if isinstance(target, ast.Attribute) and self._is_warp_config(target.value):
@@ -1017,6 +1103,7 @@ class _FileScan(ast.NodeVisitor):
                 )
         if api is None:
             self._other_call(node, fq)
+            self._call_site(node, fq)
         name = _last_ident(node.func)
         if name:
             self.calls[self._current_qualname()].add(name)
@@ -1083,6 +1170,137 @@ class _FileScan(ast.NodeVisitor):
                 )
         elif func.attr == "backward":
             self.backward_calls.append((_text(func.value), self._where(node)))
+
+    def _call_site(self, node: ast.Call, fq: str | None) -> None:
+        """Keep a call that may be of a kernel factory (a project function), with how fixed its arguments are."""
+        if self._warp_body() is not None:
+            return
+        func = node.func
+        name = _last_ident(func)
+        if name is None:
+            return
+        # only what can name a project function: a def of this file (bare or self./cls. method), or a dotted name
+        # whose module part is a project module; everything else (numpy, methods of objects) is skipped cheaply
+        fq = fq or name
+        if isinstance(func, ast.Name) and name not in self.names.map:
+            if not isinstance(self._lookup(name, node.lineno), (ast.FunctionDef, ast.AsyncFunctionDef)):
+                return
+            local = True
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"):
+            if not any(
+                fr.kind == "class" and isinstance((fr.assigns.get(name) or [(0, None)])[-1][1], ast.FunctionDef)
+                for fr in self.frames
+            ):
+                return
+            local = True
+        elif "." in fq and self.project.resolve(fq.rpartition(".")[0], self.rel) is not None:
+            local = False
+        else:
+            return
+        args: list[str] = []
+        runtime: list[str] = []
+        for a in node.args:
+            args.append(_text(a))
+            if not self._fixed_expr(a, node.lineno):
+                runtime.append(_text(a))
+        for kw in node.keywords:
+            text = f"{kw.arg}={_text(kw.value)}" if kw.arg else f"**{_text(kw.value)}"
+            args.append(text)
+            if not self._fixed_expr(kw.value, node.lineno):
+                runtime.append(text)
+        fn = self._fn_frame()
+        self.call_sites.append(
+            _CallSite(
+                name=name,
+                qual=fq,
+                local=local,
+                where=self._where(node),
+                callee=_text(func),
+                args=args,
+                runtime_args=runtime,
+                in_loop=any(e.frame is fn for e in self.loop_stack),
+                decorator=id(node) in self.decorators,
+            )
+        )
+
+    def _fixed_expr(self, node: ast.AST | None, line: int, depth: int = 0) -> bool:
+        """Whether an expression's value is fixed by the source: literals, module-level constants and what they are
+        built from, imported names, functions, loop variables of loops over such values. Parameters, values read
+        from sys.argv / os.environ / input(), and calls of anything but a few pure builtins, math and Warp are not."""
+        if node is None:
+            return True
+        if depth > 6:
+            return False
+
+        def rec(n: ast.AST | None) -> bool:
+            return self._fixed_expr(n, line, depth + 1)
+
+        if isinstance(node, ast.Constant):
+            return True
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return all(rec(e) for e in node.elts)
+        if isinstance(node, ast.Dict):
+            return all(rec(k) for k in node.keys if k is not None) and all(rec(v) for v in node.values)
+        if isinstance(node, ast.Starred):
+            return rec(node.value)
+        if isinstance(node, ast.JoinedStr):
+            return all(rec(v) for v in node.values)
+        if isinstance(node, ast.FormattedValue):
+            return rec(node.value)
+        if isinstance(node, ast.UnaryOp):
+            return rec(node.operand)
+        if isinstance(node, ast.BinOp):
+            return rec(node.left) and rec(node.right)
+        if isinstance(node, ast.BoolOp):
+            return all(rec(v) for v in node.values)
+        if isinstance(node, ast.Compare):
+            return rec(node.left) and all(rec(c) for c in node.comparators)
+        if isinstance(node, ast.IfExp):
+            return rec(node.test) and rec(node.body) and rec(node.orelse)
+        if isinstance(node, ast.Subscript):
+            return rec(node.value) and rec(node.slice)
+        if isinstance(node, ast.Slice):
+            return rec(node.lower) and rec(node.upper) and rec(node.step)
+        if isinstance(node, ast.Lambda):
+            return True
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            q = self._q(node) or ""
+            if any(q == r or q.startswith(r + ".") for r in _RUNTIME_NAMES):
+                return False
+        if isinstance(node, ast.Name):
+            for e in reversed(self.loop_stack):
+                if node.id in e.targets:
+                    if e.fixed is None:
+                        e.fixed = False  # a loop over itself is not fixed
+                        e.fixed = e.iter_node is not None and self._fixed_expr(e.iter_node, e.line, depth + 1)
+                    return e.fixed
+            v = self._lookup(node.id, line)
+            if v is None:
+                return True  # imported, builtin, or a module global bound elsewhere
+            if isinstance(v, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                return True
+            if isinstance(v, ast.AST):
+                return self._fixed_expr(v, getattr(v, "lineno", line), depth + 1)
+            return False  # a parameter, an unpacked or loop-bound name
+        if isinstance(node, ast.Attribute):
+            root = node.value
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if isinstance(root, ast.Name) and root.id in ("self", "cls"):
+                return False
+            if isinstance(root, ast.Name) and root.id in self.names.map:
+                return True  # an attribute of an imported module (math.pi, wp.float32, cfg.GAIN)
+            return rec(node.value)
+        if isinstance(node, ast.Call):
+            func = node.func
+            q = self._q(func) or ""
+            pure = (
+                self._api(func) is not None
+                or q.startswith("math.")
+                or (isinstance(func, ast.Name) and func.id in _PURE_CALLS and self._lookup(func.id, line) is None)
+            )
+            return pure and all(rec(a) for a in node.args) and all(rec(k.value) for k in node.keywords)
+        return False
 
     def _rmtree(self, node: ast.Call, arg: ast.AST, atexit: bool) -> None:
         _t, _s, texts, names = self._taint(arg, node.lineno)
@@ -1360,37 +1578,58 @@ class _FileScan(ast.NodeVisitor):
             return v, sa or sb, ca or cb
         return None, False, False
 
-    def _loop(self, node: ast.For, fr: _Frame) -> None:
+    def _loop(self, node: ast.For, fr: _Frame) -> LoopFact | None:
         it = node.iter
         static = False
         if isinstance(it, ast.Call) and self._api(it.func) == "static" and len(it.args) == 1:
             it, static = it.args[0], True
         if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"):
-            return
+            return None
         if not it.args or len(it.args) > 3 or it.keywords:
-            return
+            return None
         vals = []
         from_const = False
         for a in it.args:
             v, s, c = self._const_int(a)
             if v is None:
-                return
+                return None
             vals.append(v)
             static = static or s
             from_const = from_const or c
         if len(vals) == 3 and vals[2] == 0:
-            return
-        self.loops.append(
-            LoopFact(
-                **self._where(node),
-                kernel=fr.name,
-                kind=fr.warp_kind,
-                bound=len(range(*vals)),
-                bound_text=_text(node.iter),
-                static=static,
-                from_constant=from_const,
-            )
+            return None
+        around = [e for e in self.loop_stack if e.frame is fr]
+        fact = LoopFact(
+            **self._where(node),
+            kernel=fr.name,
+            kind=fr.warp_kind,
+            bound=len(range(*vals)),
+            bound_text=_text(node.iter),
+            static=static,
+            from_constant=from_const,
+            outer_loop_lines=[e.loop_line for e in around if e.loop_line is not None],
+            forced_unroll=self._static_on_loop_var(node, {t for e in around for t in e.targets}),
         )
+        self.loops.append(fact)
+        return fact
+
+    def _static_on_loop_var(self, loop: ast.For, outer: set[str]) -> bool:
+        """Whether a wp.static(...) inside `loop` reads a loop variable (this loop's, an enclosing or a nested one's).
+
+        Warp evaluates other wp.static expressions before code generation and replaces them by their value; one that
+        reads a loop variable stays, and a loop holding such a call is unrolled whatever max_unroll says.
+        """
+
+        def walk(n: ast.AST, active: frozenset[str]) -> bool:
+            if isinstance(n, ast.For):
+                active = active | {t.id for t in ast.walk(n.target) if isinstance(t, ast.Name)}
+            if isinstance(n, ast.Call) and self._api(n.func) == "static":
+                expr = n.args[0] if n.args else (n.keywords[0].value if n.keywords else None)
+                if expr is not None and any(isinstance(x, ast.Name) and x.id in active for x in ast.walk(expr)):
+                    return True
+            return any(walk(c, active) for c in ast.iter_child_nodes(n))
+
+        return walk(loop, frozenset(outer))
 
     # ---- end of file -------------------------------------------------------------------------------------------
 
@@ -1637,6 +1876,8 @@ def _link(facts: ScanFacts, scans: list[_FileScan], project: _Project) -> None:
         if la.kernel_name is None and la.kernel_factory and len(by_factory.get(la.kernel_factory, ())) == 1:
             la.kernel_name = next(iter(by_factory[la.kernel_factory]))
 
+    _link_factory_calls(facts, scans, project)
+
     # tapes: kernels launched by functions called inside the with-block (matched by name, transitively)
     launched_by: dict[str, set[str]] = defaultdict(set)
     for la in facts.launches:
@@ -1663,6 +1904,46 @@ def _link(facts: ScanFacts, scans: list[_FileScan], project: _Project) -> None:
             if not level or len(seen) > 500:
                 break
         t.indirect_kernels = sorted(found)
+
+
+def _link_factory_calls(facts: ScanFacts, scans: list[_FileScan], project: _Project) -> None:
+    """Calls of kernel factories: a bare name (or self./cls. attribute) in the factory's own file, or a dotted name
+    whose module part resolves to the factory's module. Anything else (aliases, instances) stays unmatched."""
+    factories: dict[str, list[tuple[str, str, str]]] = defaultdict(list)  # last ident -> (qualname, file, module)
+    for k in facts.kernels:
+        if not k.enclosing_function:
+            continue
+        top = k.enclosing_function.split(".<locals>.")[0]
+        entry = (top, k.file, k.python_module)
+        last = top.split(".")[-1]
+        if entry not in factories[last]:
+            factories[last].append(entry)
+    if not factories:
+        return
+    for fs in scans:
+        for cs in fs.call_sites:
+            for top, file, module in factories.get(cs.name, ()):
+                if cs.local:
+                    hit = file == fs.rel
+                else:
+                    modpart = cs.qual.rpartition(".")[0]
+                    hit = bool(modpart) and (modpart == module or project.resolve(modpart, fs.rel) == module)
+                if not hit:
+                    continue
+                facts.factory_calls.append(
+                    FactoryCallFact(
+                        **cs.where,
+                        factory=top,
+                        factory_file=file,
+                        callee=cs.callee,
+                        args=cs.args,
+                        constant_args=not cs.runtime_args,
+                        runtime_args=cs.runtime_args,
+                        in_loop=cs.in_loop,
+                        decorator=cs.decorator,
+                    )
+                )
+    facts.factory_calls.sort(key=lambda c: (c.file, c.line))
 
 
 def _package_refs(

@@ -242,8 +242,34 @@ class LoopFact(Fact):
     kind: Literal["kernel", "func"] = "kernel"
     bound: int  # trip count
     bound_text: str = ""
-    static: bool = False  # wp.static(...) was used
+    static: bool = False  # wp.static(...) in the bound (Warp replaces it by its value: max_unroll still applies)
     from_constant: bool = False  # a module-level NAME = int / wp.constant(int)
+    # Lines of the constant-range loops (LoopFacts of the same kernel) this one sits in, outermost first. Warp decides
+    # per loop (trip count <= max_unroll, or forced); an unrolled outer loop repeats everything inside it, so the
+    # body of this loop is written out once per iteration of every unrolled loop around it.
+    outer_loop_lines: list[int] = Field(default_factory=list)
+    # The loop (its body or a loop inside it) holds a wp.static(...) that reads a loop variable: Warp unrolls it
+    # whatever max_unroll says.
+    forced_unroll: bool = False
+
+
+class FactoryCallFact(Fact):
+    """A call of a kernel factory: a project function whose body creates a kernel (a nested @wp.kernel/wp.kernel()).
+
+    Each call creates the factory's kernels again; with module="unique" each distinct version gets a module of its own.
+    Whether those versions are fixed in the source (constant arguments) or come from run-time data is what tells a
+    stable set of kernels from one that really varies. Calls from files the scan only skims (no "warp" in them) and
+    calls through aliases are not seen.
+    """
+
+    factory: str  # qualname of the called factory, e.g. "make_phase_kernel", "Registry.make"
+    factory_file: str  # the file that defines it
+    callee: str = ""  # the call's function as written, e.g. "kernels.make_phase_kernel"
+    args: list[str] = Field(default_factory=list)  # argument texts (keywords as "name=value")
+    constant_args: bool = True  # every argument is fixed in the source (literals, module constants, constant loops)
+    runtime_args: list[str] = Field(default_factory=list)  # those that are not (parameters, run-time data, calls)
+    in_loop: bool = False  # inside a for/while loop or a comprehension of the calling scope
+    decorator: bool = False  # used as a decorator: @factory(...)
 
 
 class ParseError(_Model):
@@ -281,6 +307,7 @@ class ScanFacts(_Model):
     tape_backward_calls: list[TapeBackwardCall] = Field(default_factory=list)
     tile_ops: list[TileOpFact] = Field(default_factory=list)
     loops: list[LoopFact] = Field(default_factory=list)
+    factory_calls: list[FactoryCallFact] = Field(default_factory=list)  # linked across files after the per-file scan
 
     # ---- pure queries -------------------------------------------------------------------------------------------
 
@@ -350,6 +377,16 @@ class ScanFacts(_Model):
             if k.enclosing_function
             and (k.enclosing_function == factory or k.enclosing_function.split(".")[-1] == factory)
         ]
+
+    def calls_of_factory(self, factory: str, file: str | None = None) -> list[FactoryCallFact]:
+        """Calls of the kernel factory `factory` (a qualname; with `file`, the one defined in that file)."""
+        return [c for c in self.factory_calls if c.factory == factory and (file is None or c.factory_file == file)]
+
+    def loop_at(self, file: str, line: int, kernel: str | None = None) -> LoopFact | None:
+        for lp in self.loops:
+            if lp.file == file and lp.line == line and (kernel is None or lp.kernel == kernel):
+                return lp
+        return None
 
 
 # the list-valued fact fields of ScanFacts that every file's scan contributes to

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import textwrap
 from pathlib import Path
@@ -831,3 +832,28 @@ def test_cache_variants(tmp_path: Path):
     certain, uncertain = facts.cache_ops_of("unload")
     assert certain.value == "kernel.module" and certain.certain and certain.target is None
     assert uncertain.value == "thing" and not uncertain.certain
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs os.mkfifo")
+def test_a_fifo_named_py_is_skipped_not_read(tmp_path):
+    """Reading a FIFO blocks until a writer comes: the scan must never open one."""
+    (tmp_path / "app.py").write_text("import warp as wp\n")
+    os.mkfifo(tmp_path / "pipe.py")
+    facts = scan(tmp_path)
+    assert [(s.file, s.reason) for s in facts.skipped_files] == [("pipe.py", "not a regular file")]
+
+
+def test_a_directory_that_cannot_be_inspected_is_left_out(tmp_path, monkeypatch):
+    (tmp_path / "app.py").write_text("import warp as wp\n")
+    (tmp_path / "locked").mkdir()
+    (tmp_path / "locked" / "inner.py").write_text("import warp as wp\n")
+    real_exists = Path.exists
+
+    def exists(self, *args, **kwargs):
+        if self.parent.name == "locked":
+            raise PermissionError(13, "Permission denied")
+        return real_exists(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "exists", exists)
+    facts = scan(tmp_path)
+    assert facts.files_scanned == 1  # app.py only: the directory that raised was skipped, not fatal

@@ -1,12 +1,22 @@
 """CS-9: module="unique" on kernels that never change, so each stable kernel pays a module of its own.
 
 A unique module is named `<kernel>_<hash8>` and holds one kernel. That isolation is worth it for a kernel whose
-captured data or options vary at run time (a plugin, a user-supplied transform): it then stops invalidating a shared
-module. For a kernel built exactly once per run it only buys one more build and load. The measurement tells the
-two apart: a family (one kernel key) with a single member is stable; one with several members (varying constants)
-is doing what unique is for and is left alone.
+captured data or options vary at run time (a plugin, a user-supplied transform, a kernel specialised per request):
+it then stops invalidating a shared module. For kernels whose versions are all fixed by the source it only buys one
+more build and load per version.
 
-Fires when at least 2 stable unique families were built in the cold run. The scan adds where `"unique"` comes from:
+The measurement groups unique modules into families (one kernel key). A family with one member is stable. A family
+with several members is one factory making several versions of its kernel, and the versions alone do not say why
+they differ: a factory called three times at import with literal arguments (`make(0.6)`, `make(0.3)`, ...) makes a
+fixed set, one called in a loop over run-time data or with user input makes versions that really vary. The scan's
+factory calls tell them apart: every call with arguments fixed by the source (literals, module constants, loops over
+constant sequences) makes the family stable; any call whose arguments come from run-time data (parameters, sys.argv,
+environment, files, non-constant loops) keeps it unique on purpose. Without the scan, or when no call of the factory
+is found, several members count as varying (the cautious reading). A stable multi-version family whose versions were
+created between its loads (module_creations after the first load) is also left alone: sharing one module would
+rebuild it for each new version (CS-1) unless the versions are created up front first.
+
+Fires when at least 2 stable unique modules were built in the cold run. The scan adds where `"unique"` comes from:
 a literal `module="unique"`, or a factory whose `module` parameter defaults to it (where it silently spreads).
 Estimate: (n - 1) x the median load of those modules (they would share one module's fixed cost).
 """
@@ -14,15 +24,16 @@ Estimate: (n - 1) x the median load of those modules (they would share one modul
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass, field
 
 from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, RuledOut, RuleResult
 from warp_compile.probe.hashdiff import unique_family
 from warp_compile.probe.models import Build
-from warp_compile.probe.rules.context import RuleContext, dedupe_locations, fmt_ms
-from warp_compile.probe.scan_models import KernelDef
+from warp_compile.probe.rules.context import RuleContext, dedupe_locations, fmt_ms, warp_key
+from warp_compile.probe.scan_models import FactoryCallFact, KernelDef
 
 MECHANISM = "CS-9"
-MIN_FAMILIES = 2
+MIN_MODULES = 2
 
 
 def _median(xs: list[float]) -> float:
@@ -46,8 +57,12 @@ def _unique_defs(ctx: RuleContext) -> list[KernelDef]:
     return [k for k in ctx.scan.kernels if k.module_arg == "unique"]
 
 
+def _factory_qualname(k: KernelDef) -> str | None:
+    return k.enclosing_function.split(".<locals>.")[0] if k.enclosing_function else None
+
+
 def _factory(k: KernelDef) -> str:
-    return (k.enclosing_function or "").split(".<locals>.")[0] or "the factory"
+    return _factory_qualname(k) or "the factory"
 
 
 def _default_line(k: KernelDef) -> int | None:
@@ -65,25 +80,174 @@ def _def_location(ctx: RuleContext, k: KernelDef) -> Location:
     return ctx.loc(k.file, k.line, f'{k.name} is declared module="unique"')
 
 
+# ---------------------------------------------------------------------------------------------- families
+
+
+@dataclass
+class _Family:
+    key: str
+    builds: list[Build]
+    defs: list[KernelDef] = field(default_factory=list)  # scanned definitions (direct match, else a fallback)
+    direct: bool = False  # defs matched the kernel key itself
+    calls: list[FactoryCallFact] = field(default_factory=list)
+    verdict: str = "stable"  # stable | runtime | lazy | unknown | cached
+    why: str = ""  # for runtime / lazy / unknown: what was seen
+
+    @property
+    def multi(self) -> bool:
+        return len(self.builds) > 1
+
+    @property
+    def compiled(self) -> list[Build]:
+        return [b for b in self.builds if b.status == "compiled"]
+
+
+def _matching_defs(key: str, defs: list[KernelDef]) -> list[KernelDef]:
+    return [k for k in defs if warp_key(k.qualname) == key or k.name == key]
+
+
+def _call_text(ctx: RuleContext, c: FactoryCallFact, scope: bool = True) -> str:
+    where = (" at import" if c.scope == "module" else f" in {c.function}()") if scope else ""
+    args = ", ".join(c.args)
+    return f"{ctx.rel(c.file)}:{c.line} {'@' if c.decorator else ''}{c.callee}({args}){where}"
+
+
+def _factory_calls(ctx: RuleContext, defs: list[KernelDef]) -> list[FactoryCallFact]:
+    if ctx.scan is None:
+        return []
+    out: list[FactoryCallFact] = []
+    seen: set[tuple[str, str]] = set()
+    for k in defs:
+        fq = _factory_qualname(k)
+        if fq is None or (fq, k.file) in seen:
+            continue
+        seen.add((fq, k.file))
+        out += ctx.scan.calls_of_factory(fq, k.file)
+    return sorted(out, key=lambda c: (c.file, c.line))
+
+
+def _creations(ctx: RuleContext, fam: _Family) -> tuple[list[float], list[float]]:
+    """Creation times of this family's versions before and after its first load (module_creations: Warp creates a
+    unique module under the Python function's name, at the wp.kernel call). Both empty when not measured."""
+    starts = [b.start_ms for b in fam.builds if b.start_ms > 0]
+    if not starts or not ctx.report.module_creations:
+        return [], []
+    first = min(starts)
+    names = {k.name for k in fam.defs} | {fam.key.split("__locals__")[-1]}
+    files = {k.file for k in fam.defs}
+    early: list[float] = []
+    late: list[float] = []
+    for c in ctx.report.module_creations:
+        if c.module not in names:
+            continue
+        if files and (c.site is None or ctx.rel(c.site.file) not in files):
+            continue
+        (late if c.start_ms > first else early).append(c.start_ms)
+    return early, late
+
+
+def _judge(ctx: RuleContext, fam: _Family) -> None:
+    """Stable, or why not: versions made from run-time data, created between loads, or no way to tell."""
+    runtime = [c for c in fam.calls if not c.constant_args]
+    if runtime and (fam.direct or fam.multi):
+        c = runtime[0]
+        fam.verdict = "runtime"
+        fam.why = (
+            f"{c.factory}() is called with run-time arguments ({', '.join(c.runtime_args)}) at {_call_text(ctx, c)}"
+            + (f", and {len(runtime) - 1} more such call(s)" if len(runtime) > 1 else "")
+        )
+        return
+    if not fam.multi:
+        fam.verdict = "stable" if fam.builds[0].status == "compiled" else "cached"
+        return
+    if ctx.scan is None:
+        fam.verdict, fam.why = "unknown", "no source scan to say whether its versions are fixed"
+        return
+    if not fam.calls:
+        fam.verdict = "unknown"
+        factories = sorted({_factory(k) for k in fam.defs if k.enclosing_function})
+        fam.why = (
+            f"no call of {', '.join(f'{f}()' for f in factories)} found in the scanned sources"
+            if factories
+            else "no kernel factory in the sources makes it"
+        )
+        return
+    _early, late = _creations(ctx, fam)
+    if late:
+        fam.verdict = "lazy"
+        fam.why = (
+            f"{len(late)} of its versions were created after the first of them loaded, so one shared module would be "
+            "rebuilt for each new version (CS-1): create them all before the first launch before sharing"
+        )
+        return
+    fam.verdict = "stable"
+
+
+def _collect(ctx: RuleContext) -> list[_Family]:
+    defs = _unique_defs(ctx)
+    fams = [_Family(key=key, builds=sorted(bs, key=lambda b: b.seq)) for key, bs in _families(ctx).items()]
+    matched: set[int] = set()
+    for fam in fams:
+        fam.defs = _matching_defs(fam.key, defs)
+        fam.direct = bool(fam.defs)
+        matched |= {id(k) for k in fam.defs}
+    rest = [k for k in defs if id(k) not in matched]
+    rest_factories = {(_factory_qualname(k), k.file) for k in rest if k.enclosing_function}
+    for fam in fams:
+        if not fam.defs:
+            fam.defs = rest
+        # calls decide only for a direct match, or for a multi-version family when the rest is one factory
+        if fam.direct or (fam.multi and len(rest_factories) == 1):
+            fam.calls = _factory_calls(ctx, fam.defs)
+        _judge(ctx, fam)
+    return sorted(fams, key=lambda f: f.builds[0].seq)
+
+
+def _left_unique_text(fams: list[_Family]) -> str:
+    parts = []
+    for f in fams:
+        n = len(f.builds)
+        versions = f"{n} version{'s' if n != 1 else ''}"
+        if f.verdict == "runtime":
+            parts.append(f"{f.key} ({versions}) varies at run time: {f.why} (kept unique on purpose)")
+        elif f.verdict == "lazy":
+            parts.append(f"{f.key} ({versions}): {f.why}")
+        else:
+            parts.append(f"{f.key} ({versions}) may vary at run time: {f.why} (kept unique)")
+    return "; ".join(parts)
+
+
 def evaluate(ctx: RuleContext) -> RuleResult:
-    fams = _families(ctx)
-    stable = {key: bs for key, bs in fams.items() if len(bs) == 1 and bs[0].status == "compiled"}
-    varying = {key: bs for key, bs in fams.items() if len(bs) > 1}
-    if len(stable) < MIN_FAMILIES:
+    fams = _collect(ctx)
+    stable_fams = [f for f in fams if f.verdict == "stable"]
+    left = [f for f in fams if f.verdict in ("runtime", "lazy", "unknown")]
+    builds = sorted((b for f in stable_fams for b in f.compiled), key=lambda b: b.seq)
+    if len(builds) < MIN_MODULES:
         if not fams:
             signal = 'no module="unique" modules were loaded'
         else:
             signal = (
                 f"{len(fams)} unique-module famil{'y' if len(fams) == 1 else 'ies'} loaded, "
-                f"{len(stable)} built once"
-                + (f"; {len(varying)} vary at run time (kept unique on purpose)" if varying else "")
+                f"{sum(1 for f in stable_fams if not f.multi)} built once"
             )
+            multi_stable = [f for f in stable_fams if f.multi]
+            if multi_stable:
+                signal += f", {sum(len(f.compiled) for f in multi_stable)} fixed version(s) of a factory kernel"
+            signal += f" ({len(builds)} stable module(s), fewer than {MIN_MODULES})"
+            if left:
+                signal += "; " + _left_unique_text(left)
         return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal=signal)])
-    builds = sorted((bs[0] for bs in stable.values()), key=lambda b: b.seq)
+
     n = len(builds)
     med = _median([b.ms for b in builds])
     saving = (n - 1) * med
-    defs = _unique_defs(ctx)
+    all_defs = _unique_defs(ctx)
+    stable_defs: list[KernelDef] = []
+    for f in stable_fams:
+        for k in f.defs:
+            if k not in stable_defs:
+                stable_defs.append(k)
+    defs = stable_defs or all_defs
     from_default = [k for k in defs if k.module_from_default]
     locations: list[Location | None] = [_def_location(ctx, k) for k in (from_default or defs)]
     for b in builds:
@@ -91,17 +255,43 @@ def evaluate(ctx: RuleContext) -> RuleResult:
             locations.append(ctx.kernel_loc(k, f"{k.key}: its own module {b.module}"))
     evidence = [
         Evidence(
-            fact=f"{n} kernels each got a hash-named module of their own and were built exactly once: "
+            fact=f"{n} kernel modules each got a hash-named module of their own and were built exactly once: "
             + ", ".join(f"{b.module} #{b.seq} {fmt_ms(b.ms)}" for b in builds),
             builds=[b.seq for b in builds],
             ms=sum(b.ms for b in builds),
         )
     ]
-    if varying:
+    for f in stable_fams:
+        if not f.multi:
+            continue
+        const = [c for c in f.calls if c.constant_args]
+        imported = bool(const) and all(c.scope == "module" for c in const)
+        calls_txt = "; ".join(_call_text(ctx, c, scope=not imported) for c in const[:4])
+        calls_txt += " ..." if len(const) > 4 else ""
+        factory = const[0].factory if const else _factory(f.defs[0])
         evidence.append(
             Evidence(
-                fact=f"{', '.join(sorted(varying))} built several unique versions (varying data): left unique",
-                builds=[b.seq for bs in varying.values() for b in bs],
+                fact=f"{f.key}: {len(f.builds)} versions from {factory}(), called {len(const)} time(s) "
+                f"{'at import ' if imported else ''}with arguments fixed in the source ({calls_txt}): the versions "
+                "are a fixed set, not built from run-time data, so they need no isolation",
+                builds=[b.seq for b in f.builds],
+                source="both",
+            )
+        )
+        early, _late = _creations(ctx, f)
+        if len(early) >= len(f.builds):
+            evidence.append(
+                Evidence(
+                    fact=f"all {len(f.builds)} versions of {f.key} were created before the first of them loaded "
+                    f"(build #{f.builds[0].seq}), so one shared module would hold them all at its first load",
+                    builds=[b.seq for b in f.builds],
+                )
+            )
+    if left:
+        evidence.append(
+            Evidence(
+                fact="left unique: " + _left_unique_text(left),
+                builds=[b.seq for f in left for b in f.builds],
             )
         )
     for k in from_default[:3]:
@@ -115,26 +305,52 @@ def evaluate(ctx: RuleContext) -> RuleResult:
     for k in [k for k in defs if not k.module_from_default][:3]:
         fact = f'{k.name} is declared module="unique" ({ctx.rel(k.file)}:{k.line})'
         evidence.append(Evidence(fact=fact, source="scan"))
-    names = ", ".join(b.kernels[0].key if b.kernels else b.module for b in builds)
+
+    name_parts = []
+    for f in stable_fams:
+        if not f.compiled:
+            continue
+        if f.multi:
+            name_parts.append(f"the {len(f.compiled)} versions of {f.key}")
+        else:
+            b = f.compiled[0]
+            name_parts.append(b.kernels[0].key if b.kernels else b.module)
+    names = ", ".join(name_parts)
+    has_multi = any(f.multi for f in stable_fams)
+    at_import = all(c.scope == "module" for f in stable_fams if f.multi for c in f.calls)
+    together = " (one module keeps same-named versions apart by their hashes)" if has_multi else ""
     if from_default:
         k = from_default[0]
         line = _default_line(k)
         where = f"{ctx.rel(k.file)}:{line}" if line else f"passed to wp.kernel at {ctx.rel(k.file)}:{k.line}"
         fix = (
             f'Change the default of {_factory(k)}()\'s module parameter ({where}) from "unique" to None, so '
-            f"{names} join their defining module {k.python_module} and build together once; a caller that really "
-            'needs isolation can still pass module="unique" explicitly.'
+            f"{names} join their defining module {k.python_module} and build together once{together}; a caller that "
+            'really needs isolation (kernels built from run-time data) can still pass module="unique" explicitly.'
         )
     elif defs:
         sites = ", ".join(f"{ctx.rel(k.file)}:{k.line}" for k in defs[:4])
         fix = (
             f'Remove module="unique" from these stable kernels ({sites}) so {names} join their Python module and '
-            "build together once."
+            f"build together once{together}."
         )
     else:
         fix = (
             f'Stop giving {names} module="unique": let them join their defining module (or one named module) so they '
-            "build together once."
+            f"build together once{together}."
+        )
+    caveats = [
+        'Keep module="unique" for kernels built from runtime data (plugins, user-supplied transforms, '
+        "per-request specializations): there it stops them invalidating a shared module.",
+        "With a CPU precompiled header each extra module costs only ~100 ms and may sit inside run-to-run "
+        "noise; it costs more on CUDA and on Warp versions without the CPU header.",
+    ]
+    if has_multi:
+        caveats.insert(
+            1,
+            "The factory versions share one module only while they are all created before its first load"
+            + (" (here at import)" if at_import else "")
+            + "; a version created later would rebuild the shared module (CS-1).",
         )
     return RuleResult(
         findings=[
@@ -151,12 +367,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
                 saving_basis=f"({n} - 1) x {fmt_ms(med)}, the median load of the {n} unique modules (one shared "
                 "module pays the fixed cost once); an upper bound, reference sample",
                 samples=1 if ctx.samples else 0,
-                caveats=[
-                    "Keep module=\"unique\" for kernels built from runtime data (plugins, user-supplied transforms, "
-                    "per-request specializations): there it stops them invalidating a shared module.",
-                    "With a CPU precompiled header each extra module costs only ~100 ms and may sit inside run-to-run "
-                    "noise; it costs more on CUDA and on Warp versions without the CPU header.",
-                ],
+                caveats=caveats,
             )
         ]
     )

@@ -1,15 +1,23 @@
 """CS-11: the unroll budget inflates generated source (a size and runtime knob, not a cold-start fix).
 
-Fires (severity info, no saving claimed) when a compiled module's kernels hold constant-bound loops that are
-unrolled beyond Warp's default budget of 16 iterations: either `max_unroll` was raised (the build's resolved option
-or a setting in the sources) and a loop's trip count lies between 16 and the raised value, or a loop with a
-`wp.static` bound is force-unrolled past 16. The module's generated source per kernel is the evidence. The study
-behind this mechanism cut source ~39% by lowering the budget and measured no cold-time gain, so the finding presents
-it as a source-size and runtime trade-off.
+How Warp decides (warp/_src/codegen.py, `get_unroll_range` / `emit_For`): each `for ... in range(<constants>)` loop
+is judged on its own. It is unrolled when its trip count is at most the module's `max_unroll` (16 by default) and
+its body has no `break`, or, whatever the budget, when it (its body or a loop inside it) holds a `wp.static(...)`
+that reads a loop variable. A `wp.static(...)` in the bound alone is replaced by its value before code generation,
+so such a loop obeys the budget like any other. An unrolled loop writes its whole body out once per iteration, nested
+loops included: a 48-step loop unrolled inside an unrolled 8-step loop is written 8 x 48 = 384 times, while inside a
+loop that stays a loop it is written 48 times.
+
+Fires (severity info, no saving claimed) when a compiled module's kernels hold a constant-bound loop longer than the
+default budget that is unrolled: either `max_unroll` was raised (the build's resolved option or a setting in the
+sources) to reach it, or a `wp.static(...)` on a loop variable forces it. The module's generated source per kernel
+is the evidence. The study behind this mechanism cut source ~39% by lowering the budget and measured no cold-time
+gain, so the finding presents it as a source-size and runtime trade-off.
 """
 
 from __future__ import annotations
 
+import math
 import re
 
 from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, RuledOut, RuleResult
@@ -52,6 +60,68 @@ def _unroll_settings(scan: ScanFacts | None) -> list[SettingFact]:
     return [] if scan is None else scan.settings_named("max_unroll")
 
 
+def _forced(lp: LoopFact) -> bool:
+    return bool(getattr(lp, "forced_unroll", False))
+
+
+def _unrolled(lp: LoopFact, budget: int) -> bool:
+    """Whether Warp writes this loop out iteration by iteration under `budget` (break-free bodies assumed)."""
+    return _forced(lp) or lp.bound <= budget
+
+
+def _outer(scan: ScanFacts | None, lp: LoopFact) -> list[LoopFact]:
+    """The constant loops this one sits in, outermost first (only those the scan recorded)."""
+    if scan is None:
+        return []
+    out = []
+    for line in getattr(lp, "outer_loop_lines", None) or []:
+        o = scan.loop_at(lp.file, line, lp.kernel)
+        if o is not None:
+            out.append(o)
+    return out
+
+
+def _inner(loops: list[LoopFact], lp: LoopFact) -> list[LoopFact]:
+    return [x for x in loops if x.file == lp.file and x.kernel == lp.kernel and lp.line in (x.outer_loop_lines or [])]
+
+
+def _copies(scan: ScanFacts | None, lp: LoopFact, budget: int) -> tuple[int, list[LoopFact]]:
+    """(copies of this loop's body in the generated code, the unrolled loops around it that multiply it)."""
+    around = [o for o in _outer(scan, lp) if _unrolled(o, budget)]
+    return lp.bound * math.prod(o.bound for o in around), around
+
+
+def _steps(lp: LoopFact) -> str:
+    return f"{lp.bound}-step loop"
+
+
+def _describe(scan: ScanFacts | None, loops: list[LoopFact], lp: LoopFact, budget: int) -> tuple[str, str]:
+    """(evidence text, location note) for one loop unrolled past the default budget."""
+    copies, around = _copies(scan, lp, budget)
+    why = " (forced: a wp.static(...) in it reads a loop variable)" if _forced(lp) else ""
+    if around:
+        chain = " x ".join(str(o.bound) for o in around) + f" x {lp.bound} = {copies}"
+        inside = " and ".join(f"the {_steps(o)} at line {o.line}" for o in around)
+        note = f"{_steps(lp)} unrolled inside {inside}, also unrolled: {chain} copies of its body{why}"
+    else:
+        note = f"{_steps(lp)} unrolled: {copies} copies of its body{why}"
+    inner = [x for x in _inner(loops, lp) if _unrolled(x, budget)]
+    if inner:
+        x = max(inner, key=lambda i: _copies(scan, i, budget)[0])
+        note += (
+            f"; the {_steps(x)} inside it at line {x.line} is unrolled too: "
+            f"{_copies(scan, x, budget)[0]} copies of that body"
+        )
+    text = f"{lp.kernel} at {lp.file}:{lp.line}: {note}"
+    if budget > DEFAULT_MAX_UNROLL and not _forced(lp):  # lp.bound > default here: it would stay a loop
+        around_default = [o for o in _outer(scan, lp) if _unrolled(o, DEFAULT_MAX_UNROLL)]
+        times = math.prod(o.bound for o in around_default)
+        text += f"; at the default budget of {DEFAULT_MAX_UNROLL} it stays a loop" + (
+            f", written out {times} times by the unrolled loop(s) around it" if around_default else ""
+        )
+    return text, note
+
+
 def evaluate(ctx: RuleContext) -> RuleResult:
     compiled = ctx.compiled
     if not compiled:
@@ -60,15 +130,15 @@ def evaluate(ctx: RuleContext) -> RuleResult:
     settings = _unroll_settings(scan)
     raised_settings = [s for s in settings if (_int(s.value) or 0) > DEFAULT_MAX_UNROLL]
 
-    hits: list[tuple[Build, int, list[LoopFact]]] = []
+    hits: list[tuple[Build, int, list[LoopFact], list[LoopFact]]] = []
     notes: list[str] = []
     for b in compiled:
         budget = _int(b.options.get("max_unroll")) or DEFAULT_MAX_UNROLL
         loops = _loops_of(scan, b) if scan is not None else []
-        beyond = [lp for lp in loops if lp.bound > DEFAULT_MAX_UNROLL and (lp.static or lp.bound <= budget)]
+        beyond = [lp for lp in loops if lp.bound > DEFAULT_MAX_UNROLL and _unrolled(lp, budget)]
         per_kernel = b.source_bytes / max(1, len(b.kernels))
         if beyond and per_kernel >= MIN_BYTES_PER_KERNEL:
-            hits.append((b, budget, beyond))
+            hits.append((b, budget, beyond, loops))
         elif budget > DEFAULT_MAX_UNROLL and not beyond:
             notes.append(f"{b.module} has max_unroll {budget} but no constant loop longer than {DEFAULT_MAX_UNROLL}")
         elif beyond:
@@ -80,7 +150,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
     if not hits:
         signal = (
             f"no compiled module unrolls a constant loop beyond the default budget of {DEFAULT_MAX_UNROLL} "
-            "(no raised max_unroll reaching a loop, no wp.static loop past it)"
+            "(no raised max_unroll reaching a loop, no longer loop forced by a wp.static(...) on its loop variable)"
         )
         if notes:
             signal += "; " + "; ".join(sorted(set(notes)))
@@ -106,34 +176,39 @@ def evaluate(ctx: RuleContext) -> RuleResult:
                 source="scan",
             )
         )
-    for b, budget, loops in hits:
+    any_forced = False
+    for b, budget, beyond, loops in hits:
         per_kernel = b.source_bytes / max(1, len(b.kernels))
-        loop_txt = ", ".join(
-            f"{lp.kernel} at {lp.file}:{lp.line} ({lp.bound} iterations{', wp.static' if lp.static else ''})"
-            for lp in loops
-        )
+        described = [(lp, *_describe(scan, loops, lp, budget)) for lp in beyond]
+        any_forced |= any(_forced(lp) for lp in beyond)
         evidence.append(
             Evidence(
                 fact=(
                     f"{b.module} (build {b.seq}, max_unroll {budget}): {b.source_bytes} B of generated source for "
                     f"{len(b.kernels)} kernel(s), ~{per_kernel:.0f} B per kernel; unrolled past "
-                    f"{DEFAULT_MAX_UNROLL}: {loop_txt}."
+                    f"{DEFAULT_MAX_UNROLL}: " + "; ".join(text for _lp, text, _note in described) + "."
                 ),
                 builds=[b.seq],
                 source="both",
             )
         )
-        for lp in loops:
-            locations.append(ctx.loc(lp.file, lp.line, f"unrolled {lp.bound}x"))
+        for lp, _text, note in described:
+            locations.append(ctx.loc(lp.file, lp.line, note))
 
-    modules = sorted({b.module for b, _bud, _l in hits})
+    modules = sorted({b.module for b, *_rest in hits})
     where = ", ".join(f"{s.file}:{s.line}" for s in raised_settings)
     fix = (
         "Treat max_unroll as a runtime and source-size knob, not a compile-time fix. If the unrolled loops are not "
         "needed for kernel throughput, lower the budget back towards the default "
         + (f"(the setting at {where}) " if where else "")
         + "before the modules are created, then benchmark steady-state kernel time; keep the raised value if "
-        "runtime needs it. Loops with wp.static bounds unroll regardless of max_unroll."
+        "runtime needs it. Warp judges each loop on its own, and an unrolled loop repeats every loop inside it."
+        + (
+            " The loops forced by a wp.static(...) that reads the loop variable unroll whatever max_unroll says: "
+            "only rewriting that wp.static use keeps them loops."
+            if any_forced
+            else ""
+        )
     )
     return RuleResult(
         findings=[
