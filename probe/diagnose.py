@@ -10,6 +10,7 @@ not the same as "nothing to gain".
 
 from __future__ import annotations
 
+import ast
 import textwrap
 import threading
 from collections.abc import Callable
@@ -19,6 +20,7 @@ from warp_compile.probe.diagnosis_models import Diagnosis, Finding, NotReached, 
 from warp_compile.probe.errors import UsageError
 from warp_compile.probe.hashdiff import explain_changes, render_change
 from warp_compile.probe.models import Report
+from warp_compile.probe.report_text import warp_text
 from warp_compile.probe.rules import load_rules
 from warp_compile.probe.rules.context import RuleContext, fmt_ms
 from warp_compile.probe.scan_models import ScanFacts
@@ -60,6 +62,8 @@ def _totals(report: Report) -> Totals:
         modules=report.modules,
         cold_module_ms=report.cold_module_ms.median,
         pch_ms=report.pch_ms.median,
+        pch_builds=len(report.pch),
+        pch_threads=len({p.thread for p in report.pch}),
         compile_elapsed_ms=report.compile_elapsed_ms.median,
         warm_module_ms=report.warm_module_ms.median,
     )
@@ -229,10 +233,32 @@ def diagnose_command(
 # ---------------------------------------------------------------------------------------------- text
 
 
+def _is_code(line: str) -> bool:
+    """A line of a fix that is Python to paste (kept verbatim), not prose to wrap."""
+    stripped = line.strip()
+    if not stripped:
+        return False
+    try:
+        tree = ast.parse(stripped)
+    except SyntaxError:
+        return False
+    body = tree.body
+    return bool(body) and not (
+        len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, (ast.Name, ast.Constant))
+    )
+
+
 def _wrap(text: str, indent: str, first: str = "", width: int = 110) -> list[str]:
-    return textwrap.wrap(
-        text, width=width, initial_indent=indent + first, subsequent_indent=indent + " " * len(first)
-    ) or [indent + first]
+    """Wrap prose; keep lines of code (a fix's snippet after a newline) whole, indented under the prose."""
+    hang = indent + " " * len(first)
+    out: list[str] = []
+    for n, part in enumerate(text.split("\n")):
+        lead = indent + first if n == 0 else hang
+        if n > 0 and _is_code(part):
+            out.append(hang + "    " + part.rstrip())
+            continue
+        out += textwrap.wrap(part, width=width, initial_indent=lead, subsequent_indent=hang, break_on_hyphens=False)
+    return out or [indent + first]
 
 
 def _finding_lines(i: int, f: Finding) -> list[str]:
@@ -261,11 +287,12 @@ def render_text(d: Diagnosis) -> str:
     """The diagnosis for people: findings ranked by saving (location, fix, evidence), the reload log, then the rest."""
     lines = [f"warp-compile diagnose: {' '.join(d.command)}"]
     t = d.totals
-    facts = [f"warp {d.warp_version or '?'}", f"{d.samples} sample{'s' if d.samples != 1 else ''}"]
+    facts = [warp_text(d.warp_version), f"{d.samples} sample{'s' if d.samples != 1 else ''}"]
     if t.cold_module_ms is not None:
         facts.append(f"cold module work {fmt_ms(t.cold_module_ms)} ({t.compiled} compiled of {t.builds} builds)")
     if t.pch_ms:
-        facts.append(f"precompiled header {fmt_ms(t.pch_ms)}")
+        several = f" (sum of {t.pch_builds} header builds on {t.pch_threads} threads)" if t.pch_builds > 1 else ""
+        facts.append(f"precompiled header {fmt_ms(t.pch_ms)}{several}")
     if t.warm_module_ms is not None:
         facts.append(f"warm module work {fmt_ms(t.warm_module_ms)}")
     lines.append("  " + " · ".join(facts))

@@ -107,7 +107,9 @@ class Totals(_Model):
     identities: int = 0
     modules: int = 0
     cold_module_ms: float | None = None
-    pch_ms: float | None = None
+    pch_ms: float | None = None  # summed over the header builds, which may overlap on several threads
+    pch_builds: int = 0
+    pch_threads: int = 0
     compile_elapsed_ms: float | None = None
     warm_module_ms: float | None = None
 

@@ -5,17 +5,29 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from warp_compile.probe.models import Build, Report, Stat
+from warp_compile.probe.models import Build, PchBuild, Report, Stat
 
 
 def _ms(x: float | None) -> str:
     return "-" if x is None else f"{x:,.0f} ms" if x >= 10 else f"{x:.1f} ms"
 
 
-def _stat(s: Stat) -> str:
-    if s.median is None:
+def warp_text(version: str | None) -> str:
+    """`warp 1.19.0`, or what an empty version means: the command never imported warp."""
+    return f"warp {version}" if version else "warp not imported"
+
+
+def stat_text(median: float | None, mad: float | None, n: int) -> str:
+    """`median ± MAD (n=N)`; one sample has no spread, so none is shown for it."""
+    if median is None:
         return "-"
-    return f"{_ms(s.median)} ± {_ms(s.mad or 0.0)} (n={len(s.values)})"
+    if n < 2:
+        return f"{_ms(median)} (n={n}, no spread)"
+    return f"{_ms(median)} ± {_ms(mad or 0.0)} (n={n})"
+
+
+def _stat(s: Stat) -> str:
+    return stat_text(s.median, s.mad, len(s.values))
 
 
 def short_path(path: str, cwd: str) -> str:
@@ -42,6 +54,21 @@ def _site(b: Build, cwd: str) -> str:
     return trigger_text(b, lambda f: short_path(f, cwd)) or "-"
 
 
+def pch_count(pch: list[PchBuild]) -> str:
+    """Several headers are summed, not elapsed: say how many, and on how many threads (they may overlap)."""
+    threads = len({p.thread for p in pch})
+    return f"sum of {len(pch)} header builds on {threads} thread{'s' if threads != 1 else ''}"
+
+
+def _before_cpu_pch(r: Report) -> bool:
+    """Warp added the CPU precompiled header in 1.13."""
+    try:
+        major, minor = (int(x) for x in r.warp_version.split(".")[:2])
+    except (ValueError, AttributeError):
+        return False
+    return (major, minor) < (1, 13)
+
+
 def render_report(r: Report) -> str:
     lines = []
     head = f"warp-compile measure: {' '.join(r.command)}"
@@ -50,7 +77,7 @@ def render_report(r: Report) -> str:
     lines.append(head)
     ok = r.samples - r.failed_samples
     lines.append(
-        f"  warp {r.warp_version or '?'} · python {r.python or '?'} · {ok}/{r.samples} samples ok"
+        f"  {warp_text(r.warp_version)} · python {r.python or '?'} · {ok}/{r.samples} samples ok"
         f" · medians ± MAD over the successful samples"
     )
     lines.append("")
@@ -64,7 +91,13 @@ def render_report(r: Report) -> str:
         ("precompiled header (not in any module)", r.pch_ms),
         ("warm module work", r.warm_module_ms),
     ):
-        lines.append(f"  {name:<40} {_stat(s)}")
+        text = _stat(s)
+        if s is r.pch_ms:
+            if s.median == 0 and not r.pch:
+                text = "none built" + (" (this Warp has no CPU precompiled header)" if _before_cpu_pch(r) else "")
+            elif len(r.pch) > 1:
+                text += f", {pch_count(r.pch)}"
+        lines.append(f"  {name:<40} {text}")
     ov = "-" if r.overlap_factor is None else f"{r.overlap_factor:.2f}"
     lines.append(
         f"  identities {r.identities} · modules {r.modules} · generated source {r.generated_source_bytes:,} B"

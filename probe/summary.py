@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from warp_compile.probe.models import Build, Report, Stat
+from warp_compile.probe.report_text import short_path, stat_text, trigger_text, warp_text
 
 LARGEST_BUILDS = 10
 
@@ -94,8 +95,6 @@ def _clock(s: Stat) -> ClockSummary:
 
 
 def _trigger(b: Build, cwd: str) -> str | None:
-    from warp_compile.probe.report_text import short_path, trigger_text
-
     return trigger_text(b, lambda f: short_path(f, cwd)) or None
 
 
@@ -172,18 +171,14 @@ def _last_line(text: str) -> str:
     return lines[-1][:200] if lines else ""
 
 
-def _ms(x: float | None) -> str:
-    return "-" if x is None else f"{x:,.0f} ms" if x >= 10 else f"{x:.1f} ms"
-
-
 def _c(c: ClockSummary) -> str:
-    return "-" if c.median_ms is None else f"{_ms(c.median_ms)} ± {_ms(c.mad_ms or 0.0)} (n={c.n})"
+    return stat_text(c.median_ms, c.mad_ms, c.n)
 
 
 def render_summary(s: MeasureSummary, builds: int = 5) -> str:
     """A few lines for people and for clients that show only text."""
     head = f"measured: {' '.join(s.command)}" + (f"  [{s.label}]" if s.label else "")
-    out = [head, f"  warp {s.warp_version or '?'} · {s.ok_samples}/{s.samples} samples ok · median ± MAD"]
+    out = [head, f"  {warp_text(s.warp_version)} · {s.ok_samples}/{s.samples} samples ok · median ± MAD"]
     c = s.clocks
     out.append(f"  compile elapsed {_c(c.compile_elapsed)} · cold wall {_c(c.cold_wall)} · warm wall {_c(c.warm_wall)}")
     out.append(
