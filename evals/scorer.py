@@ -60,6 +60,7 @@ class CaseScore(BaseModel):
     located: list[str] = Field(default_factory=list)
     error: str | None = None
     verdict: str | None = None  # harness mode: compare verdict of the agent's change
+    verdict_reason: str = ""  # harness mode: why compare said so
 
 
 class Scorecard(BaseModel):
@@ -149,4 +150,6 @@ def render_text(card: Scorecard) -> str:
         if s.error:
             extra.append(f"error: {s.error}")
         lines.append(f"  {mark}  {s.case:<22} found {','.join(s.found) or '-'}  {' · '.join(extra)}")
+        if s.verdict in ("INVALID", "REGRESSION") and s.verdict_reason:
+            lines.append(f"        {s.verdict}: {s.verdict_reason}")
     return "\n".join(lines)

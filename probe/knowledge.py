@@ -25,9 +25,11 @@ from importlib import resources
 
 from pydantic import BaseModel, Field
 
+from warp_compile.io import clip
 from warp_compile.probe.errors import UsageError
 
 PACKAGE = "warp_compile.knowledge"
+SUGGEST_CHARS = 200  # characters of a query compared for suggestions
 LIST_KEYS = (
     "backends",
     "signals",
@@ -212,13 +214,13 @@ def _suggest(query: str, limit: int = 3) -> list[Mechanism]:
     if canon is not None:
         wanted = int(canon.split("-")[1])
         return sorted(mechs, key=lambda m: (abs(m.number - wanted), m.number))[: min(limit, 2)]
-    q = query.strip().lower()
+    q = query.strip().lower()[:SUGGEST_CHARS]  # similarity of a huge query costs seconds and says nothing more
     scored: dict[str, float] = {}
     for m in mechs:
         candidates = [m.title.lower(), m.id.lower(), *(k.lower() for k in m.keywords)]
         best = max(difflib.SequenceMatcher(None, q, c).ratio() for c in candidates)
         scored[m.id] = best
-    for m, score in search(query):
+    for m, score in search(q):
         scored[m.id] = max(scored[m.id], 0.5 + score / 2)
     ranked = sorted(mechs, key=lambda m: -scored[m.id])
     return [m for m in ranked if scored[m.id] >= 0.3][:limit] or ranked[:limit]
@@ -240,7 +242,7 @@ def get(query: str) -> Mechanism:
             return table[canon]
         first, last = list_mechanisms()[0].id, list_mechanisms()[-1].id
         raise UnknownMechanism(
-            f"unknown mechanism {query.strip()!r}: ids run from {first} to {last}; "
+            f"unknown mechanism {clip(query.strip())!r}: ids run from {first} to {last}; "
             f"nearest: {_suggestion_text(_suggest(query))}"
         )
     q = " ".join((query or "").lower().split())
@@ -248,7 +250,7 @@ def get(query: str) -> Mechanism:
         if q and (q == m.title.lower() or q in (k.lower() for k in m.keywords)):
             return m
     raise UnknownMechanism(
-        f"no mechanism is called {query.strip()!r}; nearest: {_suggestion_text(_suggest(query))} "
+        f"no mechanism is called {clip(query.strip())!r}; nearest: {_suggestion_text(_suggest(query))} "
         "(try: warp-compile explain --list)"
     )
 
@@ -264,6 +266,10 @@ _STOP = frozenset(
 _WORD_RE = re.compile(r"[a-z0-9_]+")
 FIELD_WEIGHTS = {"title": 3.0, "keywords": 3.0, "signals": 2.0, "body": 1.0}
 _OTHER_FIELDS = 0.3  # share of the weight of each further field a word is found in
+MIN_WORD = 3  # shorter query and document words are ignored, like stop words
+MIN_STEM = 4  # shorter stems match only the same whole word
+MIN_SCORE = 0.1  # a mechanism scoring below this is no match at all
+MIN_COVERAGE = 0.5  # share of the query's weight a mechanism must contain to match at all
 
 
 def _stem(word: str) -> str:
@@ -276,6 +282,16 @@ def _stem(word: str) -> str:
     return word
 
 
+def _term(word: str) -> str:
+    """The form a word is matched by: its stem when that is long enough to mean something, else the word itself.
+
+    `options` and `option`, `cached` and `cache` meet at a stem of 4+ letters; `bar` and `bare` (stem `bar`) do not:
+    a short stem is a prefix shared by unrelated words, so short words match only as whole words.
+    """
+    stem = _stem(word)
+    return stem if len(stem) >= MIN_STEM else word
+
+
 def _terms(text: str, *, drop_stop: bool = True) -> list[str]:
     words = _WORD_RE.findall(text.lower())
     out: list[str] = []
@@ -283,8 +299,9 @@ def _terms(text: str, *, drop_stop: bool = True) -> list[str]:
         # split identifiers such as enable_backward / use_precompiled_headers into their parts as well
         parts = [w, *w.split("_")] if "_" in w else [w]
         for p in parts:
-            if p and not (drop_stop and p in _STOP):
-                out.append(_stem(p))
+            # words under 3 characters (`cs` of a CS-n reference, digits, `wp`) say nothing about a mechanism
+            if len(p) >= MIN_WORD and not (drop_stop and p in _STOP):
+                out.append(_term(p))
     return out
 
 
@@ -332,20 +349,23 @@ def search(keywords: str | list[str]) -> list[tuple[Mechanism, float]]:
     results: list[tuple[Mechanism, float]] = []
     for m in list_mechanisms():
         f = fields[m.id]
-        score = 0.0
+        score = matched = 0.0
         for t in query:
             hits = sorted((FIELD_WEIGHTS[name] for name, terms in f.items() if t in terms), reverse=True)
             if hits:
                 score += weights[t] * (hits[0] + _OTHER_FIELDS * sum(hits[1:]))
-        if score <= 0:
-            continue
+                matched += weights[t]
+        if score <= 0 or matched < MIN_COVERAGE * total:
+            continue  # no overlap, or most of the query (by weight) is found nowhere in this mechanism
         phrases = [set(_terms(k)) for k in m.keywords + [m.title]]
         for a, b in bigrams:
             if any(a in p and b in p for p in phrases):
                 score += 0.5 * (weights[a] + weights[b])
         if len(query) > 1 and any(set(query) <= p for p in phrases):
             score += total
-        results.append((m, round(min(1.0, score / possible), 4)))
+        score = round(min(1.0, score / possible), 4)
+        if score >= MIN_SCORE:
+            results.append((m, score))
     results.sort(key=lambda pair: (-pair[1], pair[0].number))
     return results
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import platform
 import threading
@@ -57,8 +58,8 @@ def check_inputs(command: list[str], cwd: Path, samples: int, timeout_s: float) 
         raise UsageError("the command must be a list of arguments (argv), not a shell string")
     if samples < 1:
         raise UsageError(f"--samples must be at least 1 (got {samples})")
-    if timeout_s <= 0:
-        raise UsageError(f"--timeout must be positive (got {timeout_s})")
+    if not math.isfinite(timeout_s) or timeout_s <= 0:
+        raise UsageError(f"--timeout must be a positive, finite number of seconds (got {timeout_s})")
     cwd = Path(cwd).expanduser()
     if not cwd.is_dir():
         raise UsageError(f"working directory does not exist or is not a directory: {cwd}")

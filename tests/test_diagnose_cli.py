@@ -61,6 +61,7 @@ def test_report_text_to_stdout(tmp_path: Path, capsys: pytest.CaptureFixture[str
 def test_report_json_file_and_stdout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = _write(tmp_path, _report(str(tmp_path)))
     dest = tmp_path / "out" / "d.json"
+    dest.parent.mkdir()
     assert main(["diagnose", "--report", path, "--json", str(dest)]) == 0
     d = json.loads(dest.read_text())
     assert d["kind"] == "warp-compile-diagnosis" and d["findings"][0]["mechanism"] == "CS-1"

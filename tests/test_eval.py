@@ -61,5 +61,6 @@ def test_agent_harness_measures_the_agents_change_and_scores_its_diagnosis(tmp_p
     out = tmp_path / "card.json"
     code = main(["eval", "--case", "particle_prep", "--quiet", "--json", str(out), "--", sys.executable, str(agent)])
     card = json.loads(out.read_text())
-    assert code == 0, card
-    assert card["cases"][0]["verdict"] == "IMPROVED" and card["cases"][0]["passed"]
+    result = card["cases"][0]
+    assert code == 0, (result["verdict"], result["verdict_reason"], result.get("error"))
+    assert result["verdict"] == "IMPROVED" and result["passed"], result["verdict_reason"]

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import re
 import signal
 import sys
 
 from warp_compile import __version__
+from warp_compile.io import CLIP, clip, clip_path
 from warp_compile.probe.errors import WarpCompileError
 
 # subcommand -> module providing register(subparsers) and run(namespace) -> int
@@ -23,8 +26,21 @@ COMMANDS = {
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, exit 2, like every other bad input
-        sys.stderr.write(f"warp-compile: error: {message}\n")
+        # argparse quotes the offending value ('...'): clip it like every other echo of user input
+        message = re.sub(rf"'([^']{{{CLIP + 1},}})'", lambda m: repr(clip(m.group(1))), message)
+        sys.stderr.write(f"warp-compile: error: {_one_line(message)}\n")
         raise SystemExit(2)
+
+
+MAX_ERROR = 600  # characters of one error line; user input inside it is clipped further where it is echoed
+
+
+def _one_line(message: object) -> str:
+    """An error message as one line of bounded length (head and tail kept: the tail usually says what is wrong)."""
+    text = " ".join(str(message).split())
+    if len(text) <= MAX_ERROR:
+        return text
+    return text[: MAX_ERROR - 200] + " … " + text[-197:]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -56,8 +72,50 @@ def split_command(argv: list[str]) -> tuple[list[str], list[str]]:
     return argv, []
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, SIGHUP or SIGQUIT arrived: unwind like Ctrl-C (every sandbox `finally` kills its tree and removes its
+    temp root), then exit 128 + the signal number."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+# signals that end a non-serve command by unwinding; SIGINT is Python's own KeyboardInterrupt (exit 130)
+TERMINATING = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGQUIT") if hasattr(signal, name))
+
+
 def _terminate(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
+    # once: a second signal must not interrupt the cleanup the first one started
+    for sig in TERMINATING:
+        signal.signal(sig, signal.SIG_IGN)
+    raise Terminated(signum)
+
+
+def _install_handlers() -> dict[int, object]:
+    previous = {}
+    for sig in TERMINATING:
+        try:
+            previous[sig] = signal.signal(sig, _terminate)
+        except (ValueError, OSError):  # not the main thread (an embedding caller): leave the handlers alone
+            pass
+    return previous
+
+
+def _restore_handlers(previous: dict[int, object]) -> None:
+    for sig, handler in previous.items():
+        try:
+            signal.signal(sig, handler)  # type: ignore[arg-type]
+        except (ValueError, OSError, TypeError):
+            pass
+
+
+def _say(line: str) -> None:
+    try:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):  # the terminal went away (SIGHUP): the exit code still tells
+        pass
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -67,19 +125,33 @@ def main(argv: list[str] | None = None) -> int:
     ns = parser.parse_args(opts)
     ns.cmd_argv = command
     if not getattr(ns, "command", None):
-        parser.print_help(sys.stderr)
+        _say(f"warp-compile: error: missing command ({', '.join(COMMANDS)}); see warp-compile --help")
         return 2
-    if ns.command != "serve":
-        # a terminated CLI still unwinds: the sandbox kills the child tree and removes its temp root
-        signal.signal(signal.SIGTERM, _terminate)
+    # serve installs its own handlers (stop everything at once, exit 128 + signal)
+    previous = _install_handlers() if ns.command != "serve" else {}
     try:
         return int(ns.func(ns) or 0)
     except WarpCompileError as exc:
-        sys.stderr.write(f"warp-compile: error: {exc}\n")
+        _say(f"warp-compile: error: {_one_line(exc)}")
         return exc.exit_code
+    except Terminated as exc:
+        _say("warp-compile: interrupted; the measured process tree was stopped")
+        return 128 + exc.signum
     except KeyboardInterrupt:
-        sys.stderr.write("warp-compile: interrupted; the measured process tree was stopped\n")
+        _say("warp-compile: interrupted; the measured process tree was stopped")
         return 130
+    except BrokenPipeError:  # the reader went away (`| head`): nothing left to say to it
+        try:
+            sys.stdout = open(os.devnull, "w")  # for the flush at exit, which would fail on the closed pipe
+        except OSError:
+            pass
+        return 128 + signal.SIGPIPE if hasattr(signal, "SIGPIPE") else 1
+    except OSError as exc:  # the environment refused a path or a process (e.g. a name too long): no traceback
+        where = f"{clip_path(exc.filename)}: " if exc.filename else ""
+        _say(f"warp-compile: error: {where}{exc.strerror or _one_line(exc)}")
+        return 2
+    finally:
+        _restore_handlers(previous)
 
 
 if __name__ == "__main__":

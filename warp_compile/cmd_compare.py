@@ -13,7 +13,13 @@ import argparse
 import sys
 from pathlib import Path
 
+from warp_compile.io import check_dir, check_json_dest, clip_path, emit, seconds
 from warp_compile.probe.errors import UsageError
+
+USAGE = """\
+%(prog)s BEFORE.json AFTER.json [--json FILE]
+       %(prog)s --before-cwd A --after-cwd B [--samples N] [--until-decided [--max-samples M]]
+                            [--timeout S] [--json FILE] [--quiet] -- CMD..."""
 
 DESCRIPTION = """\
 Compare two measurements of the same command: was the same work done (launch structure), and was less or sooner
@@ -33,12 +39,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "compare",
         help="judge a change: same work, less compiled? (two reports, or two trees measured interleaved)",
+        usage=USAGE,
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("reports", nargs="*", metavar="REPORT", help="BEFORE.json AFTER.json (from `measure --json`)")
     p.add_argument(
-        "--json", metavar="FILE", help="also write the comparison as JSON ('-': JSON on stdout, text on stderr)"
+        "--json",
+        metavar="FILE",
+        help="also write the comparison as JSON ('-': JSON on stdout, text on stderr); its directory must exist",
     )
     g = p.add_argument_group("interleaved mode (measure two trees alternately; the command follows `--`)")
     g.add_argument("--before-cwd", metavar="DIR", help="working directory of the BEFORE tree")
@@ -56,7 +65,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "difference against its band); reports how many pairs it took",
     )
     g.add_argument("--max-samples", type=int, metavar="M", help="most pairs with --until-decided (default 20)")
-    g.add_argument("--timeout", type=float, default=900.0, metavar="S", help="timeout per process run in seconds")
+    g.add_argument(
+        "--timeout", type=seconds, default=900.0, metavar="S",
+        help="seconds per process run before its tree is killed (default 900)",
+    )
     g.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=run)
 
@@ -73,9 +85,8 @@ def run(ns: argparse.Namespace) -> int:
             raise UsageError("compare: interleaved mode needs both --before-cwd and --after-cwd")
         if not command:
             raise UsageError("compare: interleaved mode needs the command to measure after `--`")
-        for flag, d in (("--before-cwd", ns.before_cwd), ("--after-cwd", ns.after_cwd)):
-            if not Path(d).is_dir():
-                raise UsageError(f"compare: {flag} {d}: not a directory")
+        before_cwd = check_dir(ns.before_cwd, "compare: --before-cwd")
+        after_cwd = check_dir(ns.after_cwd, "compare: --after-cwd")
         if ns.samples is not None and ns.samples < 1:
             raise UsageError("compare: --samples must be at least 1")
         if ns.max_samples is not None and not ns.until_decided:
@@ -83,8 +94,7 @@ def run(ns: argparse.Namespace) -> int:
         max_samples = 20 if ns.max_samples is None else ns.max_samples
         if max_samples < 1:
             raise UsageError("compare: --max-samples must be at least 1")
-        if ns.timeout <= 0:
-            raise UsageError("compare: --timeout must be positive")
+        check_json_dest(ns.json)
 
         def progress(msg: str) -> None:
             if not ns.quiet:
@@ -93,8 +103,8 @@ def run(ns: argparse.Namespace) -> int:
 
         result = interleaved_compare(
             command,
-            Path(ns.before_cwd),
-            Path(ns.after_cwd),
+            before_cwd,
+            after_cwd,
             samples=ns.samples,
             until_decided=ns.until_decided,
             max_samples=max_samples,
@@ -108,6 +118,12 @@ def run(ns: argparse.Namespace) -> int:
             raise UsageError("compare: --samples/--until-decided/--max-samples need --before-cwd and --after-cwd")
         if len(ns.reports) != 2:
             raise UsageError(f"compare: expected two reports (BEFORE.json AFTER.json), got {len(ns.reports)}")
+        for r in ns.reports:  # a path the file system cannot even look up (e.g. too long) is one line too
+            try:
+                Path(r).exists()
+            except OSError as exc:
+                raise UsageError(f"compare: {clip_path(r)}: {exc.strerror or exc}") from None
+        check_json_dest(ns.json, inputs=ns.reports)
         before = load_report(ns.reports[0])
         after = load_report(ns.reports[1])
         result = compare(
@@ -117,16 +133,5 @@ def run(ns: argparse.Namespace) -> int:
             after_label=ns.reports[1] + (f" [{after.label}]" if after.label else ""),
         )
 
-    text = render_text(result)
-    payload = result.model_dump_json(indent=2) + "\n"
-    if ns.json == "-":
-        sys.stdout.write(payload)
-        sys.stderr.write(text)
-    else:
-        if ns.json:
-            try:
-                Path(ns.json).write_text(payload, encoding="utf-8")
-            except OSError as exc:
-                raise UsageError(f"compare: cannot write {ns.json}: {exc.strerror or exc}") from None
-        sys.stdout.write(text)
+    emit(result, render_text(result), ns.json)
     return result.exit_code

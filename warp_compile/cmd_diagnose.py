@@ -1,6 +1,6 @@
 """`warp-compile diagnose`: why does this command compile, where in the code, and what would the fix save?
 
-    warp-compile diagnose [--samples N] [--cwd DIR] [--source DIR] [--timeout S] [--json FILE] -- CMD...
+    warp-compile diagnose [--samples N] [--cwd DIR] [--source DIR] [--timeout S] [--label TEXT] [--json FILE] -- CMD...
     warp-compile diagnose --report REPORT.json [--source DIR] [--json FILE]
 
 Exit 0 when a diagnosis was made (findings are not an error), 1 when every measured sample failed, 2 on bad input.
@@ -12,8 +12,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from warp_compile.io import emit, progress_printer
+from warp_compile.io import check_dir, check_json_dest, clip_path, emit, progress_printer, seconds
 from warp_compile.probe.errors import UsageError
+
+USAGE = """\
+%(prog)s [--samples N] [--cwd DIR] [--source DIR] [--timeout S] [--label TEXT]
+                             [--json FILE] [--quiet] -- CMD...
+       %(prog)s --report REPORT.json [--source DIR] [--json FILE] [--quiet]"""
 
 DESCRIPTION = """\
 Measure CMD (after `--`) cold and warm in a sandbox, scan the project's sources (never imported), and name the
@@ -29,6 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "diagnose",
         help="name why a command compiles (CS-1..CS-13), where, the fix and its measured value",
+        usage=USAGE,
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -39,35 +45,42 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="project sources to scan (default: --cwd; with --report, the report's cwd when it still exists)",
     )
     p.add_argument(
-        "--json", metavar="FILE", help="also write the diagnosis as JSON ('-': JSON on stdout, text on stderr)"
+        "--json",
+        metavar="FILE",
+        help="also write the diagnosis as JSON ('-': JSON on stdout, text on stderr); its directory must exist",
     )
     g = p.add_argument_group("measuring (the command follows `--`)")
     g.add_argument("--samples", type=int, metavar="N", help="cold+warm pairs to measure (default 1)")
     g.add_argument("--cwd", metavar="DIR", help="directory to run the command in (default: current)")
-    g.add_argument("--timeout", type=float, metavar="S", help="seconds per run before the tree is killed (default 900)")
-    g.add_argument("--label", default="", help="a name for the measurement")
+    g.add_argument(
+        "--timeout", type=seconds, metavar="S", help="seconds per run before the tree is killed (default 900)"
+    )
+    g.add_argument("--label", metavar="TEXT", help="a name for the measurement (default: none)")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=run)
 
 
 def _source_dir(value: str) -> Path:
-    p = Path(value).expanduser()
-    if not p.is_dir():
-        raise UsageError(f"diagnose: --source {value}: not a directory")
-    return p.resolve()
+    return check_dir(value, "diagnose: --source")
 
 
 def _from_report(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
     from warp_compile.probe.compare import load_report
     from warp_compile.probe.diagnose import diagnose
 
-    opts = (("--samples", ns.samples), ("--cwd", ns.cwd), ("--timeout", ns.timeout))
+    # --label names a new measurement; a saved report keeps the label it was measured with
+    opts = (("--samples", ns.samples), ("--cwd", ns.cwd), ("--timeout", ns.timeout), ("--label", ns.label))
     given = [flag for flag, v in opts if v is not None]
     if given or ns.cmd_argv:
         what = ", ".join(given + (["a command after `--`"] if ns.cmd_argv else []))
         raise UsageError(f"diagnose: --report reads a saved measurement; {what} only apply when measuring")
-    report = load_report(ns.report)
+    try:
+        Path(ns.report).exists()
+    except OSError as exc:  # a path the file system cannot even look up (e.g. too long)
+        raise UsageError(f"diagnose: --report {clip_path(ns.report)}: {exc.strerror or exc}") from None
     source = _source_dir(ns.source) if ns.source else None
+    check_json_dest(ns.json, inputs=[ns.report])
+    report = load_report(ns.report)
     if source is None and report.cwd and Path(report.cwd).is_dir():
         source = Path(report.cwd)
     facts = None
@@ -86,8 +99,9 @@ def _from_command(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
         raise UsageError("diagnose: give the command to measure after `--` (e.g. `-- python -m app`), or --report FILE")
     samples = 1 if ns.samples is None else ns.samples
     timeout = 900.0 if ns.timeout is None else ns.timeout
-    cwd = check_inputs(ns.cmd_argv, Path(ns.cwd or "."), samples, timeout)
+    cwd = check_inputs(ns.cmd_argv, check_dir(ns.cwd or ".", "--cwd"), samples, timeout)
     source = _source_dir(ns.source) if ns.source else None
+    check_json_dest(ns.json)
     return diagnose_command(
         ns.cmd_argv,
         cwd,
@@ -95,7 +109,7 @@ def _from_command(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
         source=source,
         progress=progress_printer(ns.quiet),
         timeout_s=timeout,
-        label=ns.label,
+        label=ns.label or "",
     )
 
 

@@ -4,6 +4,8 @@ warp-compile explain CS-3            one mechanism, for people
 warp-compile explain cs3 --json      the same as JSON (the Mechanism model)
 warp-compile explain --list          every mechanism, one line each
 warp-compile explain "generic overload"   best match, or a ranked list when several are close
+
+Words that match no mechanism (only whole words or long stems count) are an error, exit 2, naming the nearest.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import argparse
 import json
 import sys
 
+from warp_compile.io import clip
 from warp_compile.probe import knowledge
 from warp_compile.probe.errors import UsageError
 
@@ -87,6 +90,6 @@ def run(ns: argparse.Namespace) -> int:
         _emit_one(close[0][0], ns.json)
     else:
         if not ns.json:
-            sys.stdout.write(f"several mechanisms match {query!r}:\n")
+            sys.stdout.write(f"several mechanisms match {clip(query)!r}:\n")
         _emit_list(list(close[:MAX_LISTED]), ns.json, hint=not ns.json)
     return 0

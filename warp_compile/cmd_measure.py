@@ -4,16 +4,26 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-from warp_compile.io import emit, progress_printer
+from warp_compile.io import check_dir, check_json_dest, emit, progress_printer, seconds
+from warp_compile.probe.errors import UsageError
+
+USAGE = "%(prog)s [--samples N] [--cwd DIR] [--timeout S] [--json FILE] [--label TEXT] [--quiet] -- CMD..."
 
 
 def add_run_options(p: argparse.ArgumentParser, samples: int) -> None:
-    p.add_argument("--samples", type=int, default=samples, help=f"cold+warm pairs to run (default {samples})")
-    p.add_argument("--cwd", default=".", help="directory to run the command in (default: current)")
-    p.add_argument("--timeout", type=float, default=900.0, help="seconds per run before the tree is killed")
-    p.add_argument("--json", metavar="FILE", help="write the JSON result to FILE (`-` for stdout)")
+    p.add_argument(
+        "--samples", type=int, default=samples, metavar="N", help=f"cold+warm pairs to run (default {samples})"
+    )
+    p.add_argument("--cwd", default=".", metavar="DIR", help="directory to run the command in (default: current)")
+    p.add_argument(
+        "--timeout", type=seconds, default=900.0, metavar="S",
+        help="seconds per run before the whole process tree is killed (default 900)",
+    )
+    p.add_argument(
+        "--json", metavar="FILE",
+        help="write the JSON report to FILE (`-`: JSON on stdout, text on stderr); its directory must exist",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
 
@@ -21,11 +31,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "measure",
         help="measure cold and warm compile time of a command",
-        description="Run CMD (after `--`) in a sandbox with empty Warp/CUDA caches: a cold run, then a warm "
-        "re-run, per sample. Records every module build and launch.",
+        usage=USAGE,
+        description="Run CMD (after `--`, an argv, never a shell string) in a sandbox with empty Warp/CUDA caches: "
+        "a cold run, then a warm re-run, per sample. Records every module build and launch.",
+        epilog="Exit status: 0 measured, 1 every sample failed, 2 unusable input.",
     )
     add_run_options(p, samples=3)
-    p.add_argument("--label", default="", help="a name for this measurement (e.g. baseline)")
+    p.add_argument("--label", default="", metavar="TEXT", help="a name for this measurement, e.g. baseline "
+                   "(default: none)")
     p.set_defaults(func=run)
 
 
@@ -33,9 +46,16 @@ def run(ns: argparse.Namespace) -> int:
     from warp_compile.probe.measure import measure
     from warp_compile.probe.report_text import render_report
 
+    # everything the run needs is checked before the first sample: a bad --json must not lose minutes of results
+    if not ns.cmd_argv:
+        raise UsageError("no command given: put the command to measure after `--`, e.g. `-- python -m app`")
+    if ns.samples < 1:
+        raise UsageError(f"--samples must be at least 1 (got {ns.samples})")
+    cwd = check_dir(ns.cwd, "--cwd")
+    check_json_dest(ns.json)
     report = measure(
         ns.cmd_argv,
-        Path(ns.cwd),
+        cwd,
         samples=ns.samples,
         timeout_s=ns.timeout,
         label=ns.label,

@@ -1,29 +1,121 @@
-"""Output helpers shared by the subcommands: JSON to a file or stdout, text to the other stream."""
+"""Helpers shared by the subcommands: input checks made before anything runs, JSON to a file or stdout, text to
+the other stream."""
 
 from __future__ import annotations
 
+import argparse
+import json
+import math
+import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
 from warp_compile.probe.errors import UsageError
 
+CLIP = 80  # characters of user input (a query, an id) echoed in an error line
+PATH_CLIP = 160  # a path is worth more of the line, but not 100,000 characters of it
 
-def write_json(model: BaseModel, dest: str) -> None:
-    text = model.model_dump_json(indent=2) + "\n"
+
+def clip(text: object, limit: int = CLIP) -> str:
+    """User input as echoed in a one-line error: newlines escaped, at most `limit` characters (then an ellipsis)."""
+    s = str(text).replace("\r", "\\r").replace("\n", "\\n")
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def clip_path(path: object) -> str:
+    return clip(path, PATH_CLIP)
+
+
+def seconds(text: str) -> float:
+    """argparse type of --timeout: a finite number of seconds above zero (nan and inf would never time out)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds (a number), got {clip(text)!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds above 0, got {clip(text)!r}")
+    return value
+
+
+def _why(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
+def check_dir(value: str, what: str) -> Path:
+    """An existing directory given by the user (`what` names the option); returns it resolved."""
+    p = Path(value).expanduser()
+    try:
+        ok = p.is_dir()
+        resolved = p.resolve() if ok else p
+    except OSError as exc:  # e.g. a name too long for the file system
+        raise UsageError(f"{what} {clip_path(value)}: {_why(exc)}") from None
+    if not ok:
+        raise UsageError(f"{what} {clip_path(value)}: not a directory")
+    return resolved
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        if a.exists() and b.exists():
+            return os.path.samefile(a, b)
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
+def check_json_dest(dest: str | None, inputs: Iterable[str] = ()) -> None:
+    """Refuse a --json destination that cannot be written, before anything runs (a measurement can take minutes).
+
+    `-` is stdout. Otherwise the parent must be an existing directory (none is created), the target must not be a
+    directory, and it must not be one of the `inputs` (the reports this command reads).
+    """
+    if dest is None or dest == "-":
+        return
+    if not dest.strip():
+        raise UsageError("--json needs a file name (or `-` for stdout)")
+    path = Path(dest).expanduser()
+    shown = clip_path(dest)
+    try:
+        if path.is_dir():
+            raise UsageError(f"cannot write {shown}: it is a directory; give a file name inside it")
+        parent = path.parent
+        if not parent.exists():
+            raise UsageError(f"cannot write {shown}: directory {clip_path(parent)} does not exist (it is not created)")
+        if not parent.is_dir():
+            raise UsageError(f"cannot write {shown}: {clip_path(parent)} is not a directory")
+        if path.exists() and not os.access(path, os.W_OK):
+            raise UsageError(f"cannot write {shown}: permission denied")
+        if not path.exists() and not os.access(parent, os.W_OK | os.X_OK):
+            raise UsageError(f"cannot write {shown}: permission denied in {clip_path(parent)}")
+    except OSError as exc:
+        raise UsageError(f"cannot write {shown}: {_why(exc)}") from None
+    for src in inputs:
+        if _same_file(path, Path(src).expanduser()):
+            raise UsageError(
+                f"--json {shown} is the input report {clip_path(src)}: it would be overwritten; pick another file"
+            )
+
+
+def write_json(model: BaseModel | Any, dest: str) -> None:
+    """A pydantic model (or plain JSON data) to `dest`: a file, or stdout for `-`. Never creates directories."""
+    if isinstance(model, BaseModel):
+        text = model.model_dump_json(indent=2) + "\n"
+    else:
+        text = json.dumps(model, indent=2) + "\n"
     if dest == "-":
         sys.stdout.write(text)
         return
-    path = Path(dest).expanduser()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        Path(dest).expanduser().write_text(text, encoding="utf-8")
     except OSError as exc:
-        raise UsageError(f"cannot write {dest}: {exc.strerror or exc}") from exc
+        raise UsageError(f"cannot write {clip_path(dest)}: {_why(exc)}") from exc
 
 
-def emit(model: BaseModel, text: str, json_dest: str | None) -> None:
+def emit(model: BaseModel | Any, text: str, json_dest: str | None) -> None:
     """JSON to --json (file or `-`); the human text to stdout, or to stderr when stdout carries the JSON."""
     if json_dest:
         write_json(model, json_dest)
