@@ -1,7 +1,7 @@
 """Compare two measurements: was the same work done, and was less (or sooner) compiled?
 
 `load_report` reads a report file (one clear line on any problem), `compare` judges two reports (pure),
-`render_text` prints a comparison, and `interleaved_compare` measures two source trees alternately (A B A B ...)
+`render_text` prints a comparison, and `interleaved_compare` measures two source trees alternately (A B, B A, ...)
 so drift on a shared machine hits both arms.
 
 The verdict, in order:
@@ -845,7 +845,8 @@ def render_text(c: Comparison) -> str:
         state = ""
         if it.until_decided:
             state = ", decided" if it.decided else ", NOT decided"
-        lines.append(f"Interleaved ({it.order}): {it.pairs} pair{'s' if it.pairs != 1 else ''}{state}")
+        warm = f", after {it.warmup} discarded warm-up sample(s) per arm" if it.warmup else ""
+        lines.append(f"Interleaved ({it.order}{warm}): {it.pairs} pair{'s' if it.pairs != 1 else ''}{state}")
         if it.stopped_because:
             lines.append(f"  stopped: {it.stopped_because}")
         if it.rule:
@@ -934,10 +935,14 @@ def interleaved_compare(
     timeout_s: float = 900.0,
     progress: Callable[[str], None] | None = None,
     *,
+    warmup: int = 1,
     run_sample: RunSample | None = None,
     build_report: BuildReport | None = None,
 ) -> Comparison:
-    """Measure BEFORE and AFTER alternately (A B A B ...), one cold + warm sample per arm per pair, then compare.
+    """Measure BEFORE and AFTER alternately (A B, B A, A B, ...), one cold + warm sample per arm per pair.
+
+    `warmup` discarded samples of each arm come first. The order inside a pair alternates, so a position effect
+    (the second run of a pair finding warmer caches) cancels over two pairs instead of favouring one arm.
 
     Without `until_decided`: `samples` pairs (default 5). With it: at least `samples` pairs (default and minimum 3),
     stopping after the first pair at which the verdict can no longer change (`stats.until_decided` per clock,
@@ -977,8 +982,16 @@ def interleaved_compare(
     decided: bool | None = None
     decisions: list[ClockDecision] = []
     pairs = 0
+    arm_dirs = ((0, before_cwd), (1, after_cwd))
+    for w in range(warmup):
+        # hyperfine's discipline: the first runs after a pause pay for cold disk caches and clocks; discard them
+        for side, cwd in arm_dirs:
+            say(f"warm-up {w + 1}/{warmup}: {'before' if side == 0 else 'after'} ({cwd}), not counted")
+            run_sample(command, cwd, -1 - w, timeout_s=timeout_s, progress=None)
     for i in range(limit):
-        for side, cwd in ((0, before_cwd), (1, after_cwd)):
+        # A B, then B A: whatever the position in a pair does to a run (a warmer cache, a slower core) hits both
+        # arms alike over every two pairs instead of always the same arm
+        for side, cwd in arm_dirs if i % 2 == 0 else arm_dirs[::-1]:
             say(f"pair {i + 1}/{limit}: {'before' if side == 0 else 'after'} ({cwd})")
             arms[side].append(run_sample(command, cwd, i, timeout_s=timeout_s, progress=progress))
         pairs = i + 1
@@ -995,6 +1008,7 @@ def interleaved_compare(
         stop_because = f"ran the {pairs} requested pair{'s' if pairs != 1 else ''}"
     interim.interleaved = Interleaved(
         pairs=pairs,
+        warmup=warmup,
         until_decided=until_decided,
         decided=decided if until_decided else None,
         stopped_because=stop_because,

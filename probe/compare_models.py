@@ -147,10 +147,11 @@ class ClockDecision(_Model):
 
 
 class Interleaved(_Model):
-    """How an interleaved (A B A B ...) comparison ran."""
+    """How an interleaved (A B, B A, ...) comparison ran."""
 
     pairs: int
-    order: str = "A B A B ..."
+    order: str = "A B, B A, A B, ..."
+    warmup: int = 0  # discarded samples of each arm before the first pair
     until_decided: bool = False
     decided: bool | None = None  # None when --until-decided was not asked for
     stopped_because: str = ""

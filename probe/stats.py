@@ -27,7 +27,7 @@ from warp_compile.probe.models import Stat
 
 BAND_FRACTION = 0.01  # 1 % of the baseline median
 BAND_MADS = 2.0  # 2 x the baseline's raw MAD
-MIN_PAIRS = 3  # --until-decided never stops on fewer pairs than this
+MIN_PAIRS = 4  # --until-decided never stops on fewer pairs: two of each order, and 4 paired diffs to resample
 EXACT_MAX_N = 30  # exact Mann-Whitney distribution up to this many values per arm (when there are no ties)
 
 
@@ -292,7 +292,7 @@ def until_decided(
 ) -> Decision:
     """Has this clock's comparison settled? The rule (a bootstrap interval against the band, not a p-value):
 
-    1. Fewer than `min_pairs` (default 3, never less than 2) complete pairs: not yet.
+    1. Fewer than `min_pairs` (default 4, never less than 2) complete pairs: not yet.
     2. Compute the `confidence` (95%) percentile bootstrap interval [lo, hi] of median(after) - median(before),
        seeded, paired by index when both arms have the same length (interleaved pairs), independent otherwise.
     3. hi < -band: decided, "improved".  lo > +band: decided, "regressed".

@@ -556,22 +556,33 @@ def _run(mock, tmp_path, **kw):
 def test_interleaved_alternates_arms_for_the_requested_pairs(tmp_path):
     mock = MockExecutor({"A": {"elapsed": [3000, 3010, 2990]}, "B": {"elapsed": [1500, 1490, 1510]}})
     c, messages = _run(mock, tmp_path, samples=4)
-    assert mock.calls == [("A", 0), ("B", 0), ("A", 1), ("B", 1), ("A", 2), ("B", 2), ("A", 3), ("B", 3)]
+    warmup = [("A", -1), ("B", -1)]  # discarded
+    assert mock.calls == warmup + [("A", 0), ("B", 0), ("B", 1), ("A", 1), ("A", 2), ("B", 2), ("B", 3), ("A", 3)]
     assert c.verdict == "IMPROVED"
     assert c.interleaved.pairs == 4 and c.interleaved.decided is None and not c.interleaved.until_decided
-    assert "pair 1/4: before" in messages[0]
+    assert c.interleaved.warmup == 1 and "not counted" in messages[0]
+    assert "pair 1/4: before" in messages[2] and "pair 2/4: after" in messages[4]
     assert c.before_samples == 4 and c.after_samples == 4
 
 
-def test_until_decided_stops_at_three_pairs_on_a_clear_improvement(tmp_path):
+def test_interleaved_without_warmup_starts_with_the_first_pair(tmp_path):
+    mock = MockExecutor({"A": {"elapsed": [3000, 3010, 2990]}, "B": {"elapsed": [1500, 1490, 1510]}})
+    c, messages = _run(mock, tmp_path, samples=2, warmup=0)
+    assert mock.calls == [("A", 0), ("B", 0), ("B", 1), ("A", 1)]
+    assert c.interleaved.warmup == 0 and "pair 1/2: before" in messages[0]
+
+
+def test_until_decided_stops_at_four_pairs_on_a_clear_improvement(tmp_path):
     mock = MockExecutor({"A": {"elapsed": [3000, 3010, 2990, 3005]}, "B": {"elapsed": [1500, 1490, 1510, 1495]}})
     c, _ = _run(mock, tmp_path, until_decided=True, max_samples=20)
-    assert c.interleaved.pairs == 3 and c.interleaved.decided is True
+    assert c.interleaved.pairs == 4 and c.interleaved.decided is True
     assert c.verdict == "IMPROVED"
     el = next(d for d in c.interleaved.clocks if d.name == "compile_elapsed")
     assert el.outcome == "improved" and el.ci_high_ms < -el.band_ms
     assert "bootstrap" in c.interleaved.rule
-    assert "Interleaved (A B A B ...): 3 pairs, decided" in render_text(c)
+    assert "Interleaved (A B, B A, A B, ..., after 1 discarded warm-up sample(s) per arm): 4 pairs, decided" in (
+        render_text(c)
+    )
 
 
 def test_until_decided_noisy_runs_to_max_and_says_so(tmp_path):

@@ -144,8 +144,13 @@ def test_until_decided_needs_minimum_pairs():
     assert not d.decided and not d.stop and d.outcome == "undecided"
 
 
-def test_until_decided_improved_after_three_clear_pairs():
+def test_until_decided_waits_for_four_pairs_by_default():
     d = stats.until_decided([1000, 1003, 998], [500, 502, 499], band_ms=10, max_samples=20)
+    assert not d.decided and d.outcome == "undecided" and "3 of at least 4 pairs" in d.reason
+
+
+def test_until_decided_improved_after_three_clear_pairs():
+    d = stats.until_decided([1000, 1003, 998], [500, 502, 499], band_ms=10, max_samples=20, min_pairs=3)
     assert d.decided and d.outcome == "improved" and d.pairs == 3
     assert d.interval is not None and d.interval.high < -10
     assert d.rank_test is not None and d.rank_test.p == pytest.approx(0.1)  # attached, not deciding
@@ -191,7 +196,7 @@ def _dec(before, after, band, max_samples=20):
 
 
 def test_settled_verdict_improved_needs_one_clear_gain_and_no_possible_regression():
-    gain = _dec([1000, 1003, 998], [500, 502, 499], band=10)
+    gain = _dec([1000, 1003, 998, 1001], [500, 502, 499, 501], band=10)
     # a second clock whose interval straddles -band but cannot reach +band: it can only improve further
     maybe_gain = _dec([1000, 1010, 990, 1005], [995, 985, 980, 990], band=10)
     assert not maybe_gain.decided and maybe_gain.interval.high < 10
@@ -203,7 +208,7 @@ def test_settled_verdict_improved_needs_one_clear_gain_and_no_possible_regressio
 
 def test_settled_verdict_regression_is_final_and_inconclusive_needs_every_clock_inside():
     loss = _dec([500, 502, 499, 501], [700, 710, 690, 705], band=10)
-    gain = _dec([1000, 1003, 998], [500, 502, 499], band=10)
+    gain = _dec([1000, 1003, 998, 1001], [500, 502, 499, 501], band=10)
     assert stats.settled_verdict([gain, loss]) == "REGRESSION"
     flat = _dec([1000, 1001, 999, 1000, 1002], [1001, 1000, 1000, 999, 1001], band=10)
     assert stats.settled_verdict([flat, flat]) == "INCONCLUSIVE"

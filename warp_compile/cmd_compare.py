@@ -1,7 +1,7 @@
 """`warp-compile compare`: judge a change by measurement.
 
     warp-compile compare BEFORE.json AFTER.json [--json FILE]
-    warp-compile compare --before-cwd A --after-cwd B [--samples N] [--until-decided [--max-samples M]]
+    warp-compile compare --before-cwd A --after-cwd B [--samples N] [--until-decided [--max-samples M]] [--warmup N]
                          [--timeout S] [--json FILE] -- CMD...
 
 Exit 0: IMPROVED / INCONCLUSIVE / UNVERIFIED; 1: REGRESSION / INVALID; 2: unusable input (one line on stderr).
@@ -18,7 +18,7 @@ from warp_compile.probe.errors import UsageError
 
 USAGE = """\
 %(prog)s BEFORE.json AFTER.json [--json FILE]
-       %(prog)s --before-cwd A --after-cwd B [--samples N] [--until-decided [--max-samples M]]
+       %(prog)s --before-cwd A --after-cwd B [--samples N] [--until-decided [--max-samples M]] [--warmup N]
                             [--timeout S] [--json FILE] [--quiet] -- CMD..."""
 
 DESCRIPTION = """\
@@ -28,7 +28,7 @@ max(1% of the BEFORE median, 2 x BEFORE raw MAD), and prints IMPROVED / INCONCLU
 UNVERIFIED with the reason.
 
 Either pass two reports written by `warp-compile measure --json`, or let compare measure two source trees
-alternately (A B A B ...) in one run, so drift on a shared machine hits both arms:
+alternately (A B, B A, ...) after a discarded warm-up, in one run, so drift on a shared machine hits both arms:
   warp-compile compare --before-cwd A --after-cwd B -- python app.py
 
 Exit status: 0 IMPROVED / INCONCLUSIVE / UNVERIFIED, 1 REGRESSION / INVALID, 2 unusable input.
@@ -56,7 +56,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--samples",
         type=int,
         metavar="N",
-        help="pairs to measure (default 5); with --until-decided, the minimum number of pairs (default 3)",
+        help="pairs to measure (default 5); with --until-decided, the minimum number of pairs (default 4)",
     )
     g.add_argument(
         "--until-decided",
@@ -65,6 +65,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "difference against its band); reports how many pairs it took",
     )
     g.add_argument("--max-samples", type=int, metavar="M", help="most pairs with --until-decided (default 20)")
+    g.add_argument(
+        "--warmup", type=int, default=1, metavar="N",
+        help="discarded samples of each arm before the pairs (default 1)",
+    )
     g.add_argument(
         "--timeout", type=seconds, default=900.0, metavar="S",
         help="seconds per process run before its tree is killed (default 900)",
@@ -89,6 +93,8 @@ def run(ns: argparse.Namespace) -> int:
         after_cwd = check_dir(ns.after_cwd, "compare: --after-cwd")
         if ns.samples is not None and ns.samples < 1:
             raise UsageError("compare: --samples must be at least 1")
+        if ns.warmup < 0:
+            raise UsageError("compare: --warmup must be 0 or more")
         if ns.max_samples is not None and not ns.until_decided:
             raise UsageError("compare: --max-samples only applies with --until-decided")
         max_samples = 20 if ns.max_samples is None else ns.max_samples
@@ -108,6 +114,7 @@ def run(ns: argparse.Namespace) -> int:
             samples=ns.samples,
             until_decided=ns.until_decided,
             max_samples=max_samples,
+            warmup=ns.warmup,
             timeout_s=ns.timeout,
             progress=progress,
         )

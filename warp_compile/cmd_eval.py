@@ -2,7 +2,7 @@
 
 Without an agent command: diagnose every bundled fixture and score it against its expected diagnosis.
 With one (after `--`): copy each fixture's project to a temp dir, run the agent there (the case prompt in
-$WARP_COMPILE_PROMPT, the copy as cwd), then measure the original and the agent's copy interleaved (A B A B ...)
+$WARP_COMPILE_PROMPT, the copy as cwd), then measure the original and the agent's copy interleaved (A B, B A, ...)
 and compare them, and score the diagnosis the agent left in `warp-compile-diagnosis.json` (if any).
 """
 
@@ -56,9 +56,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--pairs",
         type=int,
-        default=3,
+        default=4,
         metavar="N",
-        help="with an agent: interleaved before/after pairs that judge its change (default 3)",
+        help="with an agent: interleaved before/after pairs that judge its change (default 4)",
     )
     p.add_argument(
         "--timeout", type=seconds, default=900.0, metavar="S",
