@@ -1023,6 +1023,16 @@ def interleaved_compare(
         interim.warnings.append(
             f"--until-decided stopped at {pairs} pairs before the verdict settled; more pairs could still change it"
         )
+    elif not until_decided and interim.verdict in ("IMPROVED", "REGRESSION"):
+        word = "improved" if interim.verdict == "IMPROVED" else "regressed"
+        moved = {k.name for k in interim.clocks if k.decisive and k.outcome == word and k.judged != "counts"}
+        shaky = [d for d in decisions if d.name in moved and d.outcome != word]
+        if moved and len(shaky) == len(moved):
+            interim.warnings.append(
+                f"tentative: the medians put {', '.join(CLOCK_TITLES[d.name] for d in shaky)} beyond the band, but "
+                "the 95% bootstrap interval of the difference still reaches inside it; more pairs, or "
+                "--until-decided, would settle it"
+            )
     settled = stop_because.split("settled as ")[-1].split(" ")[0] if "settled as " in stop_because else None
     if settled and interim.verdict in EXIT_CODES and interim.verdict not in (settled, "UNVERIFIED", "INVALID"):
         interim.warnings.append(

@@ -199,7 +199,30 @@ def diagnose(report: Report, scan: ScanFacts | None, root: str | Path | None = N
     d.ruled_out.sort(key=lambda r: _mech_number(r.mechanism))
     d.not_reached.sort(key=lambda r: _mech_number(r.mechanism))
     d.summary = _finding_summary(d) if d.findings else _no_finding_summary(d, report)
+    caution = _not_cold(report)
+    if caution:
+        d.summary = caution + " " + d.summary
     return d
+
+
+def _not_cold(report: Report) -> str:
+    """The app's own kernel_cache_dir outside the sandbox: its "cold" run may have met a filled cache.
+
+    Said first, because every ruled-out verdict that rests on what compiled is then unreliable.
+    """
+    if not report.cache.left_sandbox:
+        return ""
+    where = report.cache.kernel_cache_dir or "a directory of its own"
+    if report.builds and not any(b.status == "compiled" for b in report.builds):
+        return (
+            f"NOT A COLD MEASUREMENT: the app sets kernel_cache_dir to {where}, outside the sandbox, and that cache "
+            f"already held all {len(report.builds)} module build(s), so nothing compiled and no build could be "
+            "judged; empty that directory (or let the app use the default cache) and measure again."
+        )
+    return (
+        f"Caution: the app sets kernel_cache_dir to {where}, outside the sandbox, so its cold runs may have reused "
+        "modules an earlier run left there."
+    )
 
 
 def diagnose_command(

@@ -92,6 +92,8 @@ def render_report(r: Report) -> str:
         ("warm module work", r.warm_module_ms),
     ):
         text = _stat(s)
+        if s is r.compile_elapsed_ms and s.median is not None and not any(b.status == "compiled" for b in r.builds):
+            text += ", nothing compiled: the difference of two walls is noise around zero"
         if s is r.pch_ms:
             if s.median == 0 and not r.pch:
                 text = "none built" + (" (this Warp has no CPU precompiled header)" if _before_cpu_pch(r) else "")

@@ -719,3 +719,18 @@ def test_schema_version_must_be_the_integer_one(tmp_path, version):
     data["schema_version"] = version
     with pytest.raises(ReportError, match="schema_version"):
         load_report(write(tmp_path / "r.json", data))
+
+
+def test_interleaved_verdict_whose_interval_still_reaches_the_band_is_marked_tentative(tmp_path):
+    mock = MockExecutor({"A": {"elapsed": [3000, 3005, 2995, 3002]}, "B": {"elapsed": [2900, 3050, 2700, 2950]}})
+    c, _ = _run(mock, tmp_path, samples=4, warmup=0)
+    assert c.verdict == "IMPROVED"
+    el = next(d for d in c.interleaved.clocks if d.name == "compile_elapsed")
+    assert el.outcome == "undecided"
+    assert any(w.startswith("tentative: the medians put compile elapsed beyond the band") for w in c.warnings)
+
+
+def test_interleaved_clear_verdict_is_not_tentative(tmp_path):
+    mock = MockExecutor({"A": {"elapsed": [3000, 3010, 2990, 3005]}, "B": {"elapsed": [1500, 1490, 1510, 1495]}})
+    c, _ = _run(mock, tmp_path, samples=4, warmup=0)
+    assert c.verdict == "IMPROVED" and not any(w.startswith("tentative") for w in c.warnings)

@@ -376,3 +376,18 @@ def test_core_rules_on_fixture(name: str, measured) -> None:  # type: ignore[no-
             assert m not in fired, f"{name}: {m} fired but the case lists it as absent: {d.summary}"
     if not case["expected"]["mechanisms"]:
         assert not (fired & set(CORE)), d.summary
+
+
+# ---------------------------------------------------------------------------------------------- not a cold run
+
+
+def test_an_app_cache_outside_the_sandbox_that_was_already_full_is_said_first() -> None:
+    from warp_compile.probe.models import CacheFacts
+
+    cache = CacheFacts(kernel_cache_dir="/proj/.kernels/1.19.0", left_sandbox=True)
+    d = diagnose(R([B(1, "app.kernels", [K("a")], status="cached", ms=2.0)], cache=cache), ScanFacts())
+    assert d.summary.startswith("NOT A COLD MEASUREMENT: the app sets kernel_cache_dir to /proj/.kernels/1.19.0")
+    compiled = diagnose(R([B(1, "app.kernels", [K("a")])], cache=cache), ScanFacts())
+    assert compiled.summary.startswith("Caution: the app sets kernel_cache_dir")
+    inside = diagnose(R([B(1, "app.kernels", [K("a")], status="cached", ms=2.0)]), ScanFacts())
+    assert not inside.summary.startswith(("NOT A COLD", "Caution"))

@@ -227,7 +227,10 @@ def _bytes_share(targets: list[_Module]) -> str:
 
 def _share(ctx: RuleContext, ms: float) -> str:
     total = ctx.cold_compile_total
-    return f"{ms / total:.1%} of {total:.0f} ms cold compile incl. the precompiled header" if total else "n/a"
+    if not total:
+        return "n/a"
+    pch = " incl. the precompiled header" if ctx.report.pch_ms.median else ""
+    return f"{ms / total:.1%} of {total:.0f} ms cold compile{pch}"
 
 
 def _material(ctx: RuleContext, ms: float) -> bool:
@@ -743,8 +746,8 @@ def evaluate(ctx: RuleContext) -> RuleResult:
                 signal=f"backward code is generated for {', '.join(names)} but it is small: about {estimate:.0f} ms "
                 f"of compile ({_share(ctx, estimate)}; build(s) {counted}{left_out}"
                 + (f"; divided by {overlap:.2f}, the overlap of these concurrent builds" if overlap > 1.05 else "")
-                + f"), below the "
-                f"{MIN_SAVING_MS:.0f} ms / {MIN_SHARE:.0%} worth acting on",
+                + f"), below what is worth acting on (at least {MIN_SAVING_MS:.0f} ms and {MIN_SHARE:.0%} of the "
+                "cold compile)",
             )
         )
         return RuleResult(ruled_out=ruled)
