@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import alive as _alive
 from warp_compile import cli
 from warp_compile.cli import main
 from warp_compile.probe import knowledge
@@ -340,14 +341,6 @@ def test_terminated_maps_to_128_plus_signal(monkeypatch, capsys):
     assert main(["explain", "CS-3"]) == 143
     assert "interrupted; the measured process tree was stopped" in capsys.readouterr().err
 
-
-def _alive(pid: int) -> bool:
-    """True for a running process; a zombie waiting for a reaper counts as dead."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, IndexError):
-        return False
-    return state not in ("Z", "X")
 
 
 GRAND_APP = """\

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import alive
 from warp_compile.cli import main
 from warp_compile.probe.measure import measure
 
@@ -214,14 +215,6 @@ def test_timeout_kills_the_whole_tree_and_removes_the_sandbox(tmp_path):
     assert list(tmpdir.iterdir()) == []
     assert not alive(int(pidfile.read_text()))
 
-
-def alive(pid: int) -> bool:
-    """True for a running process; a zombie waiting for a reaper counts as dead."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, IndexError):
-        return False
-    return state not in ("Z", "X")
 
 
 def test_no_sandbox_left_in_temp(tmp_path, monkeypatch):

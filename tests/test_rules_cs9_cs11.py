@@ -7,25 +7,17 @@ with a synthetic measurement; the slow tests compile the projects with Warp on t
 from __future__ import annotations
 
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
+from tests.helpers import write_tree as write
 from warp_compile.probe.hashdiff import explain_changes
 from warp_compile.probe.models import Build, KernelInfo, ModuleCreation, Report, RunResult, SampleResult, Site
 from warp_compile.probe.rules import unique_modules, unroll_budget
 from warp_compile.probe.rules.context import RuleContext
 from warp_compile.probe.scan import scan
 from warp_compile.probe.scan_models import ScanFacts
-
-
-def write(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(textwrap.dedent(text).lstrip("\n"))
-    return root
 
 
 def line_of(root: Path, rel: str, needle: str) -> int:

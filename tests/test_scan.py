@@ -4,22 +4,14 @@ from __future__ import annotations
 
 import os
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
+from tests.helpers import write_tree as write
 from warp_compile.probe.errors import UsageError
 from warp_compile.probe.scan import module_name_for, scan
 from warp_compile.probe.scan_models import FACT_LISTS, ScanFacts
-
-
-def write(root: Path, files: dict[str, str]) -> Path:
-    for rel, src in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(textwrap.dedent(src).lstrip("\n"))
-    return root
 
 
 def line_of(root: Path, rel: str, needle: str, nth: int = 0) -> int:

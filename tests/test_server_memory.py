@@ -5,7 +5,6 @@ so these tests are fast; the real Warp runs are in test_server_stdio.py (marked 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -18,6 +17,7 @@ import pytest
 from mcp import Client, MCPError
 from mcp_types import ListRootsResult, Root
 
+from tests.helpers import alive as _alive
 from warp_compile.probe.compare_models import Comparison
 from warp_compile.probe.diagnosis_models import Diagnosis
 from warp_compile.probe.knowledge import Mechanism
@@ -594,19 +594,6 @@ async def test_one_measurement_at_a_time_and_the_waiter_says_so(server: WarpComp
     for (_, end), (start, _) in zip(runs, runs[1:], strict=False):
         assert start >= end, "two measured runs overlapped"
 
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            return "\nState:\tZ" not in f.read()
-    except FileNotFoundError:
-        return False
-    except OSError:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        return True
 
 
 async def wait_clean(sandbox_tmp: Path, pids: list[int], seconds: float = 20) -> None:

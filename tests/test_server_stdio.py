@@ -18,6 +18,7 @@ import pytest
 from mcp import Client, MCPError, StdioServerParameters
 from mcp_types import ListRootsResult, Root
 
+from tests.helpers import alive as _alive
 from warp_compile.probe.diagnosis_models import Diagnosis
 from warp_compile.server.store import report_uri
 
@@ -87,19 +88,6 @@ def serve(app: Path, server_tmp: Path, *roots: Path) -> StdioServerParameters:
         args += ["--root", str(r)]
     return StdioServerParameters(command=PY, args=args, env=env, cwd=str(app))
 
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            return "\nState:\tZ" not in f.read()
-    except FileNotFoundError:
-        return False
-    except OSError:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        return True
 
 
 @pytest.mark.anyio
