@@ -25,6 +25,7 @@ from .scan_models import (
     FACT_LISTS,
     MATHDX_TILE_OPS,
     CacheOp,
+    CallerRef,
     ConfigSetFact,
     FactoryCallFact,
     ImportFact,
@@ -1472,6 +1473,9 @@ class _FileScan(ast.NodeVisitor):
 
     def _python_module_target(self, mod: ast.AST, line: int, depth: int = 0) -> tuple[tuple[str | None, bool], bool]:
         """set_module_options(module=...): ((target, resolved), passed a wp.get_module(...) instead)."""
+        name = _const_str(mod)
+        if name is not None:  # module="pkg.name": Warp looks the module up by that name (1.10.1 rejects a string)
+            return (name, True), False
         if isinstance(mod, ast.Call):
             gm = self._get_module_target(mod, line)
             if gm is not None:
@@ -1877,6 +1881,7 @@ def _link(facts: ScanFacts, scans: list[_FileScan], project: _Project) -> None:
             la.kernel_name = next(iter(by_factory[la.kernel_factory]))
 
     _link_factory_calls(facts, scans, project)
+    _link_option_callers(facts, scans, project)
 
     # tapes: kernels launched by functions called inside the with-block (matched by name, transitively)
     launched_by: dict[str, set[str]] = defaultdict(set)
@@ -1944,6 +1949,59 @@ def _link_factory_calls(facts: ScanFacts, scans: list[_FileScan], project: _Proj
                     )
                 )
     facts.factory_calls.sort(key=lambda c: (c.file, c.line))
+
+
+def _link_option_callers(facts: ScanFacts, scans: list[_FileScan], project: _Project, max_depth: int = 3) -> None:
+    """ModuleOptionsFact.callers: who calls the function that writes the options, and who calls that, and so on.
+
+    Matched like factory calls; nested functions (`f.<locals>.g`) are never matched, their callers are not
+    resolvable statically."""
+    wanted = [mo for mo in facts.module_options if mo.scope == "function"]
+    if not wanted:
+        return
+    module_of = {m.file: m.name for m in facts.modules}
+    by_name: dict[str, list[tuple[str, _CallSite]]] = defaultdict(list)
+    for fs in scans:
+        for cs in fs.call_sites:
+            if not cs.decorator:
+                by_name[cs.name].append((fs.rel, cs))
+    memo: dict[tuple[str, str], list[_CallSite]] = {}
+
+    def direct(qual: str, file: str) -> list[_CallSite]:
+        key = (qual, file)
+        if key not in memo:
+            out: list[_CallSite] = []
+            if qual != "<module>" and "<locals>" not in qual:
+                module = module_of.get(file)
+                for rel, cs in by_name.get(qual.split(".")[-1], ()):
+                    if cs.local:
+                        hit = rel == file
+                    else:
+                        modpart = cs.qual.rpartition(".")[0]
+                        hit = bool(modpart) and (modpart == module or project.resolve(modpart, rel) == module)
+                    if hit:
+                        out.append(cs)
+            memo[key] = out
+        return memo[key]
+
+    for mo in wanted:
+        refs: list[CallerRef] = []
+        seen: set[tuple[str, str]] = set()
+        level = [(mo.function, mo.file)]
+        for depth in range(1, max_depth + 1):
+            nxt: list[tuple[str, str]] = []
+            for qual, file in level:
+                if (qual, file) in seen:
+                    continue
+                seen.add((qual, file))
+                for cs in direct(qual, file):
+                    refs.append(CallerRef(**cs.where, callee=qual, callee_file=file, depth=depth))
+                    if cs.where["scope"] == "function":
+                        nxt.append((cs.where["function"], cs.where["file"]))
+            level = nxt
+            if not level or len(refs) >= 50:
+                break
+        mo.callers = sorted(refs[:50], key=lambda r: (r.depth, r.file, r.line))
 
 
 def _package_refs(

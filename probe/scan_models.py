@@ -135,6 +135,17 @@ class LaunchFact(Fact):
     kwargs: dict[str, str] = Field(default_factory=dict)
 
 
+class CallerRef(Fact):
+    """A call of the project function that holds a fact: `function`/`line` are the caller's, `callee` the function
+    it calls. depth 1 calls the fact's own function; depth 2 calls a function that calls it, and so on. Calls are
+    matched like factory calls (a bare name or self./cls. method of the same file, or a dotted name whose module part
+    is the callee's module); calls through aliases, instances or files the scan only skims are not seen."""
+
+    callee: str  # qualname of the called function
+    callee_file: str
+    depth: int = 1
+
+
 class ModuleOptionsFact(Fact):
     """wp.set_module_options({...}[, module=...]) or wp.get_module(name).options[...] = / .options.update(...)."""
 
@@ -147,6 +158,9 @@ class ModuleOptionsFact(Fact):
     target_resolved: bool = True  # False when the target expression could not be resolved statically
     before_launch_in_file: bool | None = None  # precedes the first launch of the same function/module body
     target_has_kernels: bool = False  # the target (Python or named Warp module) defines any kernel in the project
+    # Where the enclosing function is called from (transitively, up to 3 calls up; empty at module scope): with a
+    # build's trigger stack this orders the write against the module's first load across functions and files.
+    callers: list[CallerRef] = Field(default_factory=list)
 
 
 class ConfigSetFact(Fact):

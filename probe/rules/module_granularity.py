@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
+from dataclasses import dataclass, field
 
 from warp_compile.probe.diagnosis_models import Evidence, Finding, RuledOut, RuleResult
 from warp_compile.probe.hashdiff import unique_family
 from warp_compile.probe.models import Build
-from warp_compile.probe.rules.context import RuleContext, dedupe_locations, fmt_ms
+from warp_compile.probe.rules.context import RuleContext, dedupe_locations, fmt_ms, norm_value
+from warp_compile.probe.scan_models import ModuleOptionsFact
 
 MECHANISM = "CS-4"
 MIN_MODULES = 3
@@ -116,6 +118,74 @@ def _common_package(modules: list[str]) -> str:
     return ".".join(common)
 
 
+def _py_literal(value: str) -> str:
+    """A recorded option value (str() of it) as Python source."""
+    if value in ("True", "False", "None"):
+        return value
+    try:
+        float(value)
+    except ValueError:
+        return f'"{value}"'
+    return value
+
+
+def _literal_dict(options: dict[str, str]) -> str:
+    """Source text of an options dict, string values double-quoted like the keys."""
+
+    def value(v: str) -> str:
+        bare = norm_value(v)
+        return f'"{bare}"' if bare is not None and bare != v.strip() else v
+
+    return "{" + ", ".join(f'"{k}": {value(v)}' for k, v in options.items()) + "}"
+
+
+@dataclass
+class _Carried:
+    """The module options the small modules set for themselves, which a merged module must be given again."""
+
+    options: dict[str, str] = field(default_factory=dict)  # option -> source text
+    sites: list[ModuleOptionsFact] = field(default_factory=list)  # the calls that set them today
+    conflicts: list[str] = field(default_factory=list)  # options the files set to different values
+    measured_only: list[str] = field(default_factory=list)  # seen in the builds, no literal call found
+
+
+def _carried_options(ctx: RuleContext, group: list[Build]) -> _Carried:
+    """Options each module received on its own (set_module_options / get_module(..).options before it loaded).
+
+    A merged module, whether a new file or a named module, is created with wp.config's values only: whatever the old
+    modules set for themselves is lost unless the fix sets it again. From the scan, the option calls targeting the
+    modules whose values the builds carry; from the measurement, options a build carries that differ from what the
+    module copied at creation (block_dim aside: a CPU launch sets it)."""
+    out = _Carried()
+    seen: dict[str, set[str | None]] = defaultdict(set)
+    modules = {b.module: b for b in group}
+    if ctx.scan is not None:
+        for f in ctx.scan.module_options:
+            b = modules.get(f.target or "")
+            if b is None or not f.options:
+                continue
+            arrived = {k: v for k, v in f.options.items() if norm_value(b.options.get(k)) == norm_value(v)}
+            if not arrived:
+                continue
+            out.sites.append(f)
+            for k, v in arrived.items():
+                seen[k].add(norm_value(v))
+                out.options.setdefault(k, v)
+    for b in group:
+        created = next((c for c in ctx.report.module_creations if c.module == b.module), None)
+        if created is None:
+            continue
+        for k, v in created.options.items():
+            if k == "block_dim" or v == "None" or k not in b.options or b.options[k] == v:
+                continue
+            seen[k].add(norm_value(b.options[k]))
+            if k not in out.options:
+                out.options[k] = _py_literal(b.options[k])
+                out.measured_only.append(k)
+    out.conflicts = sorted(k for k, vals in seen.items() if len(vals) > 1)
+    return out
+
+
 def _finding(ctx: RuleContext, lifecycle: str, group: list[Build]) -> Finding:
     group = sorted(group, key=lambda b: b.seq)
     n = len(group)
@@ -150,6 +220,48 @@ def _finding(ctx: RuleContext, lifecycle: str, group: list[Build]) -> Finding:
     pkg = _common_package(modules)
     target = f"{pkg}.kernels" if pkg else "kernels"
     target_file = target.replace(".", "/") + ".py"
+    carried = _carried_options(ctx, group)
+    lit = _literal_dict(carried.options)
+    sites = ", ".join(dict.fromkeys(f"{ctx.rel(f.file)}:{f.line}" for f in carried.sites))
+    if carried.options:
+        set_by = f"set today by {sites}" if sites else "which the builds carry"
+        evidence.append(
+            Evidence(
+                fact=f"the modules set their own options, {lit} ({set_by}); a merged module is created with "
+                "wp.config's values only, so the fix has to set them on it again",
+                builds=[b.seq for b in group],
+                source="both" if sites else "measurement",
+            )
+        )
+    if carried.conflicts:
+        move = (
+            f"e.g. move them into {target_file} and import them from there where they are used today (first settle "
+            f"{', '.join(carried.conflicts)}, which the files set differently: one module has one option set)"
+        )
+        named = (
+            "; a shared named module is not offered, because the files' option calls disagree and a named module "
+            "gets none of them"
+        )
+    elif carried.options:
+        move = (
+            f"e.g. move them into {target_file} with `wp.set_module_options({lit})` at its top (the options "
+            f"{sites or 'the builds carry'} set today), and import them from there where they are used today"
+        )
+        replace = (
+            f"replace {'each of ' if len(carried.sites) > 1 else ''}{sites} with "
+            if sites
+            else "add, at file level of a file imported before the first launch, "
+        )
+        named = (
+            f', or keep the files and give each kernel @wp.kernel(module="{target}"): their option calls would '
+            "then configure modules that hold no kernels, so "
+            f'{replace}`wp.get_module("{target}").options.update({lit})`, which sets them on the named module before '
+            f'it first loads on every Warp version (wp.set_module_options({lit}, module="{target}") needs warp 1.19; '
+            "1.10.1 raises AttributeError on a name)"
+        )
+    else:
+        move = f"e.g. move them into {target_file} and import them from there where they are used today"
+        named = f', or give each @wp.kernel(module="{target}") a shared named module'
     return Finding(
         mechanism=MECHANISM,
         title=f"{n} one-lifecycle modules each pay the fixed per-module build cost",
@@ -159,8 +271,7 @@ def _finding(ctx: RuleContext, lifecycle: str, group: list[Build]) -> Finding:
         evidence=evidence,
         locations=dedupe_locations(locations),
         fix=f"Put {', '.join(kernels)} (same names and bodies) into one module, since they are loaded together in "
-        f"{lifecycle}: e.g. move them into {target_file} and import them from there where they are used today, or "
-        f'give each @wp.kernel(module="{target}") a shared named module. One build instead of {n}.',
+        f"{lifecycle}: {move}{named}. One build instead of {n}.",
         estimated_saving_ms=round(saving, 1),
         saving_basis=f"({n} - 1) x {fmt_ms(med)}, the median load of the {n} small modules; an upper bound, since the "
         "merged module still generates and compiles every kernel; reference sample",
