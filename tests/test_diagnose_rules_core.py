@@ -300,11 +300,14 @@ def test_diagnose_all_samples_failed() -> None:
 
 def test_diagnose_ranks_by_saving_and_accounts_for_every_mechanism() -> None:
     builds = _small_modules(3) + [
-        B(10, "app.big", [K("a")], h="1", ms=50.0, trig=("app/x.py", 1, "go")),
+        # the first build of app.big is what a CS-1 fix removes (850 ms): more than CS-4's merge saves
+        B(10, "app.big", [K("a")], h="1", ms=850.0, trig=("app/x.py", 1, "go")),
         B(11, "app.big", [K("a"), K("b", line=40)], h="2", ms=900.0, trig=("app/x.py", 2, "go")),
     ]
     d = diagnose(R(builds), ScanFacts(root=ROOT))
     assert [f.mechanism for f in d.findings] == ["CS-1", "CS-4"]
+    savings = [f.estimated_saving_ms for f in d.findings]
+    assert savings == sorted(savings, reverse=True) and savings[0] == 850.0
     assert all(f.excerpt for f in d.findings)
     covered = mechs(d) | {r.mechanism for r in d.ruled_out} | {n.mechanism for n in d.not_reached}
     assert covered == {f"CS-{i}" for i in range(1, 14)}

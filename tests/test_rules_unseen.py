@@ -202,9 +202,11 @@ def test_late_mode_change_in_a_script_counts_the_header_it_superseded(tmp_path):
     assert len(report.pch) == 2  # release and debug headers
     f = next(f for f in d.findings if f.mechanism == "CS-3")
     assert [(x.file, x.line) for x in f.locations] == [("run.py", _line(MODE_SWITCH_SCRIPT, '"mode": "debug"'))]
-    rebuild = next(ch.cost_ms for ch in d.hash_changes)
+    # the fix removes the release build and its header; the debug build and header remain
+    change = d.hash_changes[0]
+    released = next(b.ms for b in report.builds if b.seq == change.from_seq)
     superseded = next(p.ms for p in report.pch if "dbg" not in p.file)
-    assert f.estimated_saving_ms == pytest.approx(rebuild + superseded, abs=1.0)
+    assert f.estimated_saving_ms == pytest.approx(released + superseded, abs=1.0)
     assert '{"mode": "debug"}' in f.fix
 
 

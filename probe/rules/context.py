@@ -5,13 +5,16 @@ Rules are pure functions `evaluate(ctx) -> RuleResult`; they read facts only, ne
 
 from __future__ import annotations
 
+import ast
+import functools
 import os
 import re
+from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from warp_compile.probe.diagnosis_models import Cause, HashChange, Location, Severity
-from warp_compile.probe.models import Build, KernelInfo, Report
+from warp_compile.probe.models import Build, KernelInfo, PchBuild, Report
 from warp_compile.probe.scan_models import CREATION_OPTIONS, ConfigSetFact, ImportRef, KernelDef, ScanFacts
 
 
@@ -250,4 +253,217 @@ def late_config_assignments(ctx: RuleContext) -> list[LateConfig]:
                 confirmed=bool(builds),
             )
         )
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- what a fix removes
+
+# options that are part of the CPU precompiled header's key: a build under other values needs another header
+PCH_KEY_OPTIONS = ("mode", "optimization_level", "verify_fp", "cpu_compiler_flags", "block_dim")
+
+BuildKey = tuple[str, str, int | None]
+
+
+def build_key(b: Build) -> BuildKey:
+    """What Warp compiles separately: one module, device and block_dim."""
+    return (b.module, b.device, b.block_dim)
+
+
+def remaining_builds(ctx: RuleContext) -> dict[BuildKey, Build]:
+    """Per module, device and block_dim: the build that remains once every rebuild is fixed.
+
+    That is the compiled build of the last identity loaded (its hash); a last identity never compiled in this run
+    leaves the last compiled build, and a key with no compiled build at all leaves its last load. The same choice
+    CS-10 makes when it counts only the remaining build.
+    """
+    last_load: dict[BuildKey, Build] = {}
+    compiled: dict[BuildKey, list[Build]] = defaultdict(list)
+    for b in sorted(ctx.report.builds, key=lambda b: b.seq):
+        if b.status in ("compiled", "cached"):
+            last_load[build_key(b)] = b
+        if b.status == "compiled":
+            compiled[build_key(b)].append(b)
+    out: dict[BuildKey, Build] = {}
+    for key, final in last_load.items():
+        builds = compiled.get(key, [])
+        same = [b for b in builds if b.hash == final.hash]
+        out[key] = same[-1] if same else builds[-1] if builds else final
+    return out
+
+
+@dataclass
+class Superseded:
+    """What fixing a set of rebuilds removes: the builds they superseded, and headers only those builds needed."""
+
+    builds: list[Build]
+    headers: list[PchBuild]
+    remaining: list[Build]  # the builds of the same modules that stay after the fix (for the basis text)
+    events: int  # rebuild events sized
+
+    @property
+    def module_ms(self) -> float:
+        return sum(b.ms for b in self.builds)
+
+    @property
+    def pch_ms(self) -> float:
+        return sum(p.ms for p in self.headers)
+
+    @property
+    def ms(self) -> float:
+        return self.module_ms + self.pch_ms
+
+    def basis(self, cause: str) -> str:
+        """`the build(s) of m superseded by <cause>, which the fix removes: #4 (109 ms); the final build #7 ...`."""
+        seqs = ", ".join(f"#{b.seq} ({fmt_ms(b.ms)})" for b in self.builds) or "none"
+        mods = ", ".join(sorted({b.module for b in self.builds} | {b.module for b in self.remaining}))
+        text = f"the build(s) of {mods} superseded by {cause}, which the fix removes: {seqs}"
+        if self.headers:
+            text += f", plus the precompiled header only they needed ({fmt_ms(self.pch_ms)})"
+        if self.remaining:
+            rest = ", ".join(f"#{b.seq} ({fmt_ms(b.ms)})" for b in self.remaining)
+            text += f"; the final build {rest} remains (it carries everything)"
+        return text
+
+
+def _pch_key(b: Build) -> tuple[str | None, ...]:
+    return (b.device, *(b.options.get(k) for k in PCH_KEY_OPTIONS))
+
+
+def superseded_by(ctx: RuleContext, changes: list[HashChange]) -> Superseded:
+    """Size the fix of these rebuild events: each event removes one build, the one it superseded.
+
+    Without the late arrival the module would have built once, as the build that remains (`remaining_builds`), so
+    the saving is every other build of that module/device/block_dim, not the sum of the rebuilds: a rebuild
+    carries everything and the last one stays. Each event is charged the build it replaced (its `from` build);
+    when that is the build that remains, or another event of the set already took it, it falls back to the
+    event's own rebuild, then to any still uncounted superseded build of the events' modules. Events on the same
+    module that other mechanisms explain take their own `from` builds, so the findings add up.
+
+    A precompiled header built during a superseded build counts too when no other compiled build shares its key
+    (mode, optimization level, verify_fp, CPU flags, block_dim): with the fix nothing needs it.
+    """
+    keep = remaining_builds(ctx)
+    keep_seqs = {b.seq for b in keep.values()}
+    by_seq = {b.seq: b for b in ctx.report.builds}
+
+    def superseded(b: Build | None) -> bool:
+        return b is not None and b.status in ("compiled", "cached") and b.seq not in keep_seqs
+
+    taken: dict[int, Build] = {}
+    unsized: list[HashChange] = []
+    for ch in sorted(changes, key=lambda c: c.to_seq):
+        b = by_seq.get(ch.from_seq)
+        if superseded(b) and b is not None and b.seq not in taken:
+            taken[b.seq] = b
+        else:
+            unsized.append(ch)
+    keys = {build_key(by_seq[s]) for ch in changes for s in (ch.from_seq, ch.to_seq) if s in by_seq}
+    for ch in unsized:
+        b = by_seq.get(ch.to_seq)
+        if superseded(b) and b is not None and b.seq not in taken:
+            taken[b.seq] = b
+            continue
+        spare = [
+            x
+            for x in sorted(ctx.report.builds, key=lambda x: x.seq)
+            if build_key(x) in keys and superseded(x) and x.seq not in taken and x.seq <= ch.to_seq
+        ]
+        if spare:
+            taken[spare[0].seq] = spare[0]
+    builds = sorted(taken.values(), key=lambda b: b.seq)
+    old = {b.seq for b in builds}
+    still_used = {_pch_key(b) for b in ctx.compiled if b.seq not in old}
+    headers = [p for p in ctx.report.pch if p.during_seq in old and _pch_key(by_seq[p.during_seq]) not in still_used]
+    remaining = sorted({keep[k].seq: keep[k] for k in keys if k in keep}.values(), key=lambda b: b.seq)
+    return Superseded(builds=builds, headers=headers, remaining=remaining, events=len(changes))
+
+
+# ---------------------------------------------------------------------------------------------- call sites
+
+
+@dataclass(frozen=True)
+class CallSite:
+    """A call `name(...)` or `obj.name(...)` in the scanned sources."""
+
+    file: str  # as the scan records it (relative to the scanned root)
+    line: int
+    function: str  # qualname of the enclosing def ("<module>" at module scope), as the scan writes it
+    name: str
+
+    @property
+    def function_name(self) -> str:
+        """The enclosing function's own name, as a frame's co_name shows it."""
+        return self.function.rsplit(".", 1)[-1]
+
+
+class _CallVisitor(ast.NodeVisitor):
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.stack: list[tuple[str, str]] = []  # (kind, qualname)
+        self.calls: list[CallSite] = []
+
+    def _qualname(self, name: str) -> str:
+        if not self.stack:
+            return name
+        kind, parent = self.stack[-1]
+        return f"{parent}.{name}" if kind == "class" else f"{parent}.<locals>.{name}"
+
+    def _function(self) -> str:
+        fns = [q for k, q in self.stack if k == "def"]
+        return fns[-1] if fns else "<module>"
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        for d in node.decorator_list:
+            self.visit(d)
+        self.visit(node.args)
+        self.stack.append(("def", self._qualname(node.name)))
+        for stmt in node.body:
+            self.visit(stmt)
+        self.stack.pop()
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        for d in node.decorator_list:
+            self.visit(d)
+        self.stack.append(("class", self._qualname(node.name)))
+        for stmt in node.body:
+            self.visit(stmt)
+        self.stack.pop()
+
+    def visit_Call(self, node: ast.Call) -> None:
+        f = node.func
+        name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+        if name:
+            self.calls.append(CallSite(file=self.file, line=node.lineno, function=self._function(), name=name))
+        self.generic_visit(node)
+
+
+@functools.lru_cache(maxsize=256)
+def _calls_in(path: str, rel: str, mtime_ns: int, size: int) -> tuple[CallSite, ...]:
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8", errors="replace"))
+    except (OSError, SyntaxError, ValueError):
+        return ()
+    v = _CallVisitor(rel)
+    v.visit(tree)
+    return tuple(v.calls)
+
+
+def call_sites(ctx: RuleContext, name: str) -> list[CallSite]:
+    """Every call of a function or method named `name` in the scanned Python files, in file and line order."""
+    scan = ctx.scan
+    if scan is None:
+        return []
+    base = Path(scan.root) if scan.root else ctx.root
+    if base is None:
+        return []
+    out: list[CallSite] = []
+    for m in scan.modules:
+        path = base / m.file
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        out.extend(c for c in _calls_in(str(path), m.file, st.st_mtime_ns, st.st_size) if c.name == name)
     return out

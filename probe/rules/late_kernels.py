@@ -5,9 +5,10 @@ inside a function on first use) makes the next launch regenerate and recompile e
 diff names the added kernel directly (`kernel_added`); a kernel re-created with a new body or closure constant under
 the same key (`kernel_changed`, outside module="unique" families) is the same lifecycle problem at lower confidence.
 
-Each rebuild that an added kernel caused is one redundant build: the estimate is the sum of their measured ms (the
-module still builds once after the fix). Locations are the definitions of the late kernels, at the scan's `def`
-line when the scan finds them.
+Each rebuild that an added kernel caused is one redundant build, but the rebuild is not what the fix removes: the
+final build carries every kernel and remains. The estimate is the builds those rebuilds superseded (every build of
+the module/device/block_dim except the one that remains, `context.superseded_by`), plus a precompiled header only
+they needed. Locations are the definitions of the late kernels, at the scan's `def` line when the scan finds them.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections import defaultdict
 from warp_compile.probe.diagnosis_models import Evidence, Finding, HashChange, RuledOut, RuleResult
 from warp_compile.probe.hashdiff import unique_family
 from warp_compile.probe.models import Build, KernelInfo
-from warp_compile.probe.rules.context import RuleContext, dedupe_locations, fmt_ms
+from warp_compile.probe.rules.context import RuleContext, dedupe_locations, fmt_ms, superseded_by
 
 MECHANISM = "CS-1"
 TITLE = "Kernels defined after their module loaded"
@@ -52,11 +53,9 @@ def _evaluate_module(ctx: RuleContext, module: str, device: str, items: list[tup
     first = _first_load(ctx, module, device)
     late: dict[str, tuple[KernelInfo | None, HashChange, str]] = {}
     evidence: list[Evidence] = []
-    saving = 0.0
     changed_only = True
     for change, causes in items:
         later = ctx.build(change.to_seq)
-        saving += change.cost_ms
         names = []
         for c in causes:
             if c.kernel is None:
@@ -97,6 +96,20 @@ def _evaluate_module(ctx: RuleContext, module: str, device: str, items: list[tup
                     ms=first.ms,
                 ),
             )
+    sized = superseded_by(ctx, [ch for ch, _ in items])
+    saving = sized.ms
+    if sized.builds:
+        evidence.append(
+            Evidence(
+                fact=f"with every kernel defined before the first launch {module} builds once, as the final build "
+                + ", ".join(f"#{b.seq} ({fmt_ms(b.ms)})" for b in sized.remaining)
+                + "; the fix removes the superseded build(s) "
+                + ", ".join(f"#{b.seq} ({fmt_ms(b.ms)})" for b in sized.builds)
+                + (f" and the precompiled header only they needed ({fmt_ms(sized.pch_ms)})" if sized.headers else ""),
+                builds=[b.seq for b in sized.builds + sized.remaining],
+                ms=sized.ms,
+            )
+        )
     located = [loc for loc in locations if loc is not None]
     where_txt = ", ".join(f"{loc.file}:{loc.line}" for loc in located)
     first_at = ""
@@ -133,8 +146,7 @@ def _evaluate_module(ctx: RuleContext, module: str, device: str, items: list[tup
         locations=dedupe_locations(locations),
         fix=" ".join(parts),
         estimated_saving_ms=round(saving, 1),
-        saving_basis=f"sum of the {n} rebuild(s) of {module} caused by late kernels (the module still builds once), "
-        "reference sample",
+        saving_basis=f"{sized.basis(f'the {n} rebuild(s) caused by late kernels')}, reference sample",
         samples=1 if ctx.samples else 0,
         caveats=[
             "Kernels created from runtime data (plugins, user expressions, per-shape specializations) cannot be "

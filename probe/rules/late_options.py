@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from warp_compile.probe.diagnosis_models import Cause, Evidence, Finding, HashChange, Location, RuledOut, RuleResult
-from warp_compile.probe.models import Build, PchBuild
+from warp_compile.probe.models import Build
 from warp_compile.probe.rules.context import (
     LateConfig,
     RuleContext,
@@ -28,6 +28,7 @@ from warp_compile.probe.rules.context import (
     fmt_ms,
     late_config_assignments,
     norm_value,
+    superseded_by,
 )
 from warp_compile.probe.scan_models import ConfigSetFact, ImportRef, KernelDef, ModuleOptionsFact, ScanFacts
 
@@ -101,26 +102,6 @@ def _first_load(ctx: RuleContext, module: str, device: str) -> Build | None:
     return min(loads, key=lambda b: b.seq) if loads else None
 
 
-# options that are part of the CPU precompiled header's key: a change builds another header
-PCH_KEY_OPTIONS = ("mode", "optimization_level", "verify_fp", "cpu_compiler_flags", "block_dim")
-
-
-def _superseded_headers(ctx: RuleContext, items: list[tuple[HashChange, list[Cause]]]) -> list[PchBuild]:
-    """Headers built only for the builds the option change superseded (with the fix, nothing needs their key)."""
-    if not any(c.option in PCH_KEY_OPTIONS for _, causes in items for c in causes):
-        return []
-    old = {ch.from_seq for ch, _ in items} - {ch.to_seq for ch, _ in items}
-
-    def key(b: Build) -> tuple[str | None, ...]:
-        return (b.device, *(b.options.get(k) for k in PCH_KEY_OPTIONS))
-
-    old_keys = {key(b) for b in ctx.compiled if b.seq in old}
-    still_used = any(key(b) in old_keys for b in ctx.compiled if b.seq not in old)
-    if still_used:
-        return []
-    return [p for p in ctx.report.pch if p.during_seq in old]
-
-
 def _late_option_finding(
     ctx: RuleContext, module: str, device: str, items: list[tuple[HashChange, list[Cause]]]
 ) -> Finding:
@@ -129,7 +110,8 @@ def _late_option_finding(
         for c in causes:
             if all((c.option, c.after) != (x.option, x.after) for x in changed):
                 changed.append(c)
-    saving = sum(ch.cost_ms for ch, _ in items)
+    sup = superseded_by(ctx, [ch for ch, _ in items])
+    saving = sup.module_ms
     evidence = []
     first = _first_load(ctx, module, device)
     first_at = f"{ctx.rel(first.trigger.file)}:{first.trigger.line}" if first and first.trigger else None
@@ -143,7 +125,7 @@ def _late_option_finding(
                 ms=ch.cost_ms,
             )
         )
-    headers = _superseded_headers(ctx, items)
+    headers = sup.headers
     if headers:
         pch_ms = sum(p.ms for p in headers)
         saving += pch_ms
@@ -217,10 +199,7 @@ def _late_option_finding(
         locations=dedupe_locations(locations),
         fix=fix,
         estimated_saving_ms=round(saving, 1),
-        saving_basis=f"sum of the {n} rebuild(s) of {module} caused by the option change (it still builds once "
-        "with the final options)"
-        + (", plus the precompiled header only the superseded build needed" if headers else "")
-        + ", reference sample",
+        saving_basis=sup.basis(f"the {n} option change(s)") + ", reference sample",
         samples=1 if ctx.samples else 0,
         caveats=[
             "Launches that ran before the change now also run with the new options: if an option changes numerics "

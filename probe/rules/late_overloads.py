@@ -2,19 +2,42 @@
 
 Launching a generic kernel with argument types it has not seen instantiates an overload; the overload joins the
 module's hashed kernel set, so the module builds again with every kernel in it. The hash diff names the instance
-(`overload_added`). The fix registers the routine instances with `wp.overload` at module scope before the first
-launch; the types are read from the measured launches of that kernel (one distinct argument-type list per
-instance), so the suggested code is the project's own. Saving: the measured rebuilds.
+(`overload_added`). One finding per cause: the generic kernels whose instances arrived together in one rebuild
+are one cause (listed together), so no rebuild is counted twice; kernels whose instances arrive in separate
+rebuilds stay separate findings.
+
+Two ways the instance arrives late, with different fixes:
+
+- A `wp.overload` registration that runs after the first load: the scan finds the call inside a function, and the
+  function's call site runs after the first load (it follows, in a function on the first load's call stack, the
+  line that loaded the module; directly or through up to three calls). The fix is the order: call the function
+  before the first launch, or at import. Pointed at: the call site, the registrations, the first load.
+- A lazy instance from a launch with new types (no registration): register the routine instances with
+  `wp.overload` at module scope before the first launch; the types are read from the measured launches of that
+  kernel (one distinct argument-type list per instance), so the suggested code is the project's own.
+
+Saving: the builds the rebuilds superseded (`context.superseded_by`; the final build carries every instance and
+remains), plus a precompiled header only they needed. A rebuild that also added a plain kernel is sized by CS-1.
 """
 
 from __future__ import annotations
 
 import re
 from collections import defaultdict
+from dataclasses import dataclass
 
-from warp_compile.probe.diagnosis_models import Cause, Evidence, Finding, HashChange, RuledOut, RuleResult
+from warp_compile.probe.diagnosis_models import Cause, Evidence, Finding, HashChange, Location, RuledOut, RuleResult
+from warp_compile.probe.hashdiff import unique_family
 from warp_compile.probe.models import Build, KernelInfo, Site
-from warp_compile.probe.rules.context import RuleContext, dedupe_locations, fmt_ms
+from warp_compile.probe.rules.context import (
+    CallSite,
+    RuleContext,
+    call_sites,
+    dedupe_locations,
+    fmt_ms,
+    superseded_by,
+)
+from warp_compile.probe.scan_models import KernelDef, OverloadFact
 
 MECHANISM = "CS-6"
 
@@ -109,40 +132,169 @@ def _divergence(first: Build | None, later: Build) -> Site | None:
     return None
 
 
-def _finding(ctx: RuleContext, module: str, parent: str, items: list[tuple[HashChange, list[Cause]]]) -> Finding:
-    saving = sum(ch.cost_ms for ch, _ in items)
-    last = ctx.build(max(ch.to_seq for ch, _ in items))
-    first_seq = min(ch.from_seq for ch, _ in items)
-    first = ctx.build(first_seq)
-    added = [c.after or "" for _, causes in items for c in causes]
+def _first_load(ctx: RuleContext, module: str, device: str) -> Build | None:
+    loads = [b for b in ctx.report.builds if b.module == module and b.device == device]
+    return min(loads, key=lambda b: b.seq) if loads else None
+
+
+# ---------------------------------------------------------------------------------------------- late registrations
+
+
+@dataclass
+class _LateRegistration:
+    """`wp.overload` calls inside one function whose call runs after the module's first load."""
+
+    function: str  # qualname of the function holding the registrations
+    file: str
+    regs: list[OverloadFact]
+    chain: list[CallSite]  # calls from that function outward; the last one runs after the first load ([] = direct)
+    frame: Site | None  # the frame of the first load's stack it follows (None: the order is not established)
+
+    @property
+    def confirmed(self) -> bool:
+        return self.frame is not None
+
+
+def _frames(build: Build | None) -> list[Site]:
+    if build is None or build.trigger is None:
+        return []
+    return list(build.trigger.stack) or [build.trigger]
+
+
+def _follows(ctx: RuleContext, file: str, function: str, line: int, frames: list[Site], after: bool) -> Site | None:
+    """The frame of the first load's stack that a line in `function` runs after (or, `after=False`, before): same
+    file and function, a later (earlier) line."""
+    name = function.rsplit(".", 1)[-1]
+    for fr in frames:
+        if ctx.rel(fr.file) == file and fr.function == name and (line > fr.line if after else line < fr.line):
+            return fr
+    return None
+
+
+def _path(
+    ctx: RuleContext, file: str, function: str, line: int, frames: list[Site], after: bool = True, depth: int = 0
+) -> tuple[list[CallSite], Site] | None:
+    """How a line of `function` comes to run after (before) the first load: ([calls outward], the frame it follows
+    or precedes), directly or through up to three calls."""
+    fr = _follows(ctx, file, function, line, frames, after)
+    if fr is not None:
+        return [], fr
+    if function == "<module>" or depth >= 3:
+        return None
+    for call in call_sites(ctx, function.rsplit(".", 1)[-1]):
+        if call.function == function:
+            continue  # recursion
+        found = _path(ctx, call.file, call.function, call.line, frames, after, depth + 1)
+        if found is not None:
+            return [call, *found[0]], found[1]
+    return None
+
+
+def _refers(ctx: RuleContext, reg: OverloadFact, kdef: KernelDef | None) -> bool:
+    """The registration names this kernel: same file, or a file that imports the kernel's module."""
+    if kdef is None or ctx.scan is None:
+        return True
+    if reg.file == kdef.file:
+        return True
+    return (
+        any(i.project_module == kdef.python_module or kdef.name in i.names for i in ctx.scan.imports_in(reg.file))
+        or len(ctx.scan.kernel_by_name(kdef.name)) == 1
+    )
+
+
+def _late_registrations(
+    ctx: RuleContext, parents: list[tuple[str, str, KernelDef | None]], first: Build | None
+) -> list[_LateRegistration]:
+    """Function-scope `wp.overload` calls for these generic kernels, grouped by function, confirmed ones first."""
+    if ctx.scan is None:
+        return []
+    by_fn: dict[tuple[str, str], list[OverloadFact]] = defaultdict(list)
+    for _parent, name, kdef in parents:
+        for reg in ctx.scan.overloads_of(name):
+            if reg.scope == "function" and _refers(ctx, reg, kdef):
+                by_fn[(reg.file, reg.function)].append(reg)
+    frames = _frames(first)
+    out = []
+    for (file, function), regs in by_fn.items():
+        regs = sorted(regs, key=lambda r: r.line)
+        found = _path(ctx, file, function, regs[0].line, frames) if frames else None
+        chain, frame = found if found is not None else ([], None)
+        early = (
+            found is None and bool(frames) and _path(ctx, file, function, regs[0].line, frames, after=False) is not None
+        )
+        if early:
+            continue  # it ran before the first load: these instances were there; the late ones came from launches
+        out.append(_LateRegistration(function=function, file=file, regs=regs, chain=chain, frame=frame))
+    return sorted(out, key=lambda x: (not x.confirmed, x.file, x.regs[0].line))
+
+
+def _in(function: str) -> str:
+    return "at module scope" if function == "<module>" else f"in {function}()"
+
+
+def _late_text(ctx: RuleContext, late: _LateRegistration, module: str, first: Build | None) -> tuple[str, str]:
+    """(what happened, the fix) for registrations that run after the first load."""
+    fn = late.function.rsplit(".", 1)[-1]
+    regs = ", ".join(f"{ctx.rel(r.file)}:{r.line}" for r in late.regs)
+    kernels = " and ".join(dict.fromkeys(r.kernel for r in late.regs))
+    frame = late.frame
+    assert frame is not None
+    at = f"{ctx.rel(frame.file)}:{frame.line}"
+    trig = first.trigger if first is not None else None
+    what_ran = trig.api if trig is not None and trig.api and (trig.file, trig.line) == (frame.file, frame.line) else ""
+    loaded = f"the {what_ran or 'call'} at {at} ({_in(frame.function)}) that first loaded {module}" + (
+        f" (build #{first.seq})" if first is not None else ""
+    )
+    if late.chain:
+        hops = []
+        callee = fn
+        for call in late.chain:
+            hops.append(f"{callee}() is called at {call.file}:{call.line} ({_in(call.function_name)})")
+            callee = call.function_name
+        outer = late.chain[-1]
+        move = (
+            f"move the call at {outer.file}:{outer.line} above line {frame.line}"
+            if outer.file == ctx.rel(frame.file)
+            else f"call {outer.name}() before {at}"
+        )
+        when = f"{', and '.join(hops)}, after {loaded}"
+    else:
+        when = f"they run {_in(fn)} after {loaded}"
+        move = f"move them above line {frame.line}"
+    what = f"the new instances of {kernels} come from wp.overload at {regs} inside {fn}(); {when}"
+    fix = (
+        f"The new instances of {kernels} are registered, not launched: wp.overload at {regs} inside {fn}(), and "
+        f"{when}. Register them before that first load: {move}, or run {fn}() once at import (module scope of "
+        f"{late.file}, after its definition), or put the wp.overload lines at module scope after the kernel "
+        f"definitions. Then {module} builds once, with every registered instance; the registrations and the "
+        "launches stay as they are."
+    )
+    return what, fix
+
+
+# ---------------------------------------------------------------------------------------------- the finding
+
+
+def _claimed_by_cs1(ctx: RuleContext, ch: HashChange) -> bool:
+    """A rebuild that also added (or re-created) a plain kernel: CS-1 sizes it, so it is not counted twice."""
+    later = ctx.build(ch.to_seq)
+    if later is not None and unique_family(later) is not None:
+        return False
+    return any(c.kind in ("kernel_added", "kernel_changed") for c in ch.causes)
+
+
+def _registration_lines(
+    ctx: RuleContext,
+    parent: str,
+    module: str,
+    first: Build | None,
+    items: list[tuple[HashChange, dict[str, list[Cause]]]],
+) -> tuple[list[str], dict]:
+    """`k_float64 = wp.overload(k, [...])` lines for one generic kernel, and its signature -> launch dtypes."""
+    added = [c.after or "" for _, per in items for c in per.get(parent, [])]
     initial = [k.signature or "" for k in _instances(first, parent)]
     all_sigs = list(dict.fromkeys(initial + added))
     types = _types_for(all_sigs, _dtype_lists(ctx, parent, module))
-    evidence = []
-    locations = []
-    info = (_instances(last, parent) or _instances(first, parent) or [None])[0]
-    kdef = ctx.scan_kernel(info) if info is not None else None
-    if info is not None:
-        locations.append(ctx.kernel_loc(info, f"generic kernel {parent}: register its routine instances here"))
-    for ch, causes in items:
-        later = ctx.build(ch.to_seq)
-        new = ", ".join(f"[{', '.join(types.get(c.after or '') or [c.after or '?'])}]" for c in causes)
-        evidence.append(
-            Evidence(
-                fact=f"build #{ch.to_seq} ({ch.to_hash[:7]}, {ch.status}, {fmt_ms(ch.cost_ms)}) rebuilt {module} after "
-                f"build #{ch.from_seq} ({ch.from_hash[:7]}) because {parent} was launched with new argument types "
-                f"{new}" + (f" at {ch.trigger}" if ch.trigger else ""),
-                builds=[ch.from_seq, ch.to_seq],
-                ms=ch.cost_ms,
-            )
-        )
-        if later is not None:
-            locations.append(ctx.trigger_loc(later, f"launch of {parent} with a new type instance"))
-            entry = _divergence(ctx.build(ch.from_seq), later)
-            if entry is not None:
-                locations.append(
-                    ctx.loc(entry.file, entry.line, f"the call path that brings the new types to {parent}")
-                )
     lines = []
     for sig in all_sigs:
         dt = types.get(sig)
@@ -150,34 +302,176 @@ def _finding(ctx: RuleContext, module: str, parent: str, items: list[tuple[HashC
             continue
         suffix = "_".join(dict.fromkeys(_suffix(d) for d in dt if _suffix(d))) or sig.replace("_", "")
         lines.append(f"{parent}_{suffix} = wp.overload({parent}, [{', '.join(_wp_type(d) for d in dt)}])")
-    where = f" right after its definition ({kdef.file}:{kdef.line})" if kdef is not None else ""
-    code = "; ".join(f"`{ln}`" for ln in lines)
-    fix = (
-        f"Register the instances {parent} is routinely launched with at module scope{where}, before the first launch "
-        f"of anything in {module}, and keep the returned objects: {code}."
-        if lines
-        else f"Register {parent}'s routine type instances with wp.overload({parent}, [...]) at module scope{where}, "
-        f"before the first launch of anything in {module}, and keep the returned objects."
-    )
-    fix += " Launches stay as they are; they resolve to the registered overloads."
+    return lines, types
+
+
+def _finding(
+    ctx: RuleContext,
+    module: str,
+    device: str,
+    parents: list[str],
+    items: list[tuple[HashChange, dict[str, list[Cause]]]],
+) -> Finding:
+    last = ctx.build(max(ch.to_seq for ch, _ in items))
+    first_load = _first_load(ctx, module, device)
+    first = ctx.build(min(ch.from_seq for ch, _ in items))
+    infos = {p: (_instances(last, p) or _instances(first, p) or [None])[0] for p in parents}
+    kdefs = {p: (ctx.scan_kernel(i) if i is not None else None) for p, i in infos.items()}
+    parents = sorted(parents, key=lambda p: (kdefs[p].file, kdefs[p].line) if kdefs[p] else ("~", 0, p))
+    names = {p: (kdefs[p].name if kdefs[p] else p.split("__locals__")[-1]) for p in parents}
+    code: dict[str, tuple[list[str], dict]] = {p: _registration_lines(ctx, p, module, first, items) for p in parents}
+    lates = _late_registrations(ctx, [(p, names[p], kdefs[p]) for p in parents], first_load)
+    late = [x for x in lates if x.confirmed]
+    possible = [x for x in lates if not x.confirmed]
+    covered = {n for x in late for r in x.regs for n in (r.kernel,)}
+    registered = [p for p in parents if names[p] in covered]  # instances registered late
+    launched = [p for p in parents if names[p] not in covered]  # instances that came from launches
+
+    evidence = []
+    locations: list[Location | None] = []
+    late_fixes = []
+    for x in late:
+        what, fix = _late_text(ctx, x, module, first_load)
+        late_fixes.append(fix)
+        evidence.append(Evidence(fact=what[0].upper() + what[1:], source="scan"))
+        fn = x.function.rsplit(".", 1)[-1]
+        if x.chain:
+            outer = x.chain[-1]
+            note = f"{outer.name}() runs here, after {module} first loaded: move it before the first launch"
+            locations.append(ctx.loc(outer.file, outer.line, note))
+        for r in x.regs:
+            note = f"wp.overload({r.kernel}, ...) inside {fn}(), registered after {module} loaded"
+            locations.append(ctx.loc(r.file, r.line, note))
+        assert x.frame is not None
+        note = f"first load of {module}" + (f" (build #{first_load.seq})" if first_load is not None else "")
+        locations.append(ctx.loc(x.frame.file, x.frame.line, note))
+    for p in launched:
+        if infos[p] is not None:
+            locations.append(
+                ctx.kernel_loc(infos[p], f"generic kernel {names[p]}: register its routine instances here")
+            )
+    for ch, per in items:
+        later = ctx.build(ch.to_seq)
+        parts = []
+        for p in parents:
+            if p not in per:
+                continue
+            types = code[p][1]
+            new = ", ".join(f"[{', '.join(types.get(c.after or '') or [c.after or '?'])}]" for c in per[p])
+            parts.append(f"{names[p]} {new}" if len(per) > 1 or registered else new)
+        by_launch = [names[p] for p in launched if p in per]
+        how = []
+        if any(p in per for p in registered):
+            how.append("instances registered after the module loaded joined it")
+        if by_launch:
+            how.append(
+                f"{' and '.join(by_launch)} {'was' if len(by_launch) == 1 else 'were'} launched with new argument types"
+            )
+        evidence.append(
+            Evidence(
+                fact=f"build #{ch.to_seq} ({ch.to_hash[:7]}, {ch.status}, {fmt_ms(ch.cost_ms)}) rebuilt {module} after "
+                f"build #{ch.from_seq} ({ch.from_hash[:7]}) because {', and '.join(how)}: {'; '.join(parts)}"
+                + (f" (triggered at {ch.trigger})" if ch.trigger else ""),
+                builds=[ch.from_seq, ch.to_seq],
+                ms=ch.cost_ms,
+            )
+        )
+        if later is not None and by_launch:
+            locations.append(ctx.trigger_loc(later, "launch of a generic kernel with a new type instance"))
+            entry = _divergence(ctx.build(ch.from_seq), later)
+            if entry is not None:
+                locations.append(ctx.loc(entry.file, entry.line, "the call path that brings the new types in"))
+
+    shared = [ch for ch, _ in items if _claimed_by_cs1(ctx, ch)]
+    sized = superseded_by(ctx, [ch for ch, _ in items if ch not in shared])
+    if sized.builds:
+        evidence.append(
+            Evidence(
+                fact=f"with every instance present at the first load {module} builds once, as the final build "
+                + ", ".join(f"#{b.seq} ({fmt_ms(b.ms)})" for b in sized.remaining)
+                + "; the fix removes the superseded build(s) "
+                + ", ".join(f"#{b.seq} ({fmt_ms(b.ms)})" for b in sized.builds)
+                + (f" and the precompiled header only they needed ({fmt_ms(sized.pch_ms)})" if sized.headers else ""),
+                builds=[b.seq for b in sized.builds + sized.remaining],
+                ms=sized.ms,
+            )
+        )
+
+    fixes = list(late_fixes)
+    for p in launched:
+        lines = code[p][0]
+        kdef = kdefs[p]
+        where = f" right after its definition ({kdef.file}:{kdef.line})" if kdef is not None else ""
+        snippet = "; ".join(f"`{ln}`" for ln in lines)
+        fixes.append(
+            f"Register the instances {names[p]} is routinely launched with at module scope{where}, before the "
+            f"first launch of anything in {module}, and keep the returned objects: {snippet}."
+            if lines
+            else f"Register {names[p]}'s routine type instances with wp.overload({names[p]}, [...]) at module scope"
+            f"{where}, before the first launch of anything in {module}, and keep the returned objects."
+        )
+    if launched:
+        fixes.append("Launches stay as they are; they resolve to the registered overloads.")
+    for x in possible[:2] if launched else []:
+        fn = x.function.rsplit(".", 1)[-1]
+        regs = ", ".join(f"{ctx.rel(r.file)}:{r.line}" for r in x.regs)
+        note = f"wp.overload inside {fn}(): runs when {fn}() is called, not at import"
+        locations.append(ctx.loc(x.regs[0].file, x.regs[0].line, note))
+        first_at = (
+            f" ({ctx.rel(first_load.trigger.file)}:{first_load.trigger.line})"
+            if first_load is not None and first_load.trigger is not None
+            else ""
+        )
+        fixes.append(
+            f"The registrations at {regs} run inside {fn}(), not at import: if {fn}() is called after {module} first "
+            f"loads{first_at}, they add the instances late; calling {fn}() before the first launch is then the fix."
+        )
+    fix = " ".join(fixes)
+
+    reg_names = " and ".join(names[p] for p in registered)
+    launch_names = " and ".join(names[p] for p in launched)
+    if registered and not launched:
+        title = f"{module} rebuilt because wp.overload registrations of {reg_names} ran after the module loaded"
+    elif registered:
+        title = (
+            f"{module} rebuilt because wp.overload registrations of {reg_names} ran after the module loaded and "
+            f"{launch_names} got new type instances"
+        )
+    elif len(launched) == 1:
+        title = f"{module} rebuilt because {launch_names} got a new type instance after the module loaded"
+    else:
+        title = f"{module} rebuilt because {launch_names} got new type instances after the module loaded"
+    basis = sized.basis(f"the {len(items)} rebuild(s) caused by late instances")
+    if shared:
+        basis += (
+            "; rebuild(s) " + ", ".join(f"#{ch.to_seq}" for ch in shared) + " also added a kernel and "
+            "are sized under CS-1"
+        )
     return Finding(
         mechanism=MECHANISM,
-        title=f"{module} rebuilt because {parent} got a new type instance after the module loaded",
-        severity=ctx.severity_for(saving),
+        title=title,
+        severity=ctx.severity_for(sized.ms),
         confidence="high",
         modules=[module],
         evidence=evidence,
         locations=dedupe_locations(locations),
         fix=fix,
-        estimated_saving_ms=round(saving, 1),
-        saving_basis=f"sum of the {len(items)} rebuild(s) of {module} caused by late instances (it still builds once "
-        "with all of them), reference sample",
+        estimated_saving_ms=round(sized.ms, 1),
+        saving_basis=f"{basis}, reference sample",
         samples=1 if ctx.samples else 0,
         caveats=[
             "Register only types the application routinely uses: each registered instance is generated and "
             "compiled on every cold start, and registering rarely used ones can cost more than the rebuild.",
             "A rare or diagnostic type can instead live in a module with its own lifecycle, or stay lazy.",
-        ],
+        ]
+        + (
+            [
+                "Registering before the first launch makes the first build carry every registered instance: if some "
+                "registered types are rare, drop them from the registration rather than moving it."
+            ]
+            if registered
+            else []
+        ),
     )
 
 
@@ -186,8 +480,13 @@ def _suffix(dtype: str) -> str:
     return (m.group("dtype") if m else dtype) if dtype else ""
 
 
-def evaluate(ctx: RuleContext) -> RuleResult:
-    groups: dict[tuple[str, str], list[tuple[HashChange, list[Cause]]]] = defaultdict(list)
+def _groups(ctx: RuleContext) -> list[tuple[str, str, list[str], list[tuple[HashChange, dict[str, list[Cause]]]]]]:
+    """(module, device, generic kernels, rebuild events): one per cause.
+
+    Kernels whose instances arrived in the same rebuild belong together (that rebuild is one event, fixed once);
+    a kernel whose instances arrive in several rebuilds joins them. Each event lands in exactly one group.
+    """
+    events: dict[tuple[str, str], list[tuple[HashChange, dict[str, list[Cause]]]]] = defaultdict(list)
     for ch in ctx.changes:
         if ch.status.startswith("error"):
             continue
@@ -195,9 +494,28 @@ def evaluate(ctx: RuleContext) -> RuleResult:
         for c in ch.causes:
             if c.kind == "overload_added" and c.kernel:
                 per_parent[c.kernel].append(c)
-        for parent, causes in per_parent.items():
-            groups[(ch.module, parent)].append((ch, causes))
-    findings = [_finding(ctx, module, parent, items) for (module, parent), items in groups.items()]
+        if per_parent:
+            events[(ch.module, ch.device)].append((ch, dict(per_parent)))
+    out = []
+    for (module, device), evs in events.items():
+        owner: dict[str, int] = {}  # parent -> component
+        comps: dict[int, set[str]] = {}
+        for i, (_, per) in enumerate(evs):
+            ids = {owner[p] for p in per if p in owner}
+            merged = set(per).union(*(comps.pop(j) for j in ids))
+            comps[i] = merged
+            for p in merged:
+                owner[p] = i
+        for cid, members in comps.items():
+            items = [(ch, per) for ch, per in evs if owner[next(iter(per))] == cid]
+            parents = list(dict.fromkeys(p for _, per in items for p in per))
+            assert set(parents) == members
+            out.append((module, device, parents, items))
+    return sorted(out, key=lambda g: g[3][0][0].to_seq)
+
+
+def evaluate(ctx: RuleContext) -> RuleResult:
+    findings = [_finding(ctx, module, device, parents, items) for module, device, parents, items in _groups(ctx)]
     if findings:
         return RuleResult(findings=findings)
     generic = {k.generic_parent for b in ctx.loads for k in b.kernels if k.generic_parent}
