@@ -29,3 +29,29 @@ def write_tree(root: Path, files: dict[str, str]) -> Path:
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(textwrap.dedent(src).lstrip("\n"))
     return root
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def warp110_python() -> str | None:
+    """The second interpreter, with the oldest supported warp-lang (scripts/venv-warp110.sh makes it)."""
+    explicit = os.environ.get("WARP110_PYTHON")
+    if explicit:
+        return explicit
+    candidate = Path(os.environ.get("WARP110_VENV", ROOT / ".venv-warp110")) / "bin" / "python"
+    return str(candidate) if candidate.exists() else None
+
+
+def interpreters() -> list:
+    """pytest params: this interpreter (newest warp) and the warp 1.10.1 one, skipped when it was not made."""
+    import sys
+
+    import pytest
+
+    py110 = warp110_python()
+    marks = [] if py110 else [pytest.mark.skip(reason="no warp-lang 1.10.1 interpreter: run scripts/venv-warp110.sh")]
+    return [
+        pytest.param(sys.executable, id="newest"),
+        pytest.param(py110 or "missing", id="warp-1.10.1", marks=marks),
+    ]

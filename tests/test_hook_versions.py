@@ -6,34 +6,18 @@ The newest is the interpreter running the tests; the oldest (1.10.1) comes from 
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.helpers import interpreters as _interpreters
 from tests.test_measure import CLEAR_APP, OPTIONS_APP, line_of, write_app
 from warp_compile.probe.measure import measure
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _warp110_python() -> str | None:
-    explicit = os.environ.get("WARP110_PYTHON")
-    if explicit:
-        return explicit
-    candidate = Path(os.environ.get("WARP110_VENV", ROOT / ".venv-warp110")) / "bin" / "python"
-    return str(candidate) if candidate.exists() else None
-
-
-def _interpreters() -> list:
-    py110 = _warp110_python()
-    marks = [] if py110 else [pytest.mark.skip(reason="no warp-lang 1.10.1 interpreter: run scripts/venv-warp110.sh")]
-    return [
-        pytest.param(sys.executable, id="newest"),
-        pytest.param(py110 or "missing", id="warp-1.10.1", marks=marks),
-    ]
 
 
 def _version(python: str) -> str:

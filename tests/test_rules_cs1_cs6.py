@@ -14,13 +14,13 @@ Fast tests use synthetic Reports (and the real scanner on sources written to tmp
 
 from __future__ import annotations
 
-import os
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
+from tests.helpers import warp110_python as _warp110_python
 from warp_compile.probe.diagnose import diagnose, diagnose_command
 from warp_compile.probe.diagnosis_models import Diagnosis, Finding
 from warp_compile.probe.hashdiff import explain_changes
@@ -557,13 +557,6 @@ def test_real_cs1_estimate_is_nearer_the_measured_effect_than_the_rebuilds(tmp_p
     measured = sum(b.ms for b in report.builds) - sum(b.ms for b in after.builds)
     assert abs(f.estimated_saving_ms - measured) < abs(rebuilds - measured), (f.estimated_saving_ms, rebuilds, measured)
 
-
-def _warp110_python() -> str | None:
-    explicit = os.environ.get("WARP110_PYTHON")
-    if explicit:
-        return explicit
-    candidate = Path(os.environ.get("WARP110_VENV", ROOT / ".venv-warp110")) / "bin" / "python"
-    return str(candidate) if candidate.exists() else None
 
 
 @pytest.mark.slow

@@ -13,13 +13,13 @@ Warp, on 1.19 and, where the fix relies on Warp behaviour, on 1.10.1 too.
 
 from __future__ import annotations
 
-import os
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
+from tests.helpers import interpreters as _interpreters
 from warp_compile.probe.diagnose import diagnose_command
 from warp_compile.probe.hashdiff import explain_changes
 from warp_compile.probe.measure import measure
@@ -438,18 +438,6 @@ def test_cs4_without_own_options_the_text_is_unchanged_and_conflicts_drop_the_na
 # ---------------------------------------------------------------------------------------------- real Warp runs
 
 
-def _warp110_python() -> str | None:
-    explicit = os.environ.get("WARP110_PYTHON")
-    if explicit:
-        return explicit
-    candidate = Path(os.environ.get("WARP110_VENV", ROOT / ".venv-warp110")) / "bin" / "python"
-    return str(candidate) if candidate.exists() else None
-
-
-def _interpreters() -> list:
-    py110 = _warp110_python()
-    marks = [] if py110 else [pytest.mark.skip(reason="no warp-lang 1.10.1 interpreter: run scripts/venv-warp110.sh")]
-    return [pytest.param(sys.executable, id="newest"), pytest.param(py110 or "missing", id="warp-1.10.1", marks=marks)]
 
 
 @pytest.mark.slow

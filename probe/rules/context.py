@@ -312,6 +312,18 @@ class Superseded:
     def ms(self) -> float:
         return self.module_ms + self.pch_ms
 
+    def removal_fact(self, module: str, condition: str) -> str:
+        """`with <condition> m builds once, as the final build #7 (..); the fix removes the superseded build(s) ..`."""
+        fact = (
+            f"with {condition} {module} builds once, as the final build "
+            + ", ".join(f"#{b.seq} ({fmt_ms(b.ms)})" for b in self.remaining)
+            + "; the fix removes the superseded build(s) "
+            + ", ".join(f"#{b.seq} ({fmt_ms(b.ms)})" for b in self.builds)
+        )
+        if self.headers:
+            fact += f" and the precompiled header only they needed ({fmt_ms(self.pch_ms)})"
+        return fact
+
     def basis(self, cause: str) -> str:
         """`the build(s) of m superseded by <cause>, which the fix removes: #4 (109 ms); the final build #7 ...`."""
         seqs = ", ".join(f"#{b.seq} ({fmt_ms(b.ms)})" for b in self.builds) or "none"

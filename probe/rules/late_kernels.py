@@ -101,11 +101,7 @@ def _evaluate_module(ctx: RuleContext, module: str, device: str, items: list[tup
     if sized.builds:
         evidence.append(
             Evidence(
-                fact=f"with every kernel defined before the first launch {module} builds once, as the final build "
-                + ", ".join(f"#{b.seq} ({fmt_ms(b.ms)})" for b in sized.remaining)
-                + "; the fix removes the superseded build(s) "
-                + ", ".join(f"#{b.seq} ({fmt_ms(b.ms)})" for b in sized.builds)
-                + (f" and the precompiled header only they needed ({fmt_ms(sized.pch_ms)})" if sized.headers else ""),
+                fact=sized.removal_fact(module, "every kernel defined before the first launch"),
                 builds=[b.seq for b in sized.builds + sized.remaining],
                 ms=sized.ms,
             )

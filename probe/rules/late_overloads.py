@@ -387,11 +387,7 @@ def _finding(
     if sized.builds:
         evidence.append(
             Evidence(
-                fact=f"with every instance present at the first load {module} builds once, as the final build "
-                + ", ".join(f"#{b.seq} ({fmt_ms(b.ms)})" for b in sized.remaining)
-                + "; the fix removes the superseded build(s) "
-                + ", ".join(f"#{b.seq} ({fmt_ms(b.ms)})" for b in sized.builds)
-                + (f" and the precompiled header only they needed ({fmt_ms(sized.pch_ms)})" if sized.headers else ""),
+                fact=sized.removal_fact(module, "every instance present at the first load"),
                 builds=[b.seq for b in sized.builds + sized.remaining],
                 ms=sized.ms,
             )
