@@ -55,3 +55,12 @@ def interpreters() -> list:
         pytest.param(sys.executable, id="newest"),
         pytest.param(py110 or "missing", id="warp-1.10.1", marks=marks),
     ]
+
+
+def synth_build(seq: int, module: str, fill: str, **fields):  # type: ignore[no-untyped-def]
+    """A Build for rule tests: its hash is `fill` repeated to 64 characters; CPU, block_dim 1, compiled unless given."""
+    from warp_compile.probe.models import Build
+
+    full = (fill * 64)[:64]
+    fields = {"device": "cpu", "block_dim": 1, "status": "compiled"} | fields
+    return Build(seq=seq, module=module, hash=full, hash_short=full[:7], **fields)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FIXTURES, fixture_case
+from tests.helpers import synth_build
 from warp_compile.probe import diagnose as diagnose_mod
 from warp_compile.probe.diagnose import diagnose, render_text
 from warp_compile.probe.diagnosis_models import Diagnosis, RuleResult
@@ -57,13 +58,11 @@ def B(
     trig: tuple[str, int, str] = ("app/run.py", 20, "step"),
     **kw,  # type: ignore[no-untyped-def]
 ) -> Build:
-    full = (h * 64)[:64]
     opts = kw.pop("options", dict(OPTS))
-    return Build(
-        seq=seq,
-        module=module,
-        hash=full,
-        hash_short=full[:7],
+    return synth_build(
+        seq,
+        module,
+        h,
         device="cpu",
         block_dim=1,
         status=status,  # type: ignore[arg-type]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.helpers import synth_build
 from warp_compile.probe.hashdiff import (
     diff_builds,
     explain_changes,
@@ -35,12 +36,10 @@ def B(
     functions: dict[str, str] | None = None,
     line: int = 16,
 ) -> Build:
-    full = (h * 64)[:64]
-    return Build(
-        seq=seq,
-        module=module,
-        hash=full,
-        hash_short=full[:7],
+    return synth_build(
+        seq,
+        module,
+        h,
         device=device,
         block_dim=bd,
         status=status,  # type: ignore[arg-type]

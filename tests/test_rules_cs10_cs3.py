@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import synth_build
 from warp_compile.probe.diagnose import diagnose_command
 from warp_compile.probe.diagnosis_models import Cause, HashChange
 from warp_compile.probe.measure import measure
@@ -48,13 +49,11 @@ def bld(
     shadow: dict[str, list[str]] | None = None,
     kernels: tuple[str, ...] = ("step",),
 ) -> Build:
-    full = ((h or f"{seq:x}") * 64)[:64]
     t0 = float(seq * 1000) if start is None else start
-    return Build(
-        seq=seq,
-        module=module,
-        hash=full,
-        hash_short=full[:7],
+    return synth_build(
+        seq,
+        module,
+        h or f"{seq:x}",
         device=device,
         block_dim=1 if device == "cpu" else 256,
         status=status,  # type: ignore[arg-type]

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import synth_build
 from tests.helpers import warp110_python as _warp110_python
 from warp_compile.probe.diagnose import diagnose, diagnose_command
 from warp_compile.probe.diagnosis_models import Diagnosis, Finding
@@ -52,13 +53,11 @@ def B(
     options: dict[str, str] | None = None,
     status: str = "compiled",
 ) -> Build:
-    full = (h * 64)[:64]
     frames = [Site(file=f, line=n, function=fn) for f, n, fn in (stack or [trig])]
-    return Build(
-        seq=seq,
-        module=module,
-        hash=full,
-        hash_short=full[:7],
+    return synth_build(
+        seq,
+        module,
+        h,
         device="cpu",
         block_dim=1,
         status=status,  # type: ignore[arg-type]

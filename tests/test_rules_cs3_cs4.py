@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import interpreters as _interpreters
+from tests.helpers import synth_build
 from warp_compile.probe.diagnose import diagnose_command
 from warp_compile.probe.hashdiff import explain_changes
 from warp_compile.probe.measure import measure
@@ -165,14 +166,12 @@ def bld(
     h: str = "a",
     ms: float = 100.0,
 ) -> Build:
-    full = (h * 64)[:64]
     t = Trigger(file=str(root / trigger[0]), line=trigger[1], function=trigger[2], api="launch")
     t.stack = [Site(file=str(root / f), line=ln, function=fn) for f, ln, fn in (stack or [trigger])]
-    return Build(
-        seq=seq,
-        module=module,
-        hash=full,
-        hash_short=full[:7],
+    return synth_build(
+        seq,
+        module,
+        h,
         device="cpu",
         block_dim=1,
         status="compiled",

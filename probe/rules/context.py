@@ -13,7 +13,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from warp_compile.probe.diagnosis_models import Cause, HashChange, Location, Severity
+from warp_compile.probe.diagnosis_models import Cause, Evidence, HashChange, Location, Severity
 from warp_compile.probe.models import Build, KernelInfo, PchBuild, Report
 from warp_compile.probe.scan_models import CREATION_OPTIONS, ConfigSetFact, ImportRef, KernelDef, ScanFacts
 
@@ -312,7 +312,7 @@ class Superseded:
     def ms(self) -> float:
         return self.module_ms + self.pch_ms
 
-    def removal_fact(self, module: str, condition: str) -> str:
+    def removal_evidence(self, module: str, condition: str) -> Evidence:
         """`with <condition> m builds once, as the final build #7 (..); the fix removes the superseded build(s) ..`."""
         fact = (
             f"with {condition} {module} builds once, as the final build "
@@ -322,7 +322,7 @@ class Superseded:
         )
         if self.headers:
             fact += f" and the precompiled header only they needed ({fmt_ms(self.pch_ms)})"
-        return fact
+        return Evidence(fact=fact, builds=[b.seq for b in self.builds + self.remaining], ms=self.ms)
 
     def basis(self, cause: str) -> str:
         """`the build(s) of m superseded by <cause>, which the fix removes: #4 (109 ms); the final build #7 ...`."""

@@ -99,13 +99,7 @@ def _evaluate_module(ctx: RuleContext, module: str, device: str, items: list[tup
     sized = superseded_by(ctx, [ch for ch, _ in items])
     saving = sized.ms
     if sized.builds:
-        evidence.append(
-            Evidence(
-                fact=sized.removal_fact(module, "every kernel defined before the first launch"),
-                builds=[b.seq for b in sized.builds + sized.remaining],
-                ms=sized.ms,
-            )
-        )
+        evidence.append(sized.removal_evidence(module, "every kernel defined before the first launch"))
     located = [loc for loc in locations if loc is not None]
     where_txt = ", ".join(f"{loc.file}:{loc.line}" for loc in located)
     first_at = ""

@@ -385,13 +385,7 @@ def _finding(
     shared = [ch for ch, _ in items if _claimed_by_cs1(ctx, ch)]
     sized = superseded_by(ctx, [ch for ch, _ in items if ch not in shared])
     if sized.builds:
-        evidence.append(
-            Evidence(
-                fact=sized.removal_fact(module, "every instance present at the first load"),
-                builds=[b.seq for b in sized.builds + sized.remaining],
-                ms=sized.ms,
-            )
-        )
+        evidence.append(sized.removal_evidence(module, "every instance present at the first load"))
 
     fixes = list(late_fixes)
     for p in launched:
