@@ -35,6 +35,7 @@ class RunEvents:
     calls: list[ApiCall] = field(default_factory=list)
     module_creations: list[ModuleCreation] = field(default_factory=list)
     config_at_import: dict[str, str] = field(default_factory=dict)
+    experiment: dict[str, str] = field(default_factory=dict)  # setting -> applied / unsupported (try)
     config_at_exit: dict[str, str] = field(default_factory=dict)
     kernel_cache_dir: str | None = None
     cache_kernels: bool | None = None
@@ -140,6 +141,7 @@ def parse_lines(lines: list[str]) -> RunEvents:
                 run.warp_imported = True
                 run.warp_version = e.get("warp_version")
                 run.config_at_import = {str(k): str(v) for k, v in (e.get("config") or {}).items()}
+                run.experiment = {str(k): str(v) for k, v in (e.get("experiment") or {}).items()}
                 run.hook.mode = e.get("mode", "none")
                 run.hook.targets = {str(k): str(v) for k, v in (e.get("targets") or {}).items()}
         elif kind == "load":

@@ -47,6 +47,38 @@ _COPIED_AT_CREATION = (
 )
 
 
+def _read_experiment():
+    """Settings an experiment (`warp-compile try`) asked for; empty in an ordinary measurement."""
+    raw = os.environ.get("WARP_COMPILE_SET")
+    if not raw:
+        return {}
+    try:
+        value = json.loads(raw)
+    except Exception:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+_EXPERIMENT = _read_experiment()
+
+
+def _apply_experiment(cfg):
+    """Apply the experiment's settings at `import warp`, before the app creates a module; say what took."""
+    applied = {}
+    for key, value in _EXPERIMENT.items():
+        if key == "keep_kernel_cache":
+            applied[key] = "hook"
+        elif cfg is not None and hasattr(cfg, key):
+            try:
+                setattr(cfg, key, value)
+                applied[key] = "applied"
+            except Exception as exc:
+                applied[key] = "error: " + str(exc)[:120]
+        else:
+            applied[key] = "unsupported"
+    return applied
+
+
 def _now_ms():
     return (time.perf_counter() - _T0) * 1000.0
 
@@ -651,6 +683,8 @@ def _flush_launch():
 
 
 def _make_api_wrapper(orig, api, bulk=False):
+    skip = api in ("clear_kernel_cache", "clear_lto_cache") and _EXPERIMENT.get("keep_kernel_cache") is True
+
     def wrapper(*args, **kwargs):
         site = None
         try:
@@ -662,9 +696,13 @@ def _make_api_wrapper(orig, api, bulk=False):
                         detail[k] = repr(kwargs[k])[:200]
                 if args:
                     detail["args"] = repr(args)[:200]
+            if skip:
+                detail["skipped"] = "experiment keep_kernel_cache"
             _emit("api", {"api": api, "site": site, "detail": detail})
         except Exception as exc:
             _hook_error("api." + api, exc)
+        if skip:
+            return None
         if bulk:
             prev = _state["bulk_origin"]
             if site is not None and prev is None:
@@ -818,6 +856,7 @@ def _install(warp_mod):
             except Exception:
                 bld = importlib.import_module("warp.build")
         cfg = getattr(warp_mod, "config", None)
+        experiment = _apply_experiment(cfg) if _EXPERIMENT else {}
         Module = getattr(ctx, "Module", None)
         mode = "none"
         # WARP_COMPILE_FORCE_LOG=1 takes the fallback path on purpose (tests of the log parser on real output)
@@ -899,6 +938,7 @@ def _install(warp_mod):
                 "config": _config_snapshot(cfg),
                 "mode": mode,
                 "targets": targets,
+                "experiment": experiment,
                 "env": {k: os.environ.get(k) for k in ("CUDA_CACHE_DISABLE", "WARP_CACHE_PATH", "CUDA_CACHE_PATH")},
             },
         )

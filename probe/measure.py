@@ -103,9 +103,10 @@ def run_sample(
     timeout_s: float = 900.0,
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
+    extra_env: dict[str, str] | None = None,
 ) -> SampleData:
     """One cold + one warm run in a fresh sandbox (removed afterwards, whatever happens)."""
-    with Sandbox() as box:
+    with Sandbox(extra_env) as box:
         if progress:
             progress(f"sample {index + 1}: cold run")
         cold_out = box.run(command, cwd, timeout_s, cancel)
@@ -137,11 +138,12 @@ def measure(
     label: str = "",
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
+    extra_env: dict[str, str] | None = None,
 ) -> Report:
     cwd = check_inputs(command, cwd, samples, timeout_s)
     data = []
     for i in range(samples):
-        data.append(run_sample(command, cwd, i, timeout_s, progress, cancel))
+        data.append(run_sample(command, cwd, i, timeout_s, progress, cancel, extra_env=extra_env))
     return build_report(command, cwd, data, label=label, requested=samples)
 
 
@@ -260,6 +262,7 @@ def build_report(
         report.launch_count = ev.launch_total
         report.launches_truncated = ev.launches_truncated
         report.config_at_import = ev.config_at_import
+        report.experiment = ev.experiment
         report.module_creations = ev.module_creations
         report.hook = ev.hook
         report.overlap_factor = _overlap(ev.builds)

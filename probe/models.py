@@ -211,6 +211,7 @@ class Report(_Model):
     launches_truncated: bool = False
     cache: CacheFacts = Field(default_factory=CacheFacts)
     config_at_import: dict[str, str] = Field(default_factory=dict)  # wp.config right after `import warp`
+    experiment: dict[str, str] = Field(default_factory=dict)  # `try` settings: key -> applied / unsupported
     module_creations: list[ModuleCreation] = Field(default_factory=list)
     sample_results: list[SampleResult] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)

@@ -130,7 +130,8 @@ def prepare_argv(command: list[str], hook_dir: str, sandbox_vars: dict[str, str]
 class Sandbox:
     """One private temp root per sample; cold and warm runs of that sample share its caches."""
 
-    def __init__(self) -> None:
+    def __init__(self, extra_env: dict[str, str] | None = None) -> None:
+        self.extra_env = dict(extra_env or {})  # an experiment's settings for the hook (`warp-compile try`)
         if _shutting_down.is_set():
             raise Cancelled("warp-compile is shutting down")
         base = os.environ.get("TMPDIR") or tempfile.gettempdir()
@@ -170,6 +171,7 @@ class Sandbox:
             "PYTHONDONTWRITEBYTECODE": "1",
             EVENTS_ENV: str(events_path),
         }
+        sandbox_vars.update(self.extra_env)
         env.update(sandbox_vars)
         env["PYTHONPATH"] = _merge_pythonpath(str(self.hook_dir), os.environ.get("PYTHONPATH"))
         self.vars = sandbox_vars | {"PYTHONPATH": env["PYTHONPATH"]}

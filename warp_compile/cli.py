@@ -21,6 +21,7 @@ COMMANDS = {
     "explain": "warp_compile.cmd_explain",
     "serve": "warp_compile.cmd_serve",
     "eval": "warp_compile.cmd_eval",
+    "try": "warp_compile.cmd_try",
 }
 
 

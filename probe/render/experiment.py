@@ -1,0 +1,20 @@
+"""Text for `warp-compile try`: the settings, whether they took, the comparison, and what to paste if it won."""
+
+from __future__ import annotations
+
+from warp_compile.probe.experiment import TryResult, describe
+
+
+def render_try(r: TryResult) -> str:
+    from warp_compile.probe.render.comparison import render_text as comparison_text
+
+    lines = [f"warp-compile try: {describe(r.settings)}"]
+    took = ", ".join(f"{k} {v}" for k, v in r.applied.items()) or "nothing reported by the hook"
+    lines.append(f"  in the measured process: {took}")
+    lines.append("")
+    lines.append(comparison_text(r.comparison))
+    if r.comparison.verdict == "IMPROVED" and r.paste:
+        lines.append("")
+        lines.append("To keep it, at the entry point before anything imports the kernel modules:")
+        lines.extend(f"    {line}" for line in r.paste)
+    return "\n".join(lines)
