@@ -27,6 +27,7 @@ class RunEvents:
     warp_imported: bool = False
     warp_version: str | None = None
     python: str | None = None
+    executable: str | None = None  # sys.executable of the measured process (from the hook's hello)
     builds: list[Build] = field(default_factory=list)
     pch: list[PchBuild] = field(default_factory=list)
     launches: list[Launch] = field(default_factory=list)
@@ -133,6 +134,7 @@ def parse_lines(lines: list[str]) -> RunEvents:
         if kind == "hello":
             run.hello = True
             run.python = run.python or e.get("python")
+            run.executable = run.executable or e.get("executable")
             run.hook.hook_version = str(e.get("hook_version", ""))
             env = e.get("env") or {}
             run.cuda_cache_disable = run.cuda_cache_disable or env.get("CUDA_CACHE_DISABLE")

@@ -144,7 +144,20 @@ def measure(
     data = []
     for i in range(samples):
         data.append(run_sample(command, cwd, i, timeout_s, progress, cancel, extra_env=extra_env))
-    return build_report(command, cwd, data, label=label, requested=samples)
+    report = build_report(command, cwd, data, label=label, requested=samples)
+    attach_owners(report, next((s.cold.events.executable for s in data if s.cold.events.executable), None))
+    return report
+
+
+def attach_owners(report: Report, executable: str | None) -> None:
+    """Record who owns each file the report names, asked of the interpreter that ran the app (see ownership)."""
+    from warp_compile.probe.ownership import ask_interpreter, owners_from_answer, report_files
+
+    if not executable:
+        return
+    answer = ask_interpreter(executable, report_files(report.model_dump(mode="json")), report.cwd)
+    if answer is not None:
+        report.owners = owners_from_answer(answer, report.cwd)
 
 
 def _overlap(builds: list[Build]) -> float | None:

@@ -165,6 +165,15 @@ class RunResult(_Model):
     stderr_tail: str = ""
 
 
+class FileOwner(_Model):
+    """Who owns a file the report points at, from the installed metadata of the app's interpreter."""
+
+    owner: Literal["project", "dependency"]
+    distribution: str | None = None  # e.g. "warp-lang"
+    version: str | None = None
+    editable: bool = False  # an editable install (its files may still be the user's to change)
+
+
 class SampleResult(_Model):
     index: int
     ok: bool
@@ -212,6 +221,7 @@ class Report(_Model):
     cache: CacheFacts = Field(default_factory=CacheFacts)
     config_at_import: dict[str, str] = Field(default_factory=dict)  # wp.config right after `import warp`
     experiment: dict[str, str] = Field(default_factory=dict)  # `try` settings: key -> applied / unsupported
+    owners: dict[str, FileOwner] = Field(default_factory=dict)  # absolute file -> owner (files the report names)
     module_creations: list[ModuleCreation] = Field(default_factory=list)
     sample_results: list[SampleResult] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
