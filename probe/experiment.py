@@ -116,7 +116,7 @@ def as_python(settings: Mapping[str, bool | int | str | None]) -> list[str]:
         if SETTINGS[key].config:
             lines.append(f"wp.config.{key} = {value!r}")
         else:
-            lines.append(f"# keep_kernel_cache: remove the wp.clear_kernel_cache() / wp.clear_lto_cache() calls")
+            lines.append("# keep_kernel_cache: remove the wp.clear_kernel_cache() / wp.clear_lto_cache() calls")
     return lines
 
 
