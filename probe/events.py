@@ -37,6 +37,8 @@ class RunEvents:
     module_creations: list[ModuleCreation] = field(default_factory=list)
     config_at_import: dict[str, str] = field(default_factory=dict)
     experiment: dict[str, str] = field(default_factory=dict)  # setting -> applied / unsupported (try)
+    tapes: list[Site] = field(default_factory=list)  # where a wp.Tape was first created (per call site)
+    imported_files: list[str] = field(default_factory=list)  # module files the process imported (not stdlib/warp)
     config_at_exit: dict[str, str] = field(default_factory=dict)
     kernel_cache_dir: str | None = None
     cache_kernels: bool | None = None
@@ -186,6 +188,10 @@ def parse_lines(lines: list[str]) -> RunEvents:
                     detail={str(k): str(v) for k, v in (e.get("detail") or {}).items()},
                 )
             )
+        elif kind == "tape":
+            site = _site(e.get("site"))
+            if site is not None:
+                run.tapes.append(site)
         elif kind == "module_created":
             run.module_creations.append(
                 ModuleCreation(
@@ -208,6 +214,9 @@ def parse_lines(lines: list[str]) -> RunEvents:
                 run.hook.targets = {str(k): str(v) for k, v in targets.items()}
             env = e.get("env") or {}
             run.cuda_cache_disable = env.get("CUDA_CACHE_DISABLE") or run.cuda_cache_disable
+            files = e.get("imported_files") or []
+            if isinstance(files, list):
+                run.imported_files = sorted(set(run.imported_files) | {str(f) for f in files})
     recorded = sum(lc.count for lc in run.launches)
     if run.launch_total == 0:
         run.launch_total = recorded  # the process died before its exit event

@@ -745,6 +745,26 @@ def _make_unload_wrapper(orig):
     return unload
 
 
+def _make_tape_init_wrapper(orig):
+    """A wp.Tape created in this process: the app differentiates here (first creation per call site only)."""
+    seen = set()
+
+    def __init__(self, *args, **kwargs):
+        try:
+            site, _api = _user_site(sys._getframe(1))
+            key = (site or {}).get("file"), (site or {}).get("line")
+            if key not in seen:
+                seen.add(key)
+                _emit("tape", {"site": site})
+        except Exception as exc:
+            _hook_error("tape", exc)
+        return orig(self, *args, **kwargs)
+
+    __init__.__warp_compile_hook__ = True
+    __init__.__wrapped__ = orig
+    return __init__
+
+
 def _make_module_init_wrapper(orig):
     def __init__(self, *args, **kwargs):
         orig(self, *args, **kwargs)
@@ -919,6 +939,12 @@ def _install(warp_mod):
             if hasattr(Module, "unload"):
                 Module.unload = _make_unload_wrapper(Module.unload)
                 targets["Module.unload"] = "wrapped"
+        tape = getattr(warp_mod, "Tape", None)
+        if isinstance(tape, type) and "__init__" in tape.__dict__:
+            tape.__init__ = _make_tape_init_wrapper(tape.__init__)
+            targets["Tape"] = "wrapped"
+        else:
+            targets["Tape"] = "missing"
         for api, bulk in (("clear_kernel_cache", False), ("clear_lto_cache", False), ("force_load", True)):
             fn = getattr(warp_mod, api, None) or getattr(ctx, api, None)
             if fn is None:
@@ -961,6 +987,34 @@ def _enable_log_fallback(warp_mod, cfg, targets):
         _hook_error("log_fallback", exc)
 
 
+def _imported_files(limit=5000):
+    """What this process imported, so static evidence can be weighed by reachability: the source files of its
+    modules outside installed packages (not the stdlib's, not Warp's), and the installed packages only by name
+    ("site:numpy"), which keeps the list short where a process imports thousands of library files."""
+    files, packages = set(), set()
+    try:
+        for mod in list(sys.modules.values()):
+            f = getattr(mod, "__file__", None)
+            if not f or not _is_user_file(f):
+                continue
+            parts = f.replace("\\", "/").split("/")
+            for marker in ("site-packages", "dist-packages"):
+                if marker in parts:
+                    i = parts.index(marker)
+                    if i + 1 < len(parts):
+                        top = parts[i + 1]
+                        packages.add("site:" + (top[:-3] if top.endswith(".py") else top))
+                    break
+            else:
+                if f.endswith(".py"):
+                    files.add(f)
+            if len(files) >= limit:
+                break
+    except Exception as exc:
+        _hook_error("imported_files", exc)
+    return sorted(files) + sorted(packages)
+
+
 def _at_exit(warp_mod):
     try:
         cfg = getattr(warp_mod, "config", None)
@@ -974,6 +1028,7 @@ def _at_exit(warp_mod):
                 "config": _config_snapshot(cfg),
                 "launch_total": _state["launch_total"],
                 "launch_records": _state["launch_records"],
+                "imported_files": _imported_files(),
                 "targets": _state.get("targets", {}),
                 "env": {"CUDA_CACHE_DISABLE": os.environ.get("CUDA_CACHE_DISABLE")},
             },

@@ -276,6 +276,8 @@ def build_report(
         report.launches_truncated = ev.launches_truncated
         report.config_at_import = ev.config_at_import
         report.experiment = ev.experiment
+        report.tapes = ev.tapes
+        report.imported_files = ev.imported_files
         report.module_creations = ev.module_creations
         report.hook = ev.hook
         report.overlap_factor = _overlap(ev.builds)

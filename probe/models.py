@@ -222,6 +222,8 @@ class Report(_Model):
     config_at_import: dict[str, str] = Field(default_factory=dict)  # wp.config right after `import warp`
     experiment: dict[str, str] = Field(default_factory=dict)  # `try` settings: key -> applied / unsupported
     owners: dict[str, FileOwner] = Field(default_factory=dict)  # absolute file -> owner (files the report names)
+    tapes: list[Site] = Field(default_factory=list)  # where the measured process created a wp.Tape (first per site)
+    imported_files: list[str] = Field(default_factory=list)  # module files it imported (not stdlib, not Warp)
     module_creations: list[ModuleCreation] = Field(default_factory=list)
     sample_results: list[SampleResult] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
