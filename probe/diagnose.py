@@ -19,7 +19,8 @@ from pathlib import Path
 from warp_compile.probe.diagnosis_models import Diagnosis, Finding, NotReached, RuleResult, Totals
 from warp_compile.probe.errors import UsageError
 from warp_compile.probe.hashdiff import explain_changes, render_change
-from warp_compile.probe.models import Report
+from warp_compile.probe.models import Report, Warn, WarningCode, warn
+from warp_compile.probe.render.warnings import warning_text
 from warp_compile.probe.report_text import warp_text
 from warp_compile.probe.rules import load_rules
 from warp_compile.probe.rules.context import RuleContext, fmt_ms
@@ -79,17 +80,13 @@ def _ok_samples(report: Report) -> int:
     return max(0, report.samples - report.failed_samples)
 
 
-def _samples_failed(report: Report) -> bool:
-    return report.samples > 0 and _ok_samples(report) == 0
-
-
-def _run_rules(ctx: RuleContext, warnings: list[str]) -> tuple[list[RuleResult], set[str]]:
+def _run_rules(ctx: RuleContext, warnings: list[Warn]) -> tuple[list[RuleResult], set[str]]:
     modules, skipped = load_rules()
     results: list[RuleResult] = []
     covered: set[str] = set()
     for name, why in skipped.items():
         if why != "not installed":
-            warnings.append(f"rule {name} skipped: {why}")
+            warnings.append(warn(WarningCode.RULE_SKIPPED, rule=name, why=why))
     for mod in modules:
         mech = str(mod.MECHANISM)
         covered.add(mech)
@@ -98,7 +95,8 @@ def _run_rules(ctx: RuleContext, warnings: list[str]) -> tuple[list[RuleResult],
             if not isinstance(res, RuleResult):
                 raise TypeError(f"returned {type(res).__name__}, not RuleResult")
         except Exception as exc:  # one broken rule costs one mechanism, never the diagnosis
-            warnings.append(f"rule {mod.__name__.rsplit('.', 1)[-1]} ({mech}) failed: {type(exc).__name__}: {exc}")
+            rule, error = mod.__name__.rsplit(".", 1)[-1], f"{type(exc).__name__}: {exc}"
+            warnings.append(warn(WarningCode.RULE_FAILED, rule=rule, mechanism=mech, error=error))
             results.append(
                 RuleResult(not_reached=[NotReached(mechanism=mech, reason=f"the rule failed ({type(exc).__name__})")])
             )
@@ -161,7 +159,7 @@ def diagnose(report: Report, scan: ScanFacts | None, root: str | Path | None = N
         totals=_totals(report),
         warnings=list(report.warnings),
     )
-    if _samples_failed(report):
+    if report.all_failed:
         last = report.sample_results[-1] if report.sample_results else None
         why = (last.failure if last else None) or "failed"
         d.summary = f"Every sample failed ({why}): nothing to diagnose."
@@ -172,7 +170,7 @@ def diagnose(report: Report, scan: ScanFacts | None, root: str | Path | None = N
         d.summary = f"no Warp compilation observed: the command built and loaded no Warp module{why}."
         return d
     if scan is None:
-        d.warnings.append("no source scan: locations come from the measurement only")
+        d.warnings.append(warn(WarningCode.NO_SOURCE_SCAN))
     ctx = RuleContext(report=report, scan=scan, root=base)
     ctx.changes = explain_changes(report, rel=ctx.rel)
     d.hash_changes = ctx.changes
@@ -340,7 +338,7 @@ def render_text(d: Diagnosis) -> str:
         lines += [ln for r in d.not_reached for ln in _wrap(r.reason, "  ", f"{r.mechanism:<6} ")]
     if d.warnings:
         lines += ["", "Warnings:"]
-        lines += [ln for w in d.warnings for ln in _wrap(w, "  ", "- ")]
+        lines += [ln for w in d.warnings for ln in _wrap(warning_text(w), "  ", "- ")]
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -6,6 +6,7 @@ import os
 from collections.abc import Callable
 
 from warp_compile.probe.models import Build, PchBuild, Report, Stat
+from warp_compile.probe.render.warnings import warning_text
 
 
 def _ms(x: float | None) -> str:
@@ -124,5 +125,5 @@ def render_report(r: Report) -> str:
     if r.warnings:
         lines.append("")
         for w in r.warnings:
-            lines.append(f"  warning: {w}")
+            lines.append(f"  warning: {warning_text(w)}")
     return "\n".join(lines)

@@ -10,7 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from warp_compile.probe.models import Build, Report, Stat
+from warp_compile.probe.models import Build, Report, Stat, Warn
+from warp_compile.probe.render.warnings import warning_text
 from warp_compile.probe.report_text import short_path, stat_text, trigger_text, warp_text
 
 LARGEST_BUILDS = 10
@@ -87,7 +88,7 @@ class MeasureSummary(_Model):
         default_factory=list, description="modules the warm re-run compiled again (cache not reused)"
     )
     sample_failures: list[str] = Field(default_factory=list)
-    warnings: list[str] = Field(default_factory=list)
+    warnings: list[Warn] = Field(default_factory=list)
 
 
 def _clock(s: Stat) -> ClockSummary:
@@ -196,7 +197,7 @@ def render_summary(s: MeasureSummary, builds: int = 5) -> str:
     for f in s.sample_failures:
         out.append(f"  failed: {f}")
     for w in s.warnings:
-        out.append(f"  warning: {w}")
+        out.append(f"  warning: {warning_text(w)}")
     if s.report_uri:
         out.append(f"  full report: {s.report_uri}" + (f" (also written to {s.json_path})" if s.json_path else ""))
     elif s.json_path:

@@ -62,10 +62,8 @@ def run(ns: argparse.Namespace) -> int:
         progress=progress_printer(ns.quiet),
     )
     emit(report, render_report(report), ns.json)
-    if report.samples and report.failed_samples == report.samples:
-        last = report.sample_results[-1]
-        tail = last.cold.stderr_tail or (last.warm.stderr_tail if last.warm else "")
-        reason = last.failure or "failed"
+    if report.all_failed:
+        reason, tail = report.last_failure()
         sys.stderr.write(f"warp-compile: error: every sample failed ({reason})\n")
         if tail:
             sys.stderr.write(tail.rstrip() + "\n")
