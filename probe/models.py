@@ -291,11 +291,6 @@ class Report(_Model):
     hook: HookInfo = Field(default_factory=HookInfo)
 
     @property
-    def ok_samples(self) -> int:
-        """Samples that ran to the end (cold and warm), by the counts the report states."""
-        return max(0, self.samples - self.failed_samples)
-
-    @property
     def all_failed(self) -> bool:
         """The measured command failed in every sample it was asked for: nothing was measured."""
         return self.samples > 0 and self.failed_samples >= self.samples
