@@ -103,10 +103,8 @@ def interleaved_compare(
     `run_sample` / `build_report` default to `warp_compile.probe.measure`; tests inject a mock executor.
     """
     if run_sample is None or build_report is None:
-        try:
-            from warp_compile.probe import measure as _measure
-        except ImportError as exc:  # pragma: no cover - until the measurement module lands
-            raise UsageError(f"interleaved compare needs warp_compile.probe.measure ({exc})") from None
+        from warp_compile.probe import measure as _measure  # the sandbox; imported only when measuring
+
         run_sample = run_sample or _measure.run_sample
         build_report = build_report or _measure.build_report
     before_cwd, after_cwd = Path(before_cwd), Path(after_cwd)
