@@ -160,8 +160,7 @@ def diagnose(report: Report, scan: ScanFacts | None, root: str | Path | None = N
         warnings=list(report.warnings),
     )
     if report.all_failed:
-        last = report.sample_results[-1] if report.sample_results else None
-        why = (last.failure if last else None) or "failed"
+        why, _ = report.last_failure()
         d.summary = f"Every sample failed ({why}): nothing to diagnose."
         return d
     if _compiled_nothing(report):
