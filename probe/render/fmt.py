@@ -19,13 +19,14 @@ EMPTY = "-"
 def fmt_ms(x: float | None, *, sign: bool = False) -> str:
     """Milliseconds with the unit: whole ms (thousands separated) from 10 ms up, one decimal below; `-` if None.
 
-    The decimal is kept only where it carries information: below 10 ms a tenth is >1% of the figure; above, it is
-    noise. `sign=True` writes a `+` on positive values, for deltas.
+    The decimal is kept only where it carries information: below 10 ms a tenth is 1% of the figure or more; above,
+    it is noise. The threshold is on the magnitude (a negative difference reads like a positive one) and on the
+    rounded value (9.96 prints `10 ms`, not `10.0 ms`). `sign=True` writes a `+` on positive values, for deltas.
     """
     if x is None:
         return EMPTY
     f = "+" if sign else ""
-    return f"{x:{f},.0f} ms" if abs(x) >= 10 else f"{x:{f}.1f} ms"
+    return f"{x:{f},.0f} ms" if abs(round(x, 1)) >= 10 else f"{x:{f}.1f} ms"
 
 
 def stat_text(median: float | None, mad: float | None, n: int) -> str:
