@@ -11,9 +11,19 @@ from tests.golden_render import FIXTURES, _load_report
 from warp_compile.probe.diagnose import diagnose
 from warp_compile.probe.models import Build, Trigger
 from warp_compile.probe.render.diagnosis import render_text
-from warp_compile.probe.render.fmt import fmt_ms, pch_count, plural, short_path, stat_text, trigger_text, warp_text
+from warp_compile.probe.render.fmt import (
+    fmt_ms,
+    fmt_span,
+    pch_count,
+    plural,
+    short_path,
+    stat_text,
+    trigger_text,
+    warp_text,
+)
 from warp_compile.probe.render.report import render_report
 from warp_compile.probe.render.summary import render_summary
+from warp_compile.probe.scan import scan
 from warp_compile.probe.summary import summarize
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,6 +51,11 @@ def test_fmt_ms(x: float | None, text: str) -> None:
 
 def test_fmt_ms_sign_marks_positive_deltas_only() -> None:
     assert [fmt_ms(x, sign=True) for x in (12.0, -12.0, 0.5, None)] == ["+12 ms", "-12 ms", "+0.5 ms", "-"]
+
+
+def test_fmt_span() -> None:
+    assert fmt_span(202.4, 1462.0) == "202-1,462 ms"
+    assert fmt_span(0.25, 3.0) == "0.2-3.0 ms"
 
 
 def test_stat_text_shows_spread_only_with_two_samples() -> None:
@@ -91,12 +106,15 @@ def test_every_output_prints_a_figure_the_same_way(case: str) -> None:
     cold = report.cold_module_ms.median
     assert cold is not None
     measured, summary = render_report(report), render_summary(summarize(report))
-    d = diagnose(report, None, root=FIXTURES / case / "project")
+    d = diagnose(report, scan(FIXTURES / case / "project"), root=FIXTURES / case / "project")
     diagnosed = render_text(d)
     assert d.totals.cold_module_ms == pytest.approx(cold)
     want = fmt_ms(cold)
     for text in (measured, summary, diagnosed):
         assert want in _figures(text), (want, text)
+    # the figures the rules wrote into findings and signals read the same way: `2,247 ms`, never `2247 ms`
+    unformatted = [f for f in _figures(diagnosed) if re.fullmatch(r"-?\d{4,}(?:\.\d)? ms", f)]
+    assert unformatted == []
 
 
 def test_no_other_millisecond_formatter_under_probe() -> None:

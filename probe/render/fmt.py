@@ -29,6 +29,11 @@ def fmt_ms(x: float | None, *, sign: bool = False) -> str:
     return f"{x:{f},.0f} ms" if abs(round(x, 1)) >= 10 else f"{x:{f}.1f} ms"
 
 
+def fmt_span(start: float, end: float) -> str:
+    """`202-1,462 ms`: an interval on the run's clock, both ends printed as `fmt_ms` prints them."""
+    return f"{fmt_ms(start).removesuffix(' ms')}-{fmt_ms(end)}"
+
+
 def stat_text(median: float | None, mad: float | None, n: int) -> str:
     """`median ± MAD (n=N)`; one sample has no spread, so none is shown for it."""
     if median is None:
