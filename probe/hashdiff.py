@@ -11,7 +11,8 @@ Cause fields beyond `detail`: `kernel` is the kernel (or wp.func) key, `option` 
 the two values; for `same_hash_reload`, `option` names what dropped the loaded binary (`Module.unload`,
 `clear_kernel_cache`, `cache_kernels`) and `file`/`line` the call site.
 
-Pure: reads a Report, returns models; nothing here runs Warp.
+Pure: reads a Report, returns models; nothing here runs Warp. The one-line text of a change is
+`render.diagnosis.render_change`.
 """
 
 from __future__ import annotations
