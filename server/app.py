@@ -162,7 +162,8 @@ async def measure(
     from warp_compile.io import write_json
     from warp_compile.probe.measure import check_inputs
     from warp_compile.probe.measure import measure as core_measure
-    from warp_compile.probe.summary import render_summary, summarize
+    from warp_compile.probe.render.summary import render_summary
+    from warp_compile.probe.summary import summarize
 
     server = _server(ctx)
     roots = _client_roots(client_roots)
@@ -253,7 +254,7 @@ async def diagnose(
             )
             report_id = server.store.add(rep)
             _all_failed(rep, report_id)
-    from warp_compile.probe.diagnose import render_text
+    from warp_compile.probe.render.diagnosis import render_text
 
     text = render_text(diagnosis)
     if report_id:
@@ -332,7 +333,8 @@ def explain_mechanism(
 ) -> Annotated[CallToolResult, Mechanism]:
     """Explain a compile-time mechanism: what happens, how warp-compile sees it, the fix, when not to apply it,
     and how to verify the fix; with the structured fields (signals, applies_when, fix, verification, ...)."""
-    from warp_compile.probe.knowledge import UnknownMechanism, get, normalize_id, render_text, search
+    from warp_compile.probe.knowledge import UnknownMechanism, get, normalize_id, search
+    from warp_compile.probe.render.mechanism import render_text
 
     note = ""
     try:
@@ -389,7 +391,8 @@ def create_server(roots: Sequence[Path]) -> WarpCompileServer:
         mime_type="text/markdown",
     )
     def mechanism(mechanism_id: str) -> str:
-        from warp_compile.probe.knowledge import UnknownMechanism, get, render_text
+        from warp_compile.probe.knowledge import UnknownMechanism, get
+        from warp_compile.probe.render.mechanism import render_text
 
         try:
             return render_text(get(mechanism_id))

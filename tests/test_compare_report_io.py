@@ -13,8 +13,9 @@ from warp_compile.cli import main
 from warp_compile.probe.errors import ReportError, UsageError
 from warp_compile.probe.models import Report, Warn, WarningCode, warn
 from warp_compile.probe.render import warnings as render_warnings
-from warp_compile.probe.report_text import render_report
-from warp_compile.probe.summary import render_summary, summarize
+from warp_compile.probe.render.report import render_report
+from warp_compile.probe.render.summary import render_summary
+from warp_compile.probe.summary import summarize
 
 
 def test_save_then_load_gives_the_same_report_with_readable_warnings(tmp_path: Path) -> None:

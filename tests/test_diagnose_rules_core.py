@@ -14,10 +14,11 @@ import pytest
 from tests.conftest import FIXTURES, fixture_case
 from tests.helpers import synth_build
 from warp_compile.probe import diagnose as diagnose_mod
-from warp_compile.probe.diagnose import diagnose, render_text
+from warp_compile.probe.diagnose import diagnose
 from warp_compile.probe.diagnosis_models import Diagnosis, RuleResult
 from warp_compile.probe.hashdiff import explain_changes
 from warp_compile.probe.models import Build, KernelInfo, Launch, Report, RunResult, SampleResult, Trigger, WarningCode
+from warp_compile.probe.render.diagnosis import render_text
 from warp_compile.probe.rules import (
     RULES,
     cache_reuse,

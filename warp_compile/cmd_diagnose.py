@@ -114,7 +114,7 @@ def _from_command(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 
 def run(ns: argparse.Namespace) -> int:
-    from warp_compile.probe.diagnose import render_text
+    from warp_compile.probe.render.diagnosis import render_text
 
     report, diagnosis = _from_report(ns) if ns.report else _from_command(ns)
     emit(diagnosis, render_text(diagnosis), ns.json)

@@ -44,7 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(ns: argparse.Namespace) -> int:
     from warp_compile.probe.measure import measure
-    from warp_compile.probe.report_text import render_report
+    from warp_compile.probe.render.report import render_report
 
     # everything the run needs is checked before the first sample: a bad --json must not lose minutes of results
     if not ns.cmd_argv:

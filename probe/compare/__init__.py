@@ -7,6 +7,6 @@ reports are read with `Report.load`.
 
 from warp_compile.probe.compare.equivalence import check_equivalence, module_hash_rows
 from warp_compile.probe.compare.interleave import interleaved_compare
-from warp_compile.probe.compare.verdict import TIMING_FLOOR_MS, compare, fmt_ms
+from warp_compile.probe.compare.verdict import TIMING_FLOOR_MS, compare
 
-__all__ = ["TIMING_FLOOR_MS", "check_equivalence", "compare", "fmt_ms", "interleaved_compare", "module_hash_rows"]
+__all__ = ["TIMING_FLOOR_MS", "check_equivalence", "compare", "interleaved_compare", "module_hash_rows"]

@@ -23,6 +23,7 @@ from warp_compile.probe import stats
 from warp_compile.probe.compare.equivalence import check_equivalence, module_hash_rows, structure
 from warp_compile.probe.compare_models import CLOCK_TITLES, EXIT_CODES, Clock, Comparison, Equivalence, Structure
 from warp_compile.probe.models import Build, Report, Stat, Warn, WarningCode, warn
+from warp_compile.probe.render.fmt import fmt_num
 
 TIMING_FLOOR_MS = 5.0  # below this baseline median, a percentage band is meaningless: judge on counts
 MIN_TIMING_SAMPLES = 3  # fewer per arm: a timed move counts only where the work changed the same way
@@ -31,16 +32,6 @@ ERROR_STATUSES = ("error", "error_no_build")
 
 # ----------------------------------------------------------------------------------------------------------------
 # Clocks
-
-
-def fmt_ms(x: float | None, *, sign: bool = False) -> str:
-    """Milliseconds for people: thousands separators, one decimal below 100 ms."""
-    if x is None:
-        return "n/a"
-    f = "+" if sign else ""
-    if abs(x) >= 100:
-        return f"{x:{f},.0f}"
-    return f"{x:{f},.1f}"
 
 
 def _judge_clock(
@@ -79,16 +70,17 @@ def _judge_clock(
         else:
             c.outcome = "unchanged"
         shown = f"{counts_label} {counts_before} -> {counts_after}" if counts_known else f"{counts_label} unknown"
-        why = counts_only or f"baseline median {fmt_ms(bm)} ms is below the {fmt_ms(floor)} ms timing floor"
+        why = counts_only or f"baseline median {fmt_num(bm)} ms is below the {fmt_num(floor)} ms timing floor"
         c.note = f"{why}: judged on counts ({shown})"
         if not counts_known:
-            c.note += f"; without counts the floor serves as the band (median moved {fmt_ms(c.delta_ms, sign=True)} ms)"
+            moved = fmt_num(c.delta_ms, sign=True)
+            c.note += f"; without counts the floor serves as the band (median moved {moved} ms)"
         return c
     raw_band = stats.band(b) or 0.0
     c.band_ms = max(raw_band, floor)
     if raw_band < floor:
         c.note = (
-            f"band max(1% of median, 2 x MAD) = {fmt_ms(raw_band)} ms raised to the {fmt_ms(floor)} ms timing floor"
+            f"band max(1% of median, 2 x MAD) = {fmt_num(raw_band)} ms raised to the {fmt_num(floor)} ms timing floor"
         )
     if bm > 0:
         c.delta_pct = 100.0 * c.delta_ms / bm
@@ -292,17 +284,17 @@ def _moved(c: Clock) -> str:
     if c.judged == "counts":
         if c.counts_before is not None and c.counts_after is not None and c.counts_before != c.counts_after:
             return f"{c.title}: {c.counts_label} {word} {c.counts_before} -> {c.counts_after} (judged on counts)"
-        return f"{c.title} {word} by {fmt_ms(abs(c.delta_ms or 0))} ms, more than the {fmt_ms(c.band_ms)} ms floor"
+        return f"{c.title} {word} by {fmt_num(abs(c.delta_ms or 0))} ms, more than the {fmt_num(c.band_ms)} ms floor"
     pct = f" ({c.delta_pct:+.1f}%)" if c.delta_pct is not None else ""
     return (
-        f"{c.title} {word} {fmt_ms(stats.stat_median(c.before))} -> {fmt_ms(stats.stat_median(c.after))} ms{pct}, "
-        f"beyond its ±{fmt_ms(c.band_ms)} ms band"
+        f"{c.title} {word} {fmt_num(stats.stat_median(c.before))} -> {fmt_num(stats.stat_median(c.after))} ms{pct}, "
+        f"beyond its ±{fmt_num(c.band_ms)} ms band"
     )
 
 
 def _ignored(c: Clock) -> str:
     word = "fell" if c.outcome == "improved" else "rose"
-    return f"{c.title} {word} ({fmt_ms(c.delta_ms, sign=True)} ms) but is not judged because {c.left_out}"
+    return f"{c.title} {word} ({fmt_num(c.delta_ms, sign=True)} ms) but is not judged because {c.left_out}"
 
 
 def _work_direction(st: Structure, clock: str) -> int:
@@ -326,7 +318,7 @@ def _discount_thin_timing(clocks: list[Clock], st: Structure, few: int) -> None:
         direction = _work_direction(st, c.name)
         timed = -1 if c.outcome == "improved" else 1
         if st.identical_work:
-            moved = fmt_ms(abs(c.delta_ms or 0))
+            moved = fmt_num(abs(c.delta_ms or 0))
             why = f"the work is identical and {n} per arm cannot tell a {moved} ms move from noise"
         elif direction == -timed:
             less = "fewer" if direction < 0 else "more"

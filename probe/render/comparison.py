@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from warp_compile.probe import stats
-from warp_compile.probe.compare.verdict import fmt_ms
 from warp_compile.probe.compare_models import CLOCK_TITLES, Clock, Comparison
+from warp_compile.probe.render.fmt import fmt_num
 from warp_compile.probe.render.warnings import warning_text
 
 
@@ -46,12 +46,12 @@ def render_comparison(c: Comparison) -> str:
     lines.append("Clocks (median ms; band = max(1% of before median, 2 x before raw MAD)):")
     table = [("clock", "before", "after", "delta", "band", "judged", "")]
     for k in c.clocks:
-        delta = fmt_ms(k.delta_ms, sign=True)
+        delta = fmt_num(k.delta_ms, sign=True)
         if k.delta_pct is not None:
             delta += f" ({k.delta_pct:+.1f}%)"
-        bandtxt = f"±{fmt_ms(k.band_ms)}" if k.band_ms is not None else "n/a"
+        bandtxt = f"±{fmt_num(k.band_ms)}" if k.band_ms is not None else "n/a"
         if k.judged == "counts":
-            bandtxt = f"floor {fmt_ms(k.band_ms)}"
+            bandtxt = f"floor {fmt_num(k.band_ms)}"
         judged = k.judged
         if k.judged == "counts":
             judged = f"counts: {k.outcome}"
@@ -63,8 +63,8 @@ def render_comparison(c: Comparison) -> str:
         table.append(
             (
                 k.title,
-                fmt_ms(stats.stat_median(k.before)),
-                fmt_ms(stats.stat_median(k.after)),
+                fmt_num(stats.stat_median(k.before)),
+                fmt_num(stats.stat_median(k.after)),
                 delta,
                 bandtxt,
                 judged,
@@ -144,19 +144,19 @@ def _table(rows: Sequence[Sequence[str]], right: Sequence[int] = ()) -> list[str
 
 def _clock_phrase(c: Clock, *, with_band: bool = True) -> str:
     bm, am = stats.stat_median(c.before), stats.stat_median(c.after)
-    head = f"{c.title} {fmt_ms(bm)} -> {fmt_ms(am)} ms"
+    head = f"{c.title} {fmt_num(bm)} -> {fmt_num(am)} ms"
     if bm is None or am is None:
         return head + " (no data)"
     if c.judged == "counts":
         if c.counts_before is not None and c.counts_after is not None:
             return head + f" (judged on counts: {c.counts_label} {c.counts_before} -> {c.counts_after})"
-        return head + f" (no counts; judged against the {fmt_ms(c.band_ms)} ms timing floor)"
+        return head + f" (no counts; judged against the {fmt_num(c.band_ms)} ms timing floor)"
     bits = []
     if c.delta_pct is not None:
         bits.append(f"{c.delta_pct:+.1f}%")
     else:
-        bits.append(f"{fmt_ms(c.delta_ms, sign=True)} ms")
+        bits.append(f"{fmt_num(c.delta_ms, sign=True)} ms")
     if with_band and c.band_ms is not None:
-        bits.append(f"band ±{fmt_ms(c.band_ms)} ms")
+        bits.append(f"band ±{fmt_num(c.band_ms)} ms")
     return head + " (" + ", ".join(bits) + ")"
 
