@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from warp_compile.probe.models import Launch, Stat
+from warp_compile.probe.models import Launch, Stat, Warn
 
 COMPARISON_SCHEMA_VERSION = 1
 
@@ -155,6 +155,7 @@ class Interleaved(_Model):
     until_decided: bool = False
     decided: bool | None = None  # None when --until-decided was not asked for
     stopped_because: str = ""
+    settled: Verdict | None = None  # the verdict the bootstrap intervals settled on, when that stopped the run
     rule: str = ""
     min_pairs: int | None = None
     max_samples: int | None = None
@@ -176,7 +177,7 @@ class Comparison(_Model):
     equivalence: Equivalence
     structure: Structure = Field(default_factory=Structure)
     module_hashes: list[ModuleHashRow] = Field(default_factory=list)
-    warnings: list[str] = Field(default_factory=list)
+    warnings: list[Warn] = Field(default_factory=list)
     interleaved: Interleaved | None = None
     before_label: str = ""
     after_label: str = ""

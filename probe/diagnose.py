@@ -10,19 +10,17 @@ not the same as "nothing to gain".
 
 from __future__ import annotations
 
-import ast
-import textwrap
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
 from warp_compile.probe.diagnosis_models import Diagnosis, Finding, NotReached, RuleResult, Totals
 from warp_compile.probe.errors import UsageError
-from warp_compile.probe.hashdiff import explain_changes, render_change
-from warp_compile.probe.models import Report
-from warp_compile.probe.report_text import warp_text
+from warp_compile.probe.hashdiff import explain_changes
+from warp_compile.probe.models import Report, Warn, WarningCode, warn
+from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules import load_rules
-from warp_compile.probe.rules.context import RuleContext, fmt_ms
+from warp_compile.probe.rules.context import RuleContext
 from warp_compile.probe.scan_models import ScanFacts
 
 Progress = Callable[[str], None]
@@ -79,17 +77,13 @@ def _ok_samples(report: Report) -> int:
     return max(0, report.samples - report.failed_samples)
 
 
-def _samples_failed(report: Report) -> bool:
-    return report.samples > 0 and _ok_samples(report) == 0
-
-
-def _run_rules(ctx: RuleContext, warnings: list[str]) -> tuple[list[RuleResult], set[str]]:
+def _run_rules(ctx: RuleContext, warnings: list[Warn]) -> tuple[list[RuleResult], set[str]]:
     modules, skipped = load_rules()
     results: list[RuleResult] = []
     covered: set[str] = set()
     for name, why in skipped.items():
         if why != "not installed":
-            warnings.append(f"rule {name} skipped: {why}")
+            warnings.append(warn(WarningCode.RULE_SKIPPED, rule=name, why=why))
     for mod in modules:
         mech = str(mod.MECHANISM)
         covered.add(mech)
@@ -98,7 +92,8 @@ def _run_rules(ctx: RuleContext, warnings: list[str]) -> tuple[list[RuleResult],
             if not isinstance(res, RuleResult):
                 raise TypeError(f"returned {type(res).__name__}, not RuleResult")
         except Exception as exc:  # one broken rule costs one mechanism, never the diagnosis
-            warnings.append(f"rule {mod.__name__.rsplit('.', 1)[-1]} ({mech}) failed: {type(exc).__name__}: {exc}")
+            rule, error = mod.__name__.rsplit(".", 1)[-1], f"{type(exc).__name__}: {exc}"
+            warnings.append(warn(WarningCode.RULE_FAILED, rule=rule, mechanism=mech, error=error))
             results.append(
                 RuleResult(not_reached=[NotReached(mechanism=mech, reason=f"the rule failed ({type(exc).__name__})")])
             )
@@ -161,9 +156,8 @@ def diagnose(report: Report, scan: ScanFacts | None, root: str | Path | None = N
         totals=_totals(report),
         warnings=list(report.warnings),
     )
-    if _samples_failed(report):
-        last = report.sample_results[-1] if report.sample_results else None
-        why = (last.failure if last else None) or "failed"
+    if report.all_failed:
+        why, _ = report.last_failure()
         d.summary = f"Every sample failed ({why}): nothing to diagnose."
         return d
     if _compiled_nothing(report):
@@ -172,7 +166,7 @@ def diagnose(report: Report, scan: ScanFacts | None, root: str | Path | None = N
         d.summary = f"no Warp compilation observed: the command built and loaded no Warp module{why}."
         return d
     if scan is None:
-        d.warnings.append("no source scan: locations come from the measurement only")
+        d.warnings.append(warn(WarningCode.NO_SOURCE_SCAN))
     ctx = RuleContext(report=report, scan=scan, root=base)
     ctx.changes = explain_changes(report, rel=ctx.rel)
     d.hash_changes = ctx.changes
@@ -251,96 +245,3 @@ def diagnose_command(
     if progress:
         progress("rules")
     return report, diagnose(report, facts, root=src)
-
-
-# ---------------------------------------------------------------------------------------------- text
-
-
-def _is_code(line: str) -> bool:
-    """A line of a fix that is Python to paste (kept verbatim), not prose to wrap."""
-    stripped = line.strip()
-    if not stripped:
-        return False
-    try:
-        tree = ast.parse(stripped)
-    except SyntaxError:
-        return False
-    body = tree.body
-    return bool(body) and not (
-        len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, (ast.Name, ast.Constant))
-    )
-
-
-def _wrap(text: str, indent: str, first: str = "", width: int = 110) -> list[str]:
-    """Wrap prose; keep lines of code (a fix's snippet after a newline) whole, indented under the prose."""
-    hang = indent + " " * len(first)
-    out: list[str] = []
-    for n, part in enumerate(text.split("\n")):
-        lead = indent + first if n == 0 else hang
-        if n > 0 and _is_code(part):
-            out.append(hang + "    " + part.rstrip())
-            continue
-        out += textwrap.wrap(part, width=width, initial_indent=lead, subsequent_indent=hang, break_on_hyphens=False)
-    return out or [indent + first]
-
-
-def _finding_lines(i: int, f: Finding) -> list[str]:
-    head = f"{i}. {f.mechanism}  {f.title}"
-    out = [head, f"   {f.severity} severity, {f.confidence} confidence"]
-    if f.estimated_saving_ms is not None:
-        out += _wrap(f"~{fmt_ms(f.estimated_saving_ms)} ({f.saving_basis})", "   ", "saving   ")
-    elif f.saving_basis:
-        out += _wrap(f.saving_basis, "   ", "saving   ")
-    if f.modules:
-        out += _wrap(", ".join(f.modules), "   ", "modules  ")
-    for loc in f.locations:
-        note = f"  {loc.note}" if loc.note else ""
-        out.append(f"   where    {loc.file}:{loc.line}{note}")
-    out += _wrap(f.fix, "   ", "fix      ")
-    for e in f.evidence:
-        out += _wrap(e.fact, "   ", "because  " if e is f.evidence[0] else "         ")
-    for c in f.caveats:
-        out += _wrap(c, "   ", "caveat   ")
-    if f.excerpt:
-        out += _wrap(f.excerpt, "   ", "why      ")
-    return out
-
-
-def render_text(d: Diagnosis) -> str:
-    """The diagnosis for people: findings ranked by saving (location, fix, evidence), the reload log, then the rest."""
-    lines = [f"warp-compile diagnose: {' '.join(d.command)}"]
-    t = d.totals
-    facts = [warp_text(d.warp_version), f"{d.samples} sample{'s' if d.samples != 1 else ''}"]
-    if t.cold_module_ms is not None:
-        facts.append(f"cold module work {fmt_ms(t.cold_module_ms)} ({t.compiled} compiled of {t.builds} builds)")
-    if t.pch_ms:
-        several = f" (sum of {t.pch_builds} header builds on {t.pch_threads} threads)" if t.pch_builds > 1 else ""
-        facts.append(f"precompiled header {fmt_ms(t.pch_ms)}{several}")
-    if t.warm_module_ms is not None:
-        facts.append(f"warm module work {fmt_ms(t.warm_module_ms)}")
-    lines.append("  " + " · ".join(facts))
-    if d.source_root:
-        lines.append(f"  sources: {d.source_root}")
-    lines.append("")
-    lines += _wrap(d.summary, "")
-    if d.findings:
-        lines += ["", "Findings, largest estimated saving first:", ""]
-        for i, f in enumerate(d.findings, 1):
-            lines += _finding_lines(i, f)
-            lines.append("")
-    if d.hash_changes:
-        lines += ([""] if lines[-1] else []) + ["Why modules loaded again (diff from the closest earlier load):"]
-        for c in d.hash_changes:
-            lines += _wrap(render_change(c), "  ")
-    if d.ruled_out:
-        lines += ["", "Ruled out:"]
-        lines += [ln for r in d.ruled_out for ln in _wrap(r.signal, "  ", f"{r.mechanism:<6} ")]
-    if d.not_reached:
-        lines += ["", "Not reached:"]
-        lines += [ln for r in d.not_reached for ln in _wrap(r.reason, "  ", f"{r.mechanism:<6} ")]
-    if d.warnings:
-        lines += ["", "Warnings:"]
-        lines += [ln for w in d.warnings for ln in _wrap(w, "  ", "- ")]
-    return "\n".join(lines).rstrip() + "\n"
-
-

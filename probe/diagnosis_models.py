@@ -9,6 +9,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from warp_compile.probe.models import Warn
+
 Severity = Literal["high", "medium", "low", "info"]
 Confidence = Literal["high", "medium", "low"]
 
@@ -129,8 +131,7 @@ class Diagnosis(_Model):
     ruled_out: list[RuledOut] = Field(default_factory=list)
     not_reached: list[NotReached] = Field(default_factory=list)
     totals: Totals = Field(default_factory=Totals)
-    warnings: list[str] = Field(default_factory=list)
-    report_id: str | None = None  # set by the MCP server when it keeps the measurement
+    warnings: list[Warn] = Field(default_factory=list)
 
 
 class RuleResult(_Model):

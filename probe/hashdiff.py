@@ -11,7 +11,8 @@ Cause fields beyond `detail`: `kernel` is the kernel (or wp.func) key, `option` 
 the two values; for `same_hash_reload`, `option` names what dropped the loaded binary (`Module.unload`,
 `clear_kernel_cache`, `cache_kernels`) and `file`/`line` the call site.
 
-Pure: reads a Report, returns models; nothing here runs Warp.
+Pure: reads a Report, returns models; nothing here runs Warp. The one-line text of a change is
+`render.diagnosis.render_change`.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from collections.abc import Callable, Iterable
 
 from warp_compile.probe.diagnosis_models import Cause, HashChange
 from warp_compile.probe.models import ApiCall, Build, KernelInfo, Report
-from warp_compile.probe.report_text import short_path, trigger_text
+from warp_compile.probe.render.fmt import short_path, trigger_text
 
 # module="unique" modules are named `<kernel key>_<first 8 hex of the module hash>`
 _UNIQUE_RE = re.compile(r"^(?P<key>.+)_(?P<hash>[0-9a-f]{8})$")
@@ -385,37 +386,5 @@ def explain_changes(report: Report, rel: Rel | None = None) -> list[HashChange]:
     return changes
 
 
-# ---------------------------------------------------------------------------------------------- text
-
-
 def _short(file: str | None) -> str:
     return file or "?"
-
-
-def _verb(c: HashChange) -> str:
-    kinds = {x.kind for x in c.causes}
-    if c.status.startswith("error"):
-        return "failed to load again"
-    if kinds == {"different_device"}:
-        return f"built for {c.device}" if c.status == "compiled" else f"loaded for {c.device}"
-    if c.status == "cached":
-        return "reloaded from cache"
-    return "rebuilt"
-
-
-def _h7(h: str) -> str:
-    return h[:7]
-
-
-def render_change(c: HashChange) -> str:
-    """One torch-style line: module, old -> new hash, where the load came from, its cost, and the reasons."""
-    hashes = f"({_h7(c.from_hash)} -> {_h7(c.to_hash)})" if c.from_hash != c.to_hash else f"({_h7(c.to_hash)})"
-    at = f" at {c.trigger}" if c.trigger else ""
-    why = "; ".join(x.detail for x in c.causes) or "no recorded cause"
-    return f"module {c.module} {_verb(c)} {hashes}{at}, {c.cost_ms:,.0f} ms: {why}"
-
-
-def render_changes(changes: list[HashChange]) -> str:
-    if not changes:
-        return "no module loaded twice: every module family built once per device\n"
-    return "\n".join(render_change(c) for c in changes) + "\n"

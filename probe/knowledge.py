@@ -370,7 +370,7 @@ def search(keywords: str | list[str]) -> list[tuple[Mechanism, float]]:
     return results
 
 
-# ---------------------------------------------------------------------------------------------- rendering
+# ---------------------------------------------------------------------------------------------- excerpts
 
 
 def _plain(markdown: str) -> str:
@@ -393,22 +393,3 @@ def excerpt(mechanism_id: str, max_chars: int = 600) -> str:
         return window[: ends[-1]].strip()
     cut = window[:max_chars].rsplit(" ", 1)[0].rstrip(",;:")
     return cut + "…"
-
-
-def render_text(m: Mechanism) -> str:
-    """The mechanism for people at a terminal: header, the Markdown body, then how to verify."""
-    out = [f"{m.id}  {m.title}", f"backends: {', '.join(m.backends)}", ""]
-    out.append(m.body.rstrip())
-    out += ["", "## Verify the fix"]
-    out += [f"- {v}" for v in m.verification]
-    return "\n".join(out) + "\n"
-
-
-def render_list(rows: list[tuple[Mechanism, float | None]]) -> str:
-    """One line per mechanism: id, title, backends (and the search score when given)."""
-    width = max((len(m.id) for m, _ in rows), default=5)
-    lines = []
-    for m, score in rows:
-        prefix = f"{score:4.2f}  " if score is not None else ""
-        lines.append(f"{prefix}{m.id:<{width}}  {m.title}  [{', '.join(m.backends)}]")
-    return "\n".join(lines) + "\n"

@@ -15,7 +15,7 @@ from warp_compile import __version__
 from warp_compile.probe.errors import UsageError
 from warp_compile.probe.events import RunEvents, read_events
 from warp_compile.probe.logparse import builds_from_log
-from warp_compile.probe.models import Build, CacheFacts, Report, RunResult, SampleResult
+from warp_compile.probe.models import Build, CacheFacts, Report, RunResult, SampleResult, Warn, WarningCode, warn
 from warp_compile.probe.sandbox import RunOutcome, Sandbox, last_lines
 from warp_compile.probe.stats import median, overlap_factor, stat_of
 
@@ -182,45 +182,36 @@ def _is_inside(path: str | None, root: str) -> bool:
         return False
 
 
-def _warnings(data: list[SampleData], ok: list[SampleData], ref: SampleData | None) -> list[str]:
-    out: list[str] = []
+def _warnings(data: list[SampleData], ok: list[SampleData], ref: SampleData | None) -> list[Warn]:
+    out: list[Warn] = []
     failed = [s for s in data if not s.ok]
     if failed and ok:
-        out.append(
-            f"{len(failed)} of {len(data)} samples failed and are excluded from the statistics: "
-            + "; ".join(f"sample {s.index + 1}: {s.failure}" for s in failed)
-        )
+        each = [{"sample": s.index + 1, "failure": s.failure} for s in failed]
+        out.append(warn(WarningCode.SAMPLES_FAILED, failed=len(failed), samples=len(data), failures=each))
     if ref is None:
         return out
     ev = ref.cold.events
     if not ref.cold.events.hello:
-        out.append(
-            "the hook did not start in the measured process (python -I/-S, a non-Python command, or an "
-            "interpreter that ignores PYTHONPATH); builds were not recorded"
-        )
+        out.append(warn(WarningCode.HOOK_NOT_STARTED))
     elif not ev.warp_imported:
-        out.append("no Warp compilation observed: the command never imported warp")
+        out.append(warn(WarningCode.WARP_NOT_IMPORTED))
     elif not ev.builds:
-        out.append("no Warp compilation observed: warp was imported but no module was loaded")
+        out.append(warn(WarningCode.NO_MODULE_LOADED))
     if ev.hook.mode == "log":
-        out.append("Warp's loader could not be wrapped in this version; builds were parsed from its debug log")
+        out.append(warn(WarningCode.LOG_FALLBACK))
     for err in ev.hook.errors:
-        out.append(f"hook error (recorded, not raised): {err}")
+        out.append(warn(WarningCode.HOOK_ERROR, error=err))
     if ev.launches_truncated:
-        out.append(f"launch list truncated: {sum(lc.count for lc in ev.launches)} of {ev.launch_total} recorded")
+        recorded = sum(lc.count for lc in ev.launches)
+        out.append(warn(WarningCode.LAUNCHES_TRUNCATED, recorded=recorded, total=ev.launch_total))
     if ev.kernel_cache_dir and not _is_inside(ev.kernel_cache_dir, ref.sandbox_cache_dir):
-        out.append(
-            f"the app set its own kernel cache directory ({ev.kernel_cache_dir}), outside the sandbox's private "
-            "cache: the cold run may have reused builds from earlier runs and the warm run may not see this one's"
-        )
+        out.append(warn(WarningCode.CACHE_DIR_OUTSIDE, path=ev.kernel_cache_dir))
     if ref.warm and ref.warm.result.compiled:
-        out.append(
-            f"the warm re-run compiled {ref.warm.result.compiled} module(s) again: the cache is not reused between runs"
-        )
+        out.append(warn(WarningCode.WARM_RECOMPILED, modules=ref.warm.result.compiled))
     if len(ok) >= 2:
         cw = [s.cold.result.wall_ms for s in ok]
         if max(cw) > 1.5 * min(cw):
-            out.append("cold wall times vary by more than 50% between samples: the machine may be busy")
+            out.append(warn(WarningCode.COLD_WALL_VARIES))
     return out
 
 

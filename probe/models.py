@@ -6,17 +6,91 @@ Every duration is in milliseconds; every aggregate says over what it was taken.
 
 from __future__ import annotations
 
-from typing import Literal
+import json
+from enum import Enum
+from pathlib import Path
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, computed_field, model_validator
+
+from warp_compile.probe.errors import ReportError, UsageError
 
 SCHEMA_VERSION = 1
+REPORT_KIND = "warp-compile-report"
+# what every `measure` report carries (the contract named in the README); a file without one of them was damaged
+# or hand-made, and judging it would silently read defaults as measurements
+CONTRACT_FIELDS = (
+    "command", "cwd", "label", "warp_version", "python", "platform", "samples", "failed_samples",
+    "cold_module_ms", "warm_module_ms", "native_compile_ms", "codegen_ms", "pch_ms", "cold_wall_ms", "warm_wall_ms",
+    "compile_elapsed_ms", "overlap_factor", "generated_source_bytes", "lto_artifacts", "identities", "modules",
+    "builds", "warm_builds", "launches", "launch_count", "cache", "sample_results", "warnings", "hook",
+)  # fmt: skip
 
 BuildStatus = Literal["compiled", "cached", "error", "error_no_build", "skipped_failed_build"]
 
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="ignore")
+
+
+class WarningCode(str, Enum):
+    """What a warning is about. Callers decide on the code; the text is rendered from code and params at the edge
+    (`warp_compile.probe.render.warnings`), so rewording a message never changes behaviour."""
+
+    # measure (Report.warnings)
+    SAMPLES_FAILED = "samples_failed"  # failed, samples, failures [{sample, failure}]
+    HOOK_NOT_STARTED = "hook_not_started"
+    WARP_NOT_IMPORTED = "warp_not_imported"
+    NO_MODULE_LOADED = "no_module_loaded"
+    LOG_FALLBACK = "log_fallback"
+    HOOK_ERROR = "hook_error"  # error
+    LAUNCHES_TRUNCATED = "launches_truncated"  # recorded, total
+    CACHE_DIR_OUTSIDE = "cache_dir_outside"  # path
+    WARM_RECOMPILED = "warm_recompiled"  # modules
+    COLD_WALL_VARIES = "cold_wall_varies"
+    # compare (Comparison.warnings)
+    DIFFERENT_COMMANDS = "different_commands"  # before, after
+    DIFFERENT_SETUP = "different_setup"  # field (warp_version, python, machine, platform, tool_version), before, after
+    BEFORE_SAMPLES_FAILED = "before_samples_failed"  # failed, samples
+    FEW_SAMPLES = "few_samples"  # side, n
+    CACHE_LEFT_SANDBOX = "cache_left_sandbox"  # side
+    HOOK_ERRORS = "hook_errors"  # side, count, first
+    HOOK_MODES_DIFFER = "hook_modes_differ"  # before, after
+    LAUNCH_PREFIX_CHECKED = "launch_prefix_checked"  # checked, total
+    BEFORE_BUILD_ERRORS = "before_build_errors"  # count, module
+    NOT_SETTLED = "not_settled"  # pairs
+    TENTATIVE = "tentative"  # clocks
+    SETTLED_DIFFERS = "settled_differs"  # settled, verdict
+    # diagnose (Diagnosis.warnings)
+    RULE_SKIPPED = "rule_skipped"  # rule, why
+    RULE_FAILED = "rule_failed"  # rule, mechanism, error
+    NO_SOURCE_SCAN = "no_source_scan"  # cwd: set when the report's cwd was not a directory inside the allowed roots
+    # a warning read from an older report that stored only its text
+    TEXT = "text"  # text
+
+
+class Warn(_Model):
+    """One warning: a code plus its parameters; `message` is the rendered text, kept in the JSON for readers."""
+
+    code: WarningCode
+    params: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_text(cls, data: Any) -> Any:
+        # schema_version 1 reports written before warnings were typed hold plain strings
+        return {"code": WarningCode.TEXT, "params": {"text": data}} if isinstance(data, str) else data
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def message(self) -> str:
+        from warp_compile.probe.render.warnings import warning_text
+
+        return warning_text(self)
+
+
+def warn(code: WarningCode, **params: Any) -> Warn:
+    return Warn(code=code, params=params)
 
 
 class Stat(_Model):
@@ -226,5 +300,115 @@ class Report(_Model):
     imported_files: list[str] = Field(default_factory=list)  # module files it imported (not stdlib, not Warp)
     module_creations: list[ModuleCreation] = Field(default_factory=list)
     sample_results: list[SampleResult] = Field(default_factory=list)
-    warnings: list[str] = Field(default_factory=list)
+    warnings: list[Warn] = Field(default_factory=list)
     hook: HookInfo = Field(default_factory=HookInfo)
+
+    @property
+    def all_failed(self) -> bool:
+        """The measured command failed in every sample it was asked for: nothing was measured."""
+        return self.samples > 0 and self.failed_samples >= self.samples
+
+    def last_failure(self) -> tuple[str, str]:
+        """(why the last sample failed, the tail of its stderr): what a front end shows when all failed."""
+        last = self.sample_results[-1] if self.sample_results else None
+        if last is None:
+            return "failed", ""
+        tail = last.cold.stderr_tail or (last.warm.stderr_tail if last.warm else "")
+        return last.failure or "failed", tail
+
+    @classmethod
+    def load(cls, path: str | Path) -> Report:
+        """Read a measurement report. Any problem raises `ReportError`: one line naming the file and the cause."""
+        return _load(Path(path), str(path))
+
+    def save(self, path: str | Path) -> None:
+        """Write the report as JSON (the file `load` reads); the directory must exist, none is created."""
+        try:
+            Path(path).expanduser().write_text(self.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _load(p: Path, name: str) -> Report:
+    if not p.exists():
+        raise ReportError(f"{name}: no such file")
+    if p.is_dir():
+        raise ReportError(f"{name}: is a directory, not a report file")
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise ReportError(f"{name}: cannot read ({exc.strerror or exc})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ReportError(f"{name}: not a JSON report (the file is not UTF-8 text)") from None
+    if not text.strip():
+        raise ReportError(f"{name}: empty file, not a JSON report")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        body = text.strip()
+        opened = body[:1] in "{["
+        truncated = exc.pos >= len(text.rstrip()) or (opened and body[-1:] not in "}]")
+        what = "truncated JSON (the file ends early)" if truncated and opened else "not valid JSON"
+        raise ReportError(f"{name}: {what} ({exc.msg}: line {exc.lineno} column {exc.colno})") from None
+    _check_header(data, name)
+    try:
+        return Report.model_validate(data)
+    except ValidationError as exc:
+        raise ReportError(f"{name}: invalid report ({_first_error(exc)})") from None
+
+
+def _check_header(data: Any, name: str) -> None:
+    """Kind, schema version and contract fields, each with its own line, before pydantic reads the rest."""
+    if not isinstance(data, dict):
+        raise ReportError(f"{name}: JSON {_json_type(data)}, not a warp-compile report object")
+    kind = data.get("kind")
+    if kind != REPORT_KIND:
+        if kind is None:
+            raise ReportError(f"{name}: not a warp-compile report (no 'kind' field)")
+        if kind == "warp-compile-comparison":
+            raise ReportError(f"{name}: a comparison result, not a measurement report (pass two `measure` reports)")
+        raise ReportError(f"{name}: not a warp-compile report (kind {kind!r}, expected {REPORT_KIND!r})")
+    version = data.get("schema_version")
+    if version is None:
+        raise ReportError(f"{name}: report has no schema_version")
+    if isinstance(version, bool) or not isinstance(version, int) or version != SCHEMA_VERSION:
+        raise ReportError(
+            f"{name}: report schema_version {version!r}; this warp-compile reads schema_version {SCHEMA_VERSION}"
+        )
+    missing = [f for f in CONTRACT_FIELDS if f not in data]
+    if missing:
+        shown = ", ".join(missing[:4]) + (f" and {len(missing) - 4} more" if len(missing) > 4 else "")
+        raise ReportError(f"{name}: damaged report (missing {shown})")
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if value is None:
+        return "null"
+    return type(value).__name__
+
+
+def _first_error(exc: ValidationError) -> str:
+    errors = exc.errors()
+    if not errors:
+        return "validation failed"
+    e = errors[0]
+    loc = ".".join(str(x) for x in e.get("loc", ())) or "(root)"
+    msg = f"{loc}: {e.get('msg', 'invalid')}"
+    if "input" in e and e.get("type") != "missing":
+        shown = repr(e["input"])
+        if len(shown) > 40:
+            shown = shown[:37] + "..."
+        msg += f", got {shown}"
+    if len(errors) > 1:
+        msg += f"; and {len(errors) - 1} more error{'s' if len(errors) > 2 else ''}"
+    return msg

@@ -10,8 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from warp_compile.probe.models import Build, Report, Stat
-from warp_compile.probe.report_text import short_path, stat_text, trigger_text, warp_text
+from warp_compile.probe.models import Build, Report, Stat, Warn
+from warp_compile.probe.render.fmt import short_path, trigger_text
 
 LARGEST_BUILDS = 10
 
@@ -87,7 +87,7 @@ class MeasureSummary(_Model):
         default_factory=list, description="modules the warm re-run compiled again (cache not reused)"
     )
     sample_failures: list[str] = Field(default_factory=list)
-    warnings: list[str] = Field(default_factory=list)
+    warnings: list[Warn] = Field(default_factory=list)
 
 
 def _clock(s: Stat) -> ClockSummary:
@@ -169,36 +169,3 @@ def summarize(
 def _last_line(text: str) -> str:
     lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
     return lines[-1][:200] if lines else ""
-
-
-def _c(c: ClockSummary) -> str:
-    return stat_text(c.median_ms, c.mad_ms, c.n)
-
-
-def render_summary(s: MeasureSummary, builds: int = 5) -> str:
-    """A few lines for people and for clients that show only text."""
-    head = f"measured: {' '.join(s.command)}" + (f"  [{s.label}]" if s.label else "")
-    out = [head, f"  {warp_text(s.warp_version)} · {s.ok_samples}/{s.samples} samples ok · median ± MAD"]
-    c = s.clocks
-    out.append(f"  compile elapsed {_c(c.compile_elapsed)} · cold wall {_c(c.cold_wall)} · warm wall {_c(c.warm_wall)}")
-    out.append(
-        f"  cold module work {_c(c.cold_module)} · native {_c(c.native_compile)} · warm module {_c(c.warm_module)}"
-    )
-    out.append(
-        f"  identities {s.identities} · modules {s.modules} · builds {s.builds} ({s.compiled} compiled,"
-        f" {s.cached} cached, {s.errors} errors) · launches {s.launch_count}"
-    )
-    for b in s.largest_builds[:builds]:
-        bd = "" if b.block_dim is None else f" bd={b.block_dim}"
-        out.append(f"    {b.ms:>9.1f} ms  {b.status:<9} {b.module} {b.hash_short} {b.device}{bd}  {b.trigger or '-'}")
-    if s.warm_recompiled_modules:
-        out.append(f"  warm re-run compiled again: {', '.join(s.warm_recompiled_modules)}")
-    for f in s.sample_failures:
-        out.append(f"  failed: {f}")
-    for w in s.warnings:
-        out.append(f"  warning: {w}")
-    if s.report_uri:
-        out.append(f"  full report: {s.report_uri}" + (f" (also written to {s.json_path})" if s.json_path else ""))
-    elif s.json_path:
-        out.append(f"  full report written to {s.json_path}")
-    return "\n".join(out)

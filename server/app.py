@@ -24,10 +24,11 @@ from warp_compile.probe.compare_models import Comparison
 from warp_compile.probe.diagnosis_models import Diagnosis
 from warp_compile.probe.errors import WarpCompileError
 from warp_compile.probe.knowledge import Mechanism
-from warp_compile.probe.models import Report
+from warp_compile.probe.models import Report, WarningCode, warn
 from warp_compile.probe.summary import MeasureSummary
 from warp_compile.server import prompt as prompt_text
 from warp_compile.server.confine import Confinement, roots_from_uris
+from warp_compile.server.results import ServedDiagnosis
 from warp_compile.server.runner import Progress, run_core
 from warp_compile.server.store import ReportStore, looks_like_id, report_uri
 
@@ -161,7 +162,8 @@ async def measure(
     from warp_compile.io import write_json
     from warp_compile.probe.measure import check_inputs
     from warp_compile.probe.measure import measure as core_measure
-    from warp_compile.probe.summary import render_summary, summarize
+    from warp_compile.probe.render.summary import render_summary
+    from warp_compile.probe.summary import summarize
 
     server = _server(ctx)
     roots = _client_roots(client_roots)
@@ -194,14 +196,11 @@ def _check_command(command: list[str]) -> None:
 
 
 def _all_failed(report: Report, report_id: str) -> None:
-    if report.samples and report.failed_samples >= report.samples and report.sample_results:
-        last = report.sample_results[-1]
-        tail = last.cold.stderr_tail or (last.warm.stderr_tail if last.warm else "")
+    if report.all_failed:
+        failure, tail = report.last_failure()
         lines = [ln.strip() for ln in tail.splitlines() if ln.strip()]
         why = f": {lines[-1][:200]}" if lines else ""
-        raise ToolError(
-            f"every sample failed ({last.failure or 'failed'}){why}; stderr and details in {report_uri(report_id)}"
-        )
+        raise ToolError(f"every sample failed ({failure}){why}; stderr and details in {report_uri(report_id)}")
 
 
 async def diagnose(
@@ -216,7 +215,7 @@ async def diagnose(
     ] = None,
     samples: Annotated[int, Field(ge=1, le=50, description="cold+warm pairs when measuring")] = 1,
     client_roots: Annotated[ListRootsResult | None, Resolve(_diagnose_roots)] = None,
-) -> Annotated[CallToolResult, Diagnosis]:
+) -> Annotated[CallToolResult, ServedDiagnosis]:
     """Name why the app compiles: findings per mechanism (CS-1..CS-13) ranked by estimated saving, each with its
     evidence, the line to change, the fix and caveats; plus every module rebuilt under a new identity and why,
     and what was ruled out. Give `command` (+ `cwd`) to measure now, or `report` to reuse a measurement."""
@@ -236,11 +235,8 @@ async def diagnose(
 
             diagnosis = await run_core(work, Progress(ctx, expected=2), exclusive=False)
             if root is None:
-                diagnosis.warnings = [w for w in diagnosis.warnings if not w.startswith("no source scan")]
-                diagnosis.warnings.append(
-                    f"no source scan: the report's cwd {rep.cwd} is not a directory inside the allowed roots, so "
-                    "locations come from the measurement only"
-                )
+                diagnosis.warnings = [w for w in diagnosis.warnings if w.code != WarningCode.NO_SOURCE_SCAN]
+                diagnosis.warnings.append(warn(WarningCode.NO_SOURCE_SCAN, cwd=rep.cwd))
         else:
             from warp_compile.probe.measure import check_inputs
 
@@ -258,13 +254,12 @@ async def diagnose(
             )
             report_id = server.store.add(rep)
             _all_failed(rep, report_id)
-    from warp_compile.probe.diagnose import render_text
+    from warp_compile.probe.render.diagnosis import render_text
 
-    diagnosis.report_id = report_id
     text = render_text(diagnosis)
     if report_id:
         text = text.rstrip() + f"\nfull report: {report_uri(report_id)}\n"
-    return _result(diagnosis, text)
+    return _result(ServedDiagnosis.of(diagnosis, report_id), text)
 
 
 def _source_root(server: WarpCompileServer, rep: Report, roots: Sequence[Path]) -> Path | None:
@@ -294,8 +289,6 @@ async def _load_report(
     """A kept report by id, or a report JSON file inside the allowed roots."""
     import anyio.to_thread
 
-    from warp_compile.probe.compare import load_report
-
     kept = server.store.get(ref)
     if kept is not None:
         return kept, ref.strip()
@@ -304,7 +297,7 @@ async def _load_report(
             f"{what}: unknown report_id {ref!r}: ids live as long as the server process; pass a report JSON path"
         )
     path = server.confinement.check(ref, what, roots)
-    return await anyio.to_thread.run_sync(load_report, path), None
+    return await anyio.to_thread.run_sync(Report.load, path), None
 
 
 async def compare(
@@ -317,7 +310,7 @@ async def compare(
     Verdict IMPROVED / INCONCLUSIVE / REGRESSION / INVALID / UNVERIFIED with the reason, each clock against its
     noise band, and the module hashes that changed."""
     from warp_compile.probe.compare import compare as core_compare
-    from warp_compile.probe.compare import render_text
+    from warp_compile.probe.render.comparison import render_comparison
 
     server = _server(ctx)
     roots = _client_roots(client_roots)
@@ -330,7 +323,7 @@ async def compare(
             before_label=(b_id or before) + (f" [{b.label}]" if b.label else ""),
             after_label=(a_id or after) + (f" [{a.label}]" if a.label else ""),
         )
-    return _result(result, render_text(result))
+    return _result(result, render_comparison(result))
 
 
 def explain_mechanism(
@@ -340,7 +333,8 @@ def explain_mechanism(
 ) -> Annotated[CallToolResult, Mechanism]:
     """Explain a compile-time mechanism: what happens, how warp-compile sees it, the fix, when not to apply it,
     and how to verify the fix; with the structured fields (signals, applies_when, fix, verification, ...)."""
-    from warp_compile.probe.knowledge import UnknownMechanism, get, normalize_id, render_text, search
+    from warp_compile.probe.knowledge import UnknownMechanism, get, normalize_id, search
+    from warp_compile.probe.render.mechanism import render_text
 
     note = ""
     try:
@@ -397,7 +391,8 @@ def create_server(roots: Sequence[Path]) -> WarpCompileServer:
         mime_type="text/markdown",
     )
     def mechanism(mechanism_id: str) -> str:
-        from warp_compile.probe.knowledge import UnknownMechanism, get, render_text
+        from warp_compile.probe.knowledge import UnknownMechanism, get
+        from warp_compile.probe.render.mechanism import render_text
 
         try:
             return render_text(get(mechanism_id))

@@ -31,12 +31,13 @@ def _dump(model) -> str:  # type: ignore[no-untyped-def]
 
 def render_case(case_dir: Path) -> dict[str, str]:
     from warp_compile.probe.compare import compare
-    from warp_compile.probe.compare import render_text as compare_text
     from warp_compile.probe.diagnose import diagnose
-    from warp_compile.probe.diagnose import render_text as diagnosis_text
-    from warp_compile.probe.report_text import render_report
+    from warp_compile.probe.render.comparison import render_comparison as compare_text
+    from warp_compile.probe.render.diagnosis import render_text as diagnosis_text
+    from warp_compile.probe.render.report import render_report
+    from warp_compile.probe.render.summary import render_summary
     from warp_compile.probe.scan import scan
-    from warp_compile.probe.summary import render_summary, summarize
+    from warp_compile.probe.summary import summarize
 
     out: dict[str, str] = {}
     source = FIXTURES / case_dir.name / "project"

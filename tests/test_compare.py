@@ -12,16 +12,17 @@ import pytest
 
 from warp_compile.cli import main
 from warp_compile.probe import stats
-from warp_compile.probe.compare import (
-    check_equivalence,
-    compare,
-    interleaved_compare,
-    load_report,
-    render_text,
-)
+from warp_compile.probe.compare import check_equivalence, compare, interleaved_compare
 from warp_compile.probe.compare_models import Comparison
 from warp_compile.probe.errors import ReportError
-from warp_compile.probe.models import Build, HookInfo, Launch, Report, RunResult, SampleResult, Site
+from warp_compile.probe.models import Build, HookInfo, Launch, Report, RunResult, SampleResult, Site, WarningCode
+from warp_compile.probe.render.comparison import render_comparison as render_text
+
+load_report = Report.load
+
+
+def codes(c: Comparison) -> list[WarningCode]:
+    return [w.code for w in c.warnings]
 
 # ----------------------------------------------------------------------------------------------------------------
 # Synthetic reports
@@ -164,7 +165,7 @@ def test_churn_fix_is_improved():
     assert not next(r for r in c.module_hashes if r.module == "lib").changed
     text = render_text(c)
     first = text.splitlines()[0]
-    assert first.startswith("IMPROVED: compile elapsed 3,120 -> 1,450 ms (-53.5%, band ±31.2 ms).")
+    assert first.startswith("IMPROVED: compile elapsed 3,120 -> 1,450 ms (-53.5%, band ±31 ms).")
 
 
 def test_dropped_launch_is_invalid():
@@ -260,7 +261,7 @@ def test_changed_work_with_summed_clock_up_is_a_regression():
 def test_elapsed_regression():
     c = compare(report(), report(elapsed=(3400.0, 3420.0, 3390.0)))
     assert c.verdict == "REGRESSION"
-    assert c.reason.startswith("compile elapsed rose 3,000 -> 3,400 ms (+13.3%), beyond its ±30.0 ms band")
+    assert c.reason.startswith("compile elapsed rose 3,000 -> 3,400 ms (+13.3%), beyond its ±30 ms band")
 
 
 def test_cache_fix_is_improved_through_the_warm_repeat():
@@ -358,7 +359,9 @@ def test_truncated_launch_lists_compare_prefix_and_totals():
     after_same = report(launch_count=5000, launches_truncated=True)
     c = compare(before, after_same)
     assert c.equivalence.status == "equivalent"
-    assert "truncated" in c.equivalence.note and any("truncated" in w for w in c.warnings)
+    assert "truncated" in c.equivalence.note and codes(c) == [WarningCode.LAUNCH_PREFIX_CHECKED]
+    assert c.warnings[0].params == {"checked": c.equivalence.checked_launches, "total": 5000}
+    assert c.warnings[0].message == c.equivalence.note  # the note and the warning say the same
     after_fewer = report(launch_count=4999, launches_truncated=True)
     assert compare(before, after_fewer).verdict == "INVALID"
 
@@ -366,7 +369,9 @@ def test_truncated_launch_lists_compare_prefix_and_totals():
 def test_warnings_for_different_command_version_machine():
     after = report(command=["python", "other.py"], warp_version="1.18.0", machine="aarch64", python="3.11.9")
     c = compare(report(), after)
-    text = " | ".join(c.warnings)
+    assert codes(c) == [WarningCode.DIFFERENT_COMMANDS] + [WarningCode.DIFFERENT_SETUP] * 3
+    assert [w.params["field"] for w in c.warnings[1:]] == ["warp_version", "python", "machine"]
+    text = " | ".join(w.message for w in c.warnings)
     assert "different commands" in text
     assert "Warp versions: 1.19.0 vs 1.18.0" in text
     assert "machines" in text and "Python" in text
@@ -375,7 +380,9 @@ def test_warnings_for_different_command_version_machine():
 
 def test_few_samples_warn():
     c = compare(report(elapsed=(3000.0, 3010.0)), report())
-    assert any("only 2 successful samples" in w for w in c.warnings)
+    few = [w for w in c.warnings if w.code == WarningCode.FEW_SAMPLES]
+    assert [w.params for w in few] == [{"side": "BEFORE", "n": 2}]
+    assert "only 2 successful samples" in few[0].message
 
 
 def test_json_and_text_come_from_one_model():
@@ -576,7 +583,7 @@ def test_until_decided_stops_at_four_pairs_on_a_clear_improvement(tmp_path):
     mock = MockExecutor({"A": {"elapsed": [3000, 3010, 2990, 3005]}, "B": {"elapsed": [1500, 1490, 1510, 1495]}})
     c, _ = _run(mock, tmp_path, until_decided=True, max_samples=20)
     assert c.interleaved.pairs == 4 and c.interleaved.decided is True
-    assert c.verdict == "IMPROVED"
+    assert c.verdict == "IMPROVED" and c.interleaved.settled == "IMPROVED" and not c.warnings
     el = next(d for d in c.interleaved.clocks if d.name == "compile_elapsed")
     assert el.outcome == "improved" and el.ci_high_ms < -el.band_ms
     assert "bootstrap" in c.interleaved.rule
@@ -592,7 +599,7 @@ def test_until_decided_noisy_runs_to_max_and_says_so(tmp_path):
     c, _ = _run(mock, tmp_path, until_decided=True, max_samples=6)
     assert c.interleaved.pairs == 6 and c.interleaved.decided is False
     assert "max-samples 6" in c.interleaved.stopped_because
-    assert any("before the verdict settled" in w for w in c.warnings)
+    assert codes(c) == [WarningCode.NOT_SETTLED] and c.interleaved.settled is None
     assert c.verdict == "INCONCLUSIVE"
 
 
@@ -727,10 +734,11 @@ def test_interleaved_verdict_whose_interval_still_reaches_the_band_is_marked_ten
     assert c.verdict == "IMPROVED"
     el = next(d for d in c.interleaved.clocks if d.name == "compile_elapsed")
     assert el.outcome == "undecided"
-    assert any(w.startswith("tentative: the medians put compile elapsed beyond the band") for w in c.warnings)
+    assert codes(c) == [WarningCode.TENTATIVE] and c.warnings[0].params == {"clocks": ["compile_elapsed"]}
+    assert c.warnings[0].message.startswith("tentative: the medians put compile elapsed beyond the band")
 
 
 def test_interleaved_clear_verdict_is_not_tentative(tmp_path):
     mock = MockExecutor({"A": {"elapsed": [3000, 3010, 2990, 3005]}, "B": {"elapsed": [1500, 1490, 1510, 1495]}})
     c, _ = _run(mock, tmp_path, samples=4, warmup=0)
-    assert c.verdict == "IMPROVED" and not any(w.startswith("tentative") for w in c.warnings)
+    assert c.verdict == "IMPROVED" and WarningCode.TENTATIVE not in codes(c)

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from warp_compile.cli import main
-from warp_compile.probe.compare import compare, render_text
+from warp_compile.probe.compare import compare
 from warp_compile.probe.models import Report
+from warp_compile.probe.render.comparison import render_comparison as render_text
 
 pytestmark = pytest.mark.slow
 

@@ -77,7 +77,7 @@ def test_report_without_sources_still_diagnoses(tmp_path: Path, capsys: pytest.C
     path = _write(tmp_path, _report("/nonexistent/project"))
     assert main(["diagnose", "--report", path, "--json", "-"]) == 0
     d = json.loads(capsys.readouterr().out)
-    assert d["source_root"] is None and any("no source scan" in w for w in d["warnings"])
+    assert d["source_root"] is None and [w["code"] for w in d["warnings"]] == ["no_source_scan"]
 
 
 @pytest.mark.parametrize(

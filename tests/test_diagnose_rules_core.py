@@ -14,10 +14,11 @@ import pytest
 from tests.conftest import FIXTURES, fixture_case
 from tests.helpers import synth_build
 from warp_compile.probe import diagnose as diagnose_mod
-from warp_compile.probe.diagnose import diagnose, render_text
+from warp_compile.probe.diagnose import diagnose
 from warp_compile.probe.diagnosis_models import Diagnosis, RuleResult
 from warp_compile.probe.hashdiff import explain_changes
-from warp_compile.probe.models import Build, KernelInfo, Launch, Report, RunResult, SampleResult, Trigger
+from warp_compile.probe.models import Build, KernelInfo, Launch, Report, RunResult, SampleResult, Trigger, WarningCode
+from warp_compile.probe.render.diagnosis import render_text
 from warp_compile.probe.rules import (
     RULES,
     cache_reuse,
@@ -330,7 +331,9 @@ def test_diagnose_survives_missing_and_broken_rules(monkeypatch: pytest.MonkeyPa
     mods, skipped = load_rules()
     assert skipped == {"does_not_exist_yet": "not installed"}
     d = diagnose(R([B(1, "app.kernels", [K("a")])]), None)
-    assert any("broken_rule (CS-1) failed: RuntimeError: boom" in w for w in d.warnings)
+    failed = [w for w in d.warnings if w.code == WarningCode.RULE_FAILED]
+    assert [w.params for w in failed] == [{"rule": "broken_rule", "mechanism": "CS-1", "error": "RuntimeError: boom"}]
+    assert "broken_rule (CS-1) failed: RuntimeError: boom" in render_text(d)
     assert {n.mechanism for n in d.not_reached} >= {"CS-1", "CS-2"}  # failed rule, and rules not installed
 
 

@@ -9,11 +9,10 @@ from warp_compile.probe.hashdiff import (
     diff_builds,
     explain_changes,
     module_family,
-    render_change,
-    render_changes,
     unique_family,
 )
 from warp_compile.probe.models import ApiCall, Build, KernelInfo, Report, Site, Trigger
+from warp_compile.probe.render.diagnosis import render_change, render_changes
 
 CWD = "/proj"
 OPTS = {"fast_math": "False", "mode": "release", "block_dim": "1", "enable_backward": "True"}

@@ -14,6 +14,7 @@ import pytest
 from tests.helpers import interpreters as _interpreters
 from tests.test_measure import CLEAR_APP, OPTIONS_APP, line_of, write_app
 from warp_compile.probe.measure import measure
+from warp_compile.probe.models import WarningCode
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -71,4 +72,4 @@ def test_log_fallback_recovers_builds_when_the_loader_cannot_be_wrapped(python, 
     assert all(b.block_dim == 1 for b in builds)
     if tuple(int(x) for x in report.warp_version.split(".")[:2]) >= (1, 13):
         assert all(b.native_ms > 0 for b in builds)  # the "Compile x86" timer prints at debug level
-    assert any("parsed from its debug log" in w for w in report.warnings)
+    assert WarningCode.LOG_FALLBACK in [w.code for w in report.warnings]

@@ -13,6 +13,7 @@ import pytest
 from warp_compile.cli import main
 from warp_compile.probe import knowledge
 from warp_compile.probe.errors import UsageError
+from warp_compile.probe.render.mechanism import render_text
 
 REPO = Path(__file__).resolve().parents[1]
 SEED_DIR = REPO.parent / "shared" / "seed"
@@ -119,7 +120,7 @@ def test_excerpt_is_short_and_ends_at_a_sentence():
 
 
 def test_render_text_has_header_and_sections():
-    text = knowledge.render_text(knowledge.get("CS-10"))
+    text = render_text(knowledge.get("CS-10"))
     assert text.startswith("CS-10  Backward code generated but never used")
     for section in knowledge.REQUIRED_SECTIONS:
         assert f"## {section}" in text

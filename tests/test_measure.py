@@ -14,6 +14,7 @@ import pytest
 from tests.helpers import alive
 from warp_compile.cli import main
 from warp_compile.probe.measure import measure
+from warp_compile.probe.models import WarningCode
 
 OPTIONS_APP = """\
 import warp as wp
@@ -135,7 +136,7 @@ def test_cache_thrown_away_each_run_makes_warm_as_costly_as_cold(tmp_path):
     assert cold == ["compiled"] and warm == ["compiled"]
     assert [c.api for c in report.cache.calls] == ["clear_kernel_cache"]
     assert report.cache.calls[0].site.line == line_of(CLEAR_APP, "wp.clear_kernel_cache()")
-    assert any("warm re-run compiled" in w for w in report.warnings)
+    assert [(w.code, w.params) for w in report.warnings] == [(WarningCode.WARM_RECOMPILED, {"modules": 1})]
 
 
 @pytest.mark.slow
@@ -145,7 +146,8 @@ def test_app_with_its_own_cache_dir_is_reported(tmp_path):
     report = measure([sys.executable, "-m", "app", str(own)], root, samples=1)
     assert report.cache.left_sandbox
     assert report.cache.kernel_cache_dir.startswith(str(own))
-    assert any("its own kernel cache directory" in w for w in report.warnings)
+    outside = [w for w in report.warnings if w.code == WarningCode.CACHE_DIR_OUTSIDE]
+    assert [w.params["path"] for w in outside] == [report.cache.kernel_cache_dir]
 
 
 @pytest.mark.slow
@@ -170,7 +172,7 @@ def test_command_that_compiles_nothing(tmp_path):
     assert report.failed_samples == 0
     assert report.builds == [] and report.identities == 0
     assert report.warp_version is None
-    assert any("no Warp compilation observed" in w for w in report.warnings)
+    assert [w.code for w in report.warnings] == [WarningCode.WARP_NOT_IMPORTED]
 
 
 def test_failing_command_exits_1_with_its_stderr(tmp_path, capsys):

@@ -144,7 +144,7 @@ def small_signal(res) -> str:  # type: ignore[no-untyped-def]
 
 
 def about_ms(signal: str) -> float:
-    m = re.search(r"about ([\d,]+) ms", signal)
+    m = re.search(r"about ([\d,.]+) ms", signal)
     assert m, signal
     return float(m.group(1).replace(",", ""))
 

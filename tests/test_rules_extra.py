@@ -170,7 +170,7 @@ def test_cs13_cpu_only_not_reached_with_ceiling() -> None:
     res = serial_modules.evaluate(ctx_of(report(builds, overlap_factor=1.0)))
     assert res.findings == []
     (nr,) = res.not_reached
-    assert "CS-8" in nr.reason and "2000 ms" in nr.reason and "2.00x" in nr.reason
+    assert "CS-8" in nr.reason and "2,000 ms" in nr.reason and "2.00x" in nr.reason
 
 
 def test_cs13_cuda_serial_modules_fire_with_named_preload() -> None:
@@ -400,7 +400,7 @@ def test_cs12_pch_off_on_cpu_estimates_from_native_and_names_the_setting() -> No
     assert [(loc.file, loc.line) for loc in f.locations] == [("app/__main__.py", 5)]
     # each module capped at the 1.19 header parse cost, minus the one header build (notes figure) that comes back
     assert f.estimated_saving_ms == pytest.approx(3 * 860.0 - 1590.0)
-    assert "net" in f.saving_basis and "2580" in f.saving_basis
+    assert "net" in f.saving_basis and "2,580 ms" in f.saving_basis
 
 
 def test_cs12_pch_off_has_no_cpu_effect_before_warp_113() -> None:

@@ -21,9 +21,10 @@ from tests.helpers import alive as _alive
 from warp_compile.probe.compare_models import Comparison
 from warp_compile.probe.diagnosis_models import Diagnosis
 from warp_compile.probe.knowledge import Mechanism
-from warp_compile.probe.models import Report
+from warp_compile.probe.models import Report, WarningCode
 from warp_compile.probe.summary import MeasureSummary
 from warp_compile.server.app import WarpCompileServer, create_server
+from warp_compile.server.results import ServedDiagnosis
 from warp_compile.server.runner import WAITING, measurement_running
 
 PY = sys.executable
@@ -222,7 +223,7 @@ async def test_measure_returns_summary_resource_and_json(
     assert s.samples == 2 and s.ok_samples == 2 and s.label == "base"
     assert s.clocks.cold_wall.n == 2 and s.clocks.cold_wall.median_ms is not None
     assert s.json_path == str((project / "out" / "b.json").resolve())
-    assert any("no Warp compilation observed" in w for w in s.warnings)
+    assert WarningCode.WARP_NOT_IMPORTED in [w.code for w in s.warnings]
     assert len(json.dumps(r.structured_content)) < 8000
     assert "quick.py" in r.content[0].text and s.report_uri in r.content[0].text
 
@@ -436,7 +437,7 @@ async def test_diagnose_command_keeps_the_report_and_reports_progress(
             "diagnose", {"command": [PY, "quick.py"], "cwd": str(project)}, progress_callback=progress
         )
         assert not r.is_error, r.content
-        d = Diagnosis.model_validate(r.structured_content)
+        d = ServedDiagnosis.model_validate(r.structured_content)
         assert d.report_id
         full = await client.read_resource(f"warp-compile://reports/{d.report_id}")
         again = await client.call_tool("diagnose", {"report": d.report_id})
@@ -444,7 +445,7 @@ async def test_diagnose_command_keeps_the_report_and_reports_progress(
     assert progress.messages[:4] == ["sample 1: cold run", "sample 1: warm run", "scan: source", "rules: mechanisms"]
     assert f"warp-compile://reports/{d.report_id}" in r.content[0].text
     assert not again.is_error, again.content
-    assert Diagnosis.model_validate(again.structured_content).report_id == d.report_id
+    assert ServedDiagnosis.model_validate(again.structured_content).report_id == d.report_id
     assert fake_diagnose[-1][0] == "diagnose" and fake_diagnose[-1][1] is not None  # the source was scanned
 
 
@@ -468,10 +469,11 @@ async def test_diagnose_report_path_with_cwd_outside_skips_the_scan(
     async with Client(server) as client:
         r = await client.call_tool("diagnose", {"report": "moved.json"})
     assert not m.is_error and not r.is_error, r.content
-    d = Diagnosis.model_validate(r.structured_content)
+    d = ServedDiagnosis.model_validate(r.structured_content)
     assert d.report_id is None
-    scan_warnings = [w for w in d.warnings if "no source scan" in w]
-    assert len(scan_warnings) == 1 and "not a directory inside the allowed roots" in scan_warnings[0]
+    scan_warnings = [w for w in d.warnings if w.code == WarningCode.NO_SOURCE_SCAN]
+    assert [w.params for w in scan_warnings] == [{"cwd": str(tmp_path / "elsewhere")}]
+    assert "not a directory inside the allowed roots" in scan_warnings[0].message
     assert fake_diagnose[-1] == ("diagnose", None)
 
 

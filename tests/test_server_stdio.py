@@ -19,7 +19,7 @@ from mcp import Client, MCPError, StdioServerParameters
 from mcp_types import ListRootsResult, Root
 
 from tests.helpers import alive as _alive
-from warp_compile.probe.diagnosis_models import Diagnosis
+from warp_compile.server.results import ServedDiagnosis
 from warp_compile.server.store import report_uri
 
 PY = sys.executable
@@ -170,7 +170,7 @@ async def test_stdio_real_diagnose_finds_cs3_with_progress(app: Path, server_tmp
             read_timeout_seconds=600,
         )
         assert not r.is_error, r.content
-        d = Diagnosis.model_validate(r.structured_content)
+        d = ServedDiagnosis.model_validate(r.structured_content)
         full = await client.read_resource(report_uri(d.report_id or ""))
     assert len(events) >= 2, events
     assert [p for p, _, _ in events] == sorted(p for p, _, _ in events)

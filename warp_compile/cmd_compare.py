@@ -78,7 +78,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(ns: argparse.Namespace) -> int:
-    from warp_compile.probe.compare import compare, interleaved_compare, load_report, render_text
+    from warp_compile.probe.compare import compare, interleaved_compare
+    from warp_compile.probe.models import Report
+    from warp_compile.probe.render.comparison import render_comparison
 
     command = list(getattr(ns, "cmd_argv", []) or [])
     interleaved = ns.before_cwd is not None or ns.after_cwd is not None
@@ -131,8 +133,8 @@ def run(ns: argparse.Namespace) -> int:
             except OSError as exc:
                 raise UsageError(f"compare: {clip_path(r)}: {exc.strerror or exc}") from None
         check_json_dest(ns.json, inputs=ns.reports)
-        before = load_report(ns.reports[0])
-        after = load_report(ns.reports[1])
+        before = Report.load(ns.reports[0])
+        after = Report.load(ns.reports[1])
         result = compare(
             before,
             after,
@@ -140,5 +142,5 @@ def run(ns: argparse.Namespace) -> int:
             after_label=ns.reports[1] + (f" [{after.label}]" if after.label else ""),
         )
 
-    emit(result, render_text(result), ns.json)
+    emit(result, render_comparison(result), ns.json)
     return result.exit_code

@@ -65,8 +65,8 @@ def _source_dir(value: str) -> Path:
 
 
 def _from_report(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
-    from warp_compile.probe.compare import load_report
     from warp_compile.probe.diagnose import diagnose
+    from warp_compile.probe.models import Report
 
     # --label names a new measurement; a saved report keeps the label it was measured with
     opts = (("--samples", ns.samples), ("--cwd", ns.cwd), ("--timeout", ns.timeout), ("--label", ns.label))
@@ -80,7 +80,7 @@ def _from_report(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
         raise UsageError(f"diagnose: --report {clip_path(ns.report)}: {exc.strerror or exc}") from None
     source = _source_dir(ns.source) if ns.source else None
     check_json_dest(ns.json, inputs=[ns.report])
-    report = load_report(ns.report)
+    report = Report.load(ns.report)
     if source is None and report.cwd and Path(report.cwd).is_dir():
         source = Path(report.cwd)
     facts = None
@@ -114,15 +114,13 @@ def _from_command(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 
 def run(ns: argparse.Namespace) -> int:
-    from warp_compile.probe.diagnose import render_text
+    from warp_compile.probe.render.diagnosis import render_text
 
     report, diagnosis = _from_report(ns) if ns.report else _from_command(ns)
     emit(diagnosis, render_text(diagnosis), ns.json)
-    if report.samples and report.failed_samples >= report.samples:
-        last = report.sample_results[-1] if report.sample_results else None
-        reason = (last.failure if last else None) or "failed"
+    if report.all_failed:
+        reason, tail = report.last_failure()
         sys.stderr.write(f"warp-compile: error: every sample failed ({reason})\n")
-        tail = (last.cold.stderr_tail or (last.warm.stderr_tail if last.warm else "")) if last else ""
         if tail:
             sys.stderr.write(tail.rstrip() + "\n")
         return 1

@@ -17,6 +17,7 @@ import sys
 from warp_compile.io import clip
 from warp_compile.probe import knowledge
 from warp_compile.probe.errors import UsageError
+from warp_compile.probe.render.mechanism import render_list, render_text
 
 # a search hit is printed alone when the runner-up scores below this fraction of it
 CLEAR_WINNER = 0.8
@@ -54,13 +55,13 @@ def _emit_list(rows: list[tuple[knowledge.Mechanism, float | None]], as_json: bo
     if as_json:
         sys.stdout.write(_dump_many(rows) + "\n")
         return
-    sys.stdout.write(knowledge.render_list(rows))
+    sys.stdout.write(render_list(rows))
     if hint:
         sys.stdout.write("\nrun `warp-compile explain CS-<n>` for the full text of one mechanism\n")
 
 
 def _emit_one(m: knowledge.Mechanism, as_json: bool) -> None:
-    sys.stdout.write((_dump_one(m) + "\n") if as_json else knowledge.render_text(m))
+    sys.stdout.write((_dump_one(m) + "\n") if as_json else render_text(m))
 
 
 def run(ns: argparse.Namespace) -> int:

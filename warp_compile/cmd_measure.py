@@ -44,7 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(ns: argparse.Namespace) -> int:
     from warp_compile.probe.measure import measure
-    from warp_compile.probe.report_text import render_report
+    from warp_compile.probe.render.report import render_report
 
     # everything the run needs is checked before the first sample: a bad --json must not lose minutes of results
     if not ns.cmd_argv:
@@ -62,10 +62,8 @@ def run(ns: argparse.Namespace) -> int:
         progress=progress_printer(ns.quiet),
     )
     emit(report, render_report(report), ns.json)
-    if report.samples and report.failed_samples == report.samples:
-        last = report.sample_results[-1]
-        tail = last.cold.stderr_tail or (last.warm.stderr_tail if last.warm else "")
-        reason = last.failure or "failed"
+    if report.all_failed:
+        reason, tail = report.last_failure()
         sys.stderr.write(f"warp-compile: error: every sample failed ({reason})\n")
         if tail:
             sys.stderr.write(tail.rstrip() + "\n")

@@ -6,7 +6,7 @@ from warp_compile.probe.experiment import TryResult, describe
 
 
 def render_try(r: TryResult) -> str:
-    from warp_compile.probe.compare import render_text as comparison_text
+    from warp_compile.probe.render.comparison import render_comparison as comparison_text
 
     lines = [f"warp-compile try: {describe(r.settings)}"]
     took = ", ".join(f"{k} {v}" for k, v in r.applied.items()) or "nothing reported by the hook"

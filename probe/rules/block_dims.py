@@ -18,6 +18,7 @@ from collections import defaultdict
 
 from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, NotReached, RuledOut, RuleResult
 from warp_compile.probe.models import Build
+from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules.context import RuleContext
 from warp_compile.probe.scan_models import KernelDef, LaunchFact, ScanFacts
 
@@ -107,7 +108,7 @@ def _not_reached(ctx: RuleContext, cpu_variants: dict[tuple[str, str], dict[int 
     )
     for (mod, dev), by_bd in sorted(cpu_variants.items()):
         desc = ", ".join(
-            f"block_dim {bd}: build {', '.join(str(b.seq) for b in bs)} ({sum(b.ms for b in bs):.0f} ms)"
+            f"block_dim {bd}: build {', '.join(str(b.seq) for b in bs)} ({fmt_ms(sum(b.ms for b in bs))})"
             + (
                 f" from {bs[0].trigger.api or 'load'} at {ctx.rel(bs[0].trigger.file)}:{bs[0].trigger.line}"
                 if bs[0].trigger is not None
@@ -170,7 +171,7 @@ def _finding(ctx: RuleContext, mod: str, dev: str, by_bd: dict[int | None, list[
                 f"{mod} was compiled on {dev} at {len(by_bd)} block_dim values, each build holding the module's whole "
                 "kernel set: "
                 + "; ".join(
-                    f"block_dim {bd}: build {', '.join(str(b.seq) for b in bs)} ({variant_ms[bd]:.0f} ms, "
+                    f"block_dim {bd}: build {', '.join(str(b.seq) for b in bs)} ({fmt_ms(variant_ms[bd])}, "
                     f"{max(b.source_bytes for b in bs)} B source)"
                     for bd, bs in sorted(by_bd.items(), key=lambda kv: (kv[0] is None, kv[0] or 0))
                 )
@@ -235,8 +236,8 @@ def _finding(ctx: RuleContext, mod: str, dev: str, by_bd: dict[int | None, list[
         fix=fix,
         estimated_saving_ms=round(saving, 1),
         saving_basis=(
-            f"ms of the extra variants: all {len(by_bd)} variant builds ({total:.0f} ms) minus the largest "
-            f"(block_dim {keep_bd}, {variant_ms[keep_bd]:.0f} ms); each split module still pays a small fixed cost"
+            f"ms of the extra variants: all {len(by_bd)} variant builds ({fmt_ms(total)}) minus the largest "
+            f"(block_dim {keep_bd}, {fmt_ms(variant_ms[keep_bd])}); each split module still pays a small fixed cost"
         ),
         caveats=[
             "A kernel whose block_dim is chosen at run time (e.g. from input size) has no stable home: keep it in "

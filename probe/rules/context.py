@@ -15,6 +15,7 @@ from pathlib import Path
 
 from warp_compile.probe.diagnosis_models import Cause, Evidence, HashChange, Location, Severity
 from warp_compile.probe.models import Build, KernelInfo, PchBuild, Report
+from warp_compile.probe.render.fmt import fmt_ms  # noqa: F401 (rules import it from here)
 from warp_compile.probe.scan_models import CREATION_OPTIONS, ConfigSetFact, ImportRef, KernelDef, ScanFacts
 
 
@@ -144,12 +145,6 @@ class RuleContext:
 def warp_key(qualname: str) -> str:
     """The key Warp gives a kernel with this Python qualname (`a.<locals>.k` -> `a__locals__k`)."""
     return re.sub("[^0-9a-zA-Z_]+", "", qualname.replace(".", "__"))
-
-
-def fmt_ms(ms: float | None) -> str:
-    if ms is None:
-        return "-"
-    return f"{ms:,.0f} ms" if ms >= 10 else f"{ms:.1f} ms"
 
 
 def dedupe_locations(locs: list[Location | None]) -> list[Location]:

@@ -15,6 +15,7 @@ import re
 
 from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, RuledOut, RuleResult
 from warp_compile.probe.models import ApiCall, Build
+from warp_compile.probe.render.fmt import fmt_ms, fmt_span
 from warp_compile.probe.rules.context import RuleContext, dedupe_locations
 from warp_compile.probe.scan_models import LoadCallFact, SettingFact
 
@@ -192,9 +193,9 @@ def evaluate(ctx: RuleContext) -> RuleResult:
         for a, b in overlaps[:4]:
             lo, hi = max(a.start_ms, b.start_ms), min(a.end_ms, b.end_ms)
             parts.append(
-                f"build {a.seq} ({a.module}, thread {a.thread}, {a.start_ms:.0f}-{a.end_ms:.0f} ms) overlaps "
-                f"build {b.seq} ({b.module}, thread {b.thread}, {b.start_ms:.0f}-{b.end_ms:.0f} ms) "
-                f"for {hi - lo:.0f} ms"
+                f"build {a.seq} ({a.module}, thread {a.thread}, {fmt_span(a.start_ms, a.end_ms)}) overlaps "
+                f"build {b.seq} ({b.module}, thread {b.thread}, {fmt_span(b.start_ms, b.end_ms)}) "
+                f"for {fmt_ms(hi - lo)}"
             )
         via = {by_seq[s].trigger.via for s in seqs if by_seq[s].trigger is not None}
         evidence.append(
@@ -226,7 +227,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
                 Evidence(
                     fact=(
                         f"measured: {len(ctx.report.pch)} precompiled headers were built on {len(pch_threads)} "
-                        f"threads ({total:.0f} ms in total): each worker thread pays its own."
+                        f"threads ({fmt_ms(total)} in total): each worker thread pays its own."
                     ),
                     ms=round(total, 1),
                 )

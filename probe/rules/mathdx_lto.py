@@ -13,6 +13,7 @@ import re
 
 from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, NotReached, RuledOut, RuleResult
 from warp_compile.probe.models import Build
+from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules.context import RuleContext
 from warp_compile.probe.scan_models import ScanFacts, TileOpFact
 
@@ -133,9 +134,10 @@ def evaluate(ctx: RuleContext) -> RuleResult:
         evidence.append(
             Evidence(
                 fact=(
-                    f"{b.module} (build {b.seq}, {b.device}, block_dim {b.block_dim}): {b.ms:.0f} ms to load, of which "
-                    f"native compile {b.native_ms:.0f} ms and {gap:.0f} ms outside it (codegen {b.codegen_ms:.0f} ms, "
-                    f"other {b.other_ms:.0f} ms)" + (f"; MathDx tile ops: {_sites(ops)}" if ops else "") + "."
+                    f"{b.module} (build {b.seq}, {b.device}, block_dim {b.block_dim}): {fmt_ms(b.ms)} to load, of "
+                    f"which native compile {fmt_ms(b.native_ms)} and {fmt_ms(gap)} outside it (codegen "
+                    f"{fmt_ms(b.codegen_ms)}, "
+                    f"other {fmt_ms(b.other_ms)})" + (f"; MathDx tile ops: {_sites(ops)}" if ops else "") + "."
                 ),
                 builds=[b.seq],
                 ms=round(gap, 1),
@@ -189,7 +191,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
                 fix=fix,
                 estimated_saving_ms=round(total_gap, 1),
                 saving_basis=(
-                    f"upper bound: the {total_gap:.0f} ms these modules spent outside the native compiler, where the "
+                    f"upper bound: the {fmt_ms(total_gap)} these modules spent outside the native compiler, where the "
                     "LTO work sits; the fallback path still generates and compiles the kernels"
                 ),
                 caveats=[

@@ -19,6 +19,7 @@ import statistics
 
 from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, NotReached, RuledOut, RuleResult
 from warp_compile.probe.models import Build, PchBuild
+from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules.context import RuleContext
 from warp_compile.probe.scan_models import SettingFact
 
@@ -79,7 +80,7 @@ def describe_pch(pch: list[PchBuild]) -> list[str]:
     for p in pch:
         bd = _pch_bd(p)
         out.append(
-            f"{p.file or 'PCH'}: {p.ms:.0f} ms on thread {p.thread}"
+            f"{p.file or 'PCH'}: {fmt_ms(p.ms)} on thread {p.thread}"
             + (f", block_dim {bd}" if bd else "")
             + (f", during {p.during_module}" if p.during_module else "")
             + (f" (build {p.during_seq})" if p.during_seq is not None else "")
@@ -92,7 +93,7 @@ def _pch_summary(pch: list[PchBuild]) -> str:
         return "no precompiled header was built"
     threads = {p.thread for p in pch}
     keys = {_pch_bd(p) for p in pch}
-    head = f"{len(pch)} precompiled header build(s), {sum(p.ms for p in pch):.0f} ms"
+    head = f"{len(pch)} precompiled header build(s), {fmt_ms(sum(p.ms for p in pch))}"
     if len(pch) > 1:
         head += f" on {len(threads)} thread(s) and {len(keys)} block_dim key(s) (one per thread and key)"
     return head + ": " + "; ".join(describe_pch(pch))
@@ -118,8 +119,8 @@ def _pch_off_pays(
         evidence=[
             Evidence(
                 fact=f"{len(cpu)} CPU module(s) compiled without the header: "
-                + ", ".join(f"{b.module} build {b.seq} native {b.native_ms:.0f} ms" for b in cpu)
-                + f"; the header would save ~{saving:.0f} ms of that but costs ~{pch_back:.0f} ms to build per "
+                + ", ".join(f"{b.module} build {b.seq} native {fmt_ms(b.native_ms)}" for b in cpu)
+                + f"; the header would save ~{fmt_ms(saving)} of that but costs ~{fmt_ms(pch_back)} to build per "
                 "process (and compiling thread)",
                 builds=[b.seq for b in cpu],
                 ms=round(saving - pch_back, 1),
@@ -130,7 +131,7 @@ def _pch_off_pays(
         f"restores the default by reflex; turn the header back on once about {breakeven} or more modules compile "
         "per process (it pays from there), and re-measure with `warp-compile compare` when the workload grows.",
         estimated_saving_ms=None,
-        saving_basis=f"none: restoring the default would cost ~{pch_back - saving:.0f} ms more on a cold start here",
+        saving_basis=f"none: restoring the default would cost ~{fmt_ms(pch_back - saving)} more on a cold start here",
         caveats=[
             "A global setting: keep it at the application entry point; library code must not change it.",
             "The balance is per workload and machine: more modules, or larger ones, tip it towards the header.",
@@ -170,8 +171,8 @@ def _pch_off_finding(ctx: RuleContext, off: list[Build], version: tuple[int, int
                 fact=(
                     f"{len(cpu)} CPU module(s) compiled with use_precompiled_headers=False, each parsing the full "
                     "header: "
-                    + ", ".join(f"{b.module} build {b.seq} native {b.native_ms:.0f} ms" for b in cpu)
-                    + f" (sum {sum(b.native_ms for b in cpu):.0f} ms) against ~{typical:.0f} ms per module behind "
+                    + ", ".join(f"{b.module} build {b.seq} native {fmt_ms(b.native_ms)}" for b in cpu)
+                    + f" (sum {fmt_ms(sum(b.native_ms for b in cpu))}) against ~{fmt_ms(typical)} per module behind "
                     f"a PCH ({typical_src})."
                 ),
                 builds=[b.seq for b in cpu],
@@ -183,7 +184,7 @@ def _pch_off_finding(ctx: RuleContext, off: list[Build], version: tuple[int, int
             Evidence(
                 fact=(
                     f"{len(cuda)} CUDA module(s) compiled without the NVRTC header: "
-                    + ", ".join(f"{b.module} build {b.seq} native {b.native_ms:.0f} ms" for b in cuda)
+                    + ", ".join(f"{b.module} build {b.seq} native {fmt_ms(b.native_ms)}" for b in cuda)
                     + "."
                 ),
                 builds=[b.seq for b in cuda],
@@ -218,11 +219,11 @@ def _pch_off_finding(ctx: RuleContext, off: list[Build], version: tuple[int, int
     if cpu:
         # what the user waits for: the module work saved, minus the header build(s) that come back with the default
         basis = (
-            f"net of the header: module work saved ~{saving:.0f} ms, the sum over {len(cpu)} CPU module(s) of "
-            f"(native ms - {typical:.0f} ms), each capped at the header parse cost ~{header_cost:.0f} ms ({label} "
-            f"notes: ~{fig_without:.0f} ms per module without the header, ~{fig_with:.0f} ms with it), minus the PCH "
-            f"build that comes back, ~{pch_one:.0f} ms ({'measured' if pch_measured else label + ' notes'}) per "
-            f"compiling thread and block_dim ({len(keys)} here): net ~{net:.0f} ms"
+            f"net of the header: module work saved ~{fmt_ms(saving)}, the sum over {len(cpu)} CPU module(s) of "
+            f"(native ms - {fmt_ms(typical)}), each capped at the header parse cost ~{fmt_ms(header_cost)} ({label} "
+            f"notes: ~{fmt_ms(fig_without)} per module without the header, ~{fmt_ms(fig_with)} with it), minus the PCH "
+            f"build that comes back, ~{fmt_ms(pch_one)} ({'measured' if pch_measured else label + ' notes'}) per "
+            f"compiling thread and block_dim ({len(keys)} here): net ~{fmt_ms(net)}"
         )
         estimated: float | None = round(net, 1) if net > 0 else None
     else:
@@ -246,7 +247,7 @@ def _pch_off_finding(ctx: RuleContext, off: list[Build], version: tuple[int, int
     if cpu and net <= 0:
         caveats.insert(
             0,
-            f"On this run the estimate is close: ~{saving:.0f} ms of module work saved against ~{pch_back:.0f} ms of "
+            f"On this run the estimate is close: ~{fmt_ms(saving)} of module work saved against ~{fmt_ms(pch_back)} of "
             "header build: turning the PCH off may have been measured deliberately here; keep it off only if a "
             "recorded measurement says so.",
         )
@@ -302,8 +303,8 @@ def _cuda_inverse(ctx: RuleContext, version: tuple[int, int] | None) -> Finding 
         evidence=[
             Evidence(
                 fact=(
-                    f"{len(modules)} CUDA module(s) compiled, native compile {native:.0f} ms in total, while building "
-                    f"the precompiled header(s) took {pch_ms:.0f} ms: " + "; ".join(describe_pch(pch)) + "."
+                    f"{len(modules)} CUDA module(s) compiled, native compile {fmt_ms(native)} in total, while building "
+                    f"the precompiled header(s) took {fmt_ms(pch_ms)}: " + "; ".join(describe_pch(pch)) + "."
                 ),
                 builds=sorted(seqs),
                 ms=round(pch_ms, 1),
@@ -317,7 +318,7 @@ def _cuda_inverse(ctx: RuleContext, version: tuple[int, int] | None) -> Finding 
         ),
         estimated_saving_ms=None,
         saving_basis=(
-            f"not estimated: the header cost {pch_ms:.0f} ms is an upper bound, and compiling without it is slower "
+            f"not estimated: the header cost {fmt_ms(pch_ms)} is an upper bound, and compiling without it is slower "
             "by an amount this run did not measure"
         ),
         caveats=[
@@ -397,7 +398,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
         )
     if report.pch:
         pch_ms = sum(p.ms for p in report.pch)
-        signal += f"; {_pch_summary(report.pch)}; modules' native compile {native:.0f} ms in total"
+        signal += f"; {_pch_summary(report.pch)}; modules' native compile {fmt_ms(native)} in total"
         if any(_is_cpu(b.device) for b in compiled):
             signal += (
                 "; turning the CPU header off is not proposed: it is the default, and the few-small-modules "

@@ -13,6 +13,7 @@ from collections import defaultdict
 
 from warp_compile.probe.diagnosis_models import Evidence, Finding, NotReached, RuledOut, RuleResult
 from warp_compile.probe.models import Build
+from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules.context import RuleContext
 from warp_compile.probe.stats import overlap_factor
 
@@ -56,8 +57,8 @@ def _numbers(builds: list[Build]) -> str:
     total, largest, big, ceil = ceiling(builds)
     n = len({b.module for b in builds})
     return (
-        f"{n} modules compiled, {total:.0f} ms of module work in total, the largest ({big}) {largest:.0f} ms: "
-        f"best possible elapsed {largest:.0f} ms, ceiling speedup {ceil:.2f}x"
+        f"{n} modules compiled, {fmt_ms(total)} of module work in total, the largest ({big}) {fmt_ms(largest)}: "
+        f"best possible elapsed {fmt_ms(largest)}, ceiling speedup {ceil:.2f}x"
     )
 
 
@@ -123,7 +124,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
                     mechanism=MECHANISM,
                     signal=(
                         f"one module dominates: {_numbers(cuda)}; overlapping the rest could save at most "
-                        f"{total - largest:.0f} ms"
+                        f"{fmt_ms(total - largest)}"
                     ),
                 )
             ]
@@ -139,7 +140,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
                 + (f" (overlap_factor {overlap:.2f})" if overlap is not None else "")
                 + ": "
                 + ", ".join(
-                    f"{m} {sum(b.ms for b in bs):.0f} ms (build {', '.join(str(b.seq) for b in bs)})"
+                    f"{m} {fmt_ms(sum(b.ms for b in bs))} (build {', '.join(str(b.seq) for b in bs)})"
                     for m, bs in sorted(per.items(), key=lambda kv: -sum(b.ms for b in kv[1]))
                 )
                 + "."
@@ -149,8 +150,8 @@ def evaluate(ctx: RuleContext) -> RuleResult:
         ),
         Evidence(
             fact=(
-                f"ceiling: overlapping builds cannot finish before the largest module ({big}, {largest:.0f} ms), "
-                f"so the best case is {total:.0f} -> {largest:.0f} ms ({ceil:.2f}x)."
+                f"ceiling: overlapping builds cannot finish before the largest module ({big}, {fmt_ms(largest)}), "
+                f"so the best case is {fmt_ms(total)} -> {fmt_ms(largest)} ({ceil:.2f}x)."
             ),
             ms=round(total - largest, 1),
         ),

@@ -39,6 +39,7 @@ from pathlib import Path
 
 from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, RuledOut, RuleResult
 from warp_compile.probe.models import Build
+from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules import context as _context
 from warp_compile.probe.rules.context import RuleContext
 from warp_compile.probe.scan_models import (
@@ -168,7 +169,7 @@ def _fixed_parts(ctx: RuleContext) -> dict[tuple[str, bool], _Fixed]:
                 out[kind] = _Fixed(
                     a,
                     f"fitted on this run's {len(builds)} compiled {_kind_text(kind)} builds ({min(sizes):,}-"
-                    f"{max(sizes):,} B: {a:.0f} ms + {slope:.1f} ms/KB, r^2 {r2:.2f})",
+                    f"{max(sizes):,} B: {fmt_ms(a)} + {slope:.1f} ms/KB, r^2 {r2:.2f})",
                 )
                 continue
         if kind[0] != "cpu":
@@ -183,12 +184,12 @@ def _fixed_parts(ctx: RuleContext) -> dict[tuple[str, bool], _Fixed]:
         )
         ms, cal_smallest = without if kind[1] else with_pch
         header = "precompiled header off, " if kind[1] else ""
-        basis = f"{ms:.0f} ms per module as calibrated ({label}, {header}2-core x86_64 VM)"
+        basis = f"{fmt_ms(ms)} per module as calibrated ({label}, {header}2-core x86_64 VM)"
         if smallest < cal_smallest:  # a faster machine: scale the fixed part by the run's smallest build
             ms *= smallest / cal_smallest
             basis += (
-                f", scaled to {ms:.0f} ms because this run's smallest build ({smallest:.0f} ms native) is faster "
-                f"than the calibration's smallest module ({cal_smallest:.0f} ms)"
+                f", scaled to {fmt_ms(ms)} because this run's smallest build ({fmt_ms(smallest)} native) is faster "
+                f"than the calibration's smallest module ({fmt_ms(cal_smallest)})"
             )
         out[kind] = _Fixed(ms, basis)
     return out
@@ -230,7 +231,7 @@ def _share(ctx: RuleContext, ms: float) -> str:
     if not total:
         return "n/a"
     pch = " incl. the precompiled header" if ctx.report.pch_ms.median else ""
-    return f"{ms / total:.1%} of {total:.0f} ms cold compile{pch}"
+    return f"{ms / total:.1%} of {fmt_ms(total)} cold compile{pch}"
 
 
 def _material(ctx: RuleContext, ms: float) -> bool:
@@ -278,7 +279,7 @@ def _superseded_text(ctx: RuleContext, b: Build) -> str:
         ch = min(later, key=lambda c: c.to_seq)
         detail = "; ".join(c.detail for c in ch.causes[:2])
         why = f" by rebuild #{ch.to_seq}" + (f" ({detail})" if detail else "")
-    return f"build #{b.seq} ({b.source_bytes:,} B, {b.ms:.0f} ms) was superseded{why}"
+    return f"build #{b.seq} ({b.source_bytes:,} B, {fmt_ms(b.ms)}) was superseded{why}"
 
 
 def _has_backward(b: Build) -> bool:
@@ -524,8 +525,8 @@ def evaluate(ctx: RuleContext) -> RuleResult:
             else "was built with enable_backward True"
         )
         fact = (
-            f"{m.name} (build {', '.join(f'#{s}' for s in m.seqs)}, {m.ms:.0f} ms, native "
-            f"{sum(b.native_ms for b in m.builds):.0f} ms): the generated source ({'; '.join(srcs)}) {how} "
+            f"{m.name} (build {', '.join(f'#{s}' for s in m.seqs)}, {fmt_ms(m.ms)}, native "
+            f"{fmt_ms(sum(b.native_ms for b in m.builds))}): the generated source ({'; '.join(srcs)}) {how} "
             f"for {len(kernels)} kernel(s), while none of its {n_launch} launch(es) in the run was an adjoint launch."
         )
         if m.superseded:
@@ -743,10 +744,10 @@ def evaluate(ctx: RuleContext) -> RuleResult:
         ruled.append(
             RuledOut(
                 mechanism=MECHANISM,
-                signal=f"backward code is generated for {', '.join(names)} but it is small: about {estimate:.0f} ms "
+                signal=f"backward code is generated for {', '.join(names)} but it is small: about {fmt_ms(estimate)} "
                 f"of compile ({_share(ctx, estimate)}; build(s) {counted}{left_out}"
                 + (f"; divided by {overlap:.2f}, the overlap of these concurrent builds" if overlap > 1.05 else "")
-                + f"), below what is worth acting on (at least {MIN_SAVING_MS:.0f} ms and {MIN_SHARE:.0%} of the "
+                + f"), below what is worth acting on (at least {fmt_ms(MIN_SAVING_MS)} and {MIN_SHARE:.0%} of the "
                 "cold compile)",
             )
         )
@@ -758,7 +759,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
             f"the adjoint share of the generated source ({_bytes_share(targets)}) applied to the size-dependent "
             f"part of the native compile (native minus a fixed per-module part: {fixed_txt}) plus codegen, for "
             + ("the build(s) that remain once rebuilds are fixed: " if superseded else "")
-            + f"{', '.join(names)} ({counted}, {total_ms:.0f} ms){left_out}"
+            + f"{', '.join(names)} ({counted}, {fmt_ms(total_ms)}){left_out}"
             + (
                 f"; divided by {overlap:.2f}, the overlap of these builds (they compiled concurrently, so each one's "
                 "time includes waiting for the others; see CS-8 / CS-13)"
@@ -770,7 +771,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
     else:
         basis = (
             "not estimated: this run did not generate the source (cache hit) so its adjoint share is unknown; at "
-            f"most the {total_ms:.0f} ms these modules took (forward code stays): measure it with "
+            f"most the {fmt_ms(total_ms)} these modules took (forward code stays): measure it with "
             "`warp-compile compare` before and after"
         )
     return RuleResult(

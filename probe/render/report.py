@@ -1,63 +1,18 @@
-"""Readable summary of a measurement Report: clocks first, then one row per build, largest first."""
+"""`measure` as text: the clocks first, then one row per build of the reference cold run, largest first."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable
-
-from warp_compile.probe.models import Build, PchBuild, Report, Stat
-
-
-def _ms(x: float | None) -> str:
-    return "-" if x is None else f"{x:,.0f} ms" if x >= 10 else f"{x:.1f} ms"
-
-
-def warp_text(version: str | None) -> str:
-    """`warp 1.19.0`, or what an empty version means: the command never imported warp."""
-    return f"warp {version}" if version else "warp not imported"
-
-
-def stat_text(median: float | None, mad: float | None, n: int) -> str:
-    """`median ± MAD (n=N)`; one sample has no spread, so none is shown for it."""
-    if median is None:
-        return "-"
-    if n < 2:
-        return f"{_ms(median)} (n={n}, no spread)"
-    return f"{_ms(median)} ± {_ms(mad or 0.0)} (n={n})"
+from warp_compile.probe.models import Build, Report, Stat
+from warp_compile.probe.render.fmt import pch_count, short_path, stat_text, trigger_text, warp_text
+from warp_compile.probe.render.warnings import warning_text
 
 
 def _stat(s: Stat) -> str:
     return stat_text(s.median, s.mad, len(s.values))
 
 
-def short_path(path: str, cwd: str) -> str:
-    """`path` relative to `cwd` (posix separators) when it lies inside it; otherwise as recorded."""
-    if not cwd or not os.path.isabs(path):
-        return path
-    try:
-        rel = os.path.relpath(path, cwd)
-    except ValueError:
-        return path
-    return path if rel.startswith("..") else rel.replace(os.sep, "/")
-
-
-def trigger_text(build: Build, rel: Callable[[str], str]) -> str:
-    """`file:line (api via ...)` of the user line that triggered a build; empty when it is unknown."""
-    t = build.trigger
-    if t is None:
-        return ""
-    via = f" via {t.via}" if t.via else ""
-    return f"{rel(t.file)}:{t.line} ({t.api or '?'}{via})"
-
-
 def _site(b: Build, cwd: str) -> str:
     return trigger_text(b, lambda f: short_path(f, cwd)) or "-"
-
-
-def pch_count(pch: list[PchBuild]) -> str:
-    """Several headers are summed, not elapsed: say how many, and on how many threads (they may overlap)."""
-    threads = len({p.thread for p in pch})
-    return f"sum of {len(pch)} header builds on {threads} thread{'s' if threads != 1 else ''}"
 
 
 def _before_cpu_pch(r: Report) -> bool:
@@ -70,6 +25,7 @@ def _before_cpu_pch(r: Report) -> bool:
 
 
 def render_report(r: Report) -> str:
+    """The measurement for people: what ran, its clocks (median ± MAD), counts, then the builds."""
     lines = []
     head = f"warp-compile measure: {' '.join(r.command)}"
     if r.label:
@@ -98,7 +54,7 @@ def render_report(r: Report) -> str:
             if s.median == 0 and not r.pch:
                 text = "none built" + (" (this Warp has no CPU precompiled header)" if _before_cpu_pch(r) else "")
             elif len(r.pch) > 1:
-                text += f", {pch_count(r.pch)}"
+                text += f", {pch_count(len(r.pch), len({p.thread for p in r.pch}))}"
         lines.append(f"  {name:<40} {text}")
     ov = "-" if r.overlap_factor is None else f"{r.overlap_factor:.2f}"
     lines.append(
@@ -124,5 +80,5 @@ def render_report(r: Report) -> str:
     if r.warnings:
         lines.append("")
         for w in r.warnings:
-            lines.append(f"  warning: {w}")
+            lines.append(f"  warning: {warning_text(w)}")
     return "\n".join(lines)

@@ -1,0 +1,332 @@
+"""The verdict of a comparison: three clocks, each against its own noise band, after the equivalence check.
+
+The verdict, in order:
+
+1. INVALID: the launch structure changed, the AFTER run had failed samples or build errors, or either side has no
+   successful sample.
+2. UNVERIFIED: neither run recorded a launch, so equal work cannot be confirmed (the clocks are still reported).
+3. Three clocks, each against its own band max(1% of the BEFORE median, 2 x BEFORE raw MAD):
+   compile elapsed (cold wall - warm wall: what the user waited), warm repeat (module time of the warm run: what
+   every later run pays), cold module work (summed module load time of the cold run: what was built). Below the
+   timing floor (5 ms of baseline median) a clock is judged on counts (compiled events) instead.
+   * identical work (same identities, module hashes and generated source bytes) takes the summed cold clock out of
+     the verdict: overlapped builds contend for cores and inflate it, so a scheduling change is judged on elapsed;
+   * a warm run that compiled (in either arm) takes compile elapsed out: cold - warm then no longer isolates
+     compilation, and the warm repeat is the clock that shows a cache fix.
+   REGRESSION if a deciding clock regressed beyond its band; else IMPROVED if one improved beyond its band;
+   else INCONCLUSIVE (inside the noise band of every clock).
+"""
+
+from __future__ import annotations
+
+from warp_compile.probe import stats
+from warp_compile.probe.compare.equivalence import check_equivalence, module_hash_rows, structure
+from warp_compile.probe.compare_models import CLOCK_TITLES, EXIT_CODES, Clock, Comparison, Equivalence, Structure
+from warp_compile.probe.models import Build, Report, Stat, Warn, WarningCode, warn
+from warp_compile.probe.render.fmt import fmt_num
+
+TIMING_FLOOR_MS = 5.0  # below this baseline median, a percentage band is meaningless: judge on counts
+MIN_TIMING_SAMPLES = 3  # fewer per arm: a timed move counts only where the work changed the same way
+ERROR_STATUSES = ("error", "error_no_build")
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Clocks
+
+
+def _judge_clock(
+    name: str,
+    b: Stat,
+    a: Stat,
+    *,
+    counts_label: str,
+    counts_before: int | None,
+    counts_after: int | None,
+    floor: float,
+    counts_only: str = "",
+) -> Clock:
+    c = Clock(name=name, title=CLOCK_TITLES[name], before=b, after=a)  # type: ignore[arg-type]
+    c.counts_label = counts_label
+    c.counts_before, c.counts_after = counts_before, counts_after
+    bm, am = stats.stat_median(b), stats.stat_median(a)
+    if bm is None or am is None:
+        missing = " and ".join(s for s, m in (("BEFORE", bm), ("AFTER", am)) if m is None)
+        c.note = f"no successful samples in {missing}"
+        return c
+    c.delta_ms = am - bm
+    if len(b.values) >= 2 and len(a.values) >= 2:
+        rt = stats.mann_whitney(b.values, a.values)
+        c.p_value, c.p_method = rt.p, rt.method
+    if bm < floor or counts_only:
+        c.judged = "counts"
+        c.band_ms = floor
+        counts_known = counts_before is not None and counts_after is not None
+        if counts_known and counts_after < counts_before:  # type: ignore[operator]
+            c.outcome = "improved"
+        elif counts_known and counts_after > counts_before:  # type: ignore[operator]
+            c.outcome = "regressed"
+        elif not counts_known and abs(c.delta_ms) > floor:  # no counts to go by: the floor is the band
+            c.outcome = "improved" if c.delta_ms < 0 else "regressed"
+        else:
+            c.outcome = "unchanged"
+        shown = f"{counts_label} {counts_before} -> {counts_after}" if counts_known else f"{counts_label} unknown"
+        why = counts_only or f"baseline median {fmt_num(bm)} ms is below the {fmt_num(floor)} ms timing floor"
+        c.note = f"{why}: judged on counts ({shown})"
+        if not counts_known:
+            moved = fmt_num(c.delta_ms, sign=True)
+            c.note += f"; without counts the floor serves as the band (median moved {moved} ms)"
+        return c
+    raw_band = stats.band(b) or 0.0
+    c.band_ms = max(raw_band, floor)
+    if raw_band < floor:
+        c.note = (
+            f"band max(1% of median, 2 x MAD) = {fmt_num(raw_band)} ms raised to the {fmt_num(floor)} ms timing floor"
+        )
+    if bm > 0:
+        c.delta_pct = 100.0 * c.delta_ms / bm
+    band_ms = c.band_ms
+    if c.delta_ms < -band_ms:
+        c.judged, c.outcome = "improved", "improved"
+    elif c.delta_ms > band_ms:
+        c.judged, c.outcome = "regressed", "regressed"
+    else:
+        c.judged, c.outcome = "within band", "unchanged"
+    return c
+
+
+def _successful(r: Report) -> int:
+    if r.sample_results:
+        return sum(1 for s in r.sample_results if s.ok)
+    n = max(len(r.compile_elapsed_ms.values), len(r.cold_wall_ms.values), len(r.cold_module_ms.values))
+    if n:
+        return n
+    return max(0, r.samples - r.failed_samples) if r.cold_module_ms.median is not None else 0
+
+
+def _build_errors(r: Report) -> list[Build]:
+    return [b for b in (*r.builds, *r.warm_builds) if b.status in ERROR_STATUSES]
+
+
+def _sample_errors(r: Report) -> int:
+    n = 0
+    for s in r.sample_results:
+        for run in (s.cold, s.warm):
+            if run is not None:
+                n += int(run.errors)
+    return n
+
+
+def _warnings(before: Report, after: Report, eq: Equivalence) -> list[Warn]:
+    w: list[Warn] = []
+    if list(before.command) != list(after.command):
+        w.append(warn(WarningCode.DIFFERENT_COMMANDS, before=list(before.command), after=list(after.command)))
+    for field in ("warp_version", "python", "machine", "platform", "tool_version"):
+        bv, av = getattr(before, field), getattr(after, field)
+        if bv and av and bv != av:
+            w.append(warn(WarningCode.DIFFERENT_SETUP, field=field, before=bv, after=av))
+    if before.failed_samples:
+        w.append(warn(WarningCode.BEFORE_SAMPLES_FAILED, failed=before.failed_samples, samples=before.samples))
+    for side, r in (("BEFORE", before), ("AFTER", after)):
+        n = _successful(r)
+        if 0 < n < 3:
+            w.append(warn(WarningCode.FEW_SAMPLES, side=side, n=n))
+        if r.cache.left_sandbox:
+            w.append(warn(WarningCode.CACHE_LEFT_SANDBOX, side=side))
+        if r.hook.errors:
+            w.append(warn(WarningCode.HOOK_ERRORS, side=side, count=len(r.hook.errors), first=r.hook.errors[0]))
+    if before.hook.mode != after.hook.mode and "none" not in (before.hook.mode, after.hook.mode):
+        w.append(warn(WarningCode.HOOK_MODES_DIFFER, before=before.hook.mode, after=after.hook.mode))
+    if eq.status == "equivalent" and (before.launches_truncated or after.launches_truncated):
+        w.append(warn(WarningCode.LAUNCH_PREFIX_CHECKED, checked=eq.checked_launches, total=eq.before_launches))
+    errs = _build_errors(before)
+    if errs:
+        w.append(warn(WarningCode.BEFORE_BUILD_ERRORS, count=len(errs), module=errs[0].module))
+    return w
+
+
+def compare(before: Report, after: Report, *, before_label: str = "", after_label: str = "") -> Comparison:
+    """Judge AFTER against BEFORE. Pure: no I/O, no clock reads."""
+    eq = check_equivalence(before, after)
+    rows = module_hash_rows(before, after)
+    st = structure(before, after, rows)
+    floor = TIMING_FLOOR_MS
+
+    elapsed = _judge_clock(
+        "compile_elapsed",
+        before.compile_elapsed_ms,
+        after.compile_elapsed_ms,
+        counts_label="compiled events",
+        counts_before=st.compiled_events.before,
+        counts_after=st.compiled_events.after,
+        floor=floor,
+    )
+    no_warm_compile = st.warm_compiled_events.before == 0 and st.warm_compiled_events.after == 0
+    warm = _judge_clock(
+        "warm_repeat",
+        before.warm_module_ms,
+        after.warm_module_ms,
+        counts_label="compiled events in the warm run",
+        counts_before=st.warm_compiled_events.before,
+        counts_after=st.warm_compiled_events.after,
+        floor=floor,
+        counts_only="neither warm run compiled, so the warm repeat only loaded cached modules"
+        if no_warm_compile
+        else "",
+    )
+    cold = _judge_clock(
+        "cold_module",
+        before.cold_module_ms,
+        after.cold_module_ms,
+        counts_label="compiled events",
+        counts_before=st.compiled_events.before,
+        counts_after=st.compiled_events.after,
+        floor=floor,
+    )
+    warm_compiles = (st.warm_compiled_events.before or 0) > 0 or (st.warm_compiled_events.after or 0) > 0
+    if warm_compiles:
+        elapsed.decisive = False
+        elapsed.left_out = "the warm run compiled"
+        elapsed.note = _join(
+            elapsed.note,
+            f"not judged: the warm run compiled ({st.warm_compiled_events.before} compiled events before, "
+            f"{st.warm_compiled_events.after} after), so cold - warm no longer isolates compilation; "
+            "the warm repeat carries the verdict",
+        )
+    if st.identical_work:
+        cold.decisive = False
+        cold.left_out = "the work is identical"
+        cold.note = _join(
+            cold.note,
+            "not judged: same identities, module hashes and generated source (identical work); overlapped builds "
+            "contend for cores and inflate the summed clock"
+            + (", so compile elapsed decides" if elapsed.decisive else ""),
+        )
+    clocks = [elapsed, warm, cold]
+    headline = "warm_repeat" if warm_compiles else "compile_elapsed"
+    few = min(_successful(before), _successful(after))
+    if 0 < few < MIN_TIMING_SAMPLES:
+        _discount_thin_timing(clocks, st, few)
+
+    # -- verdict -------------------------------------------------------------------------------------------------
+    invalid: list[str] = []
+    if eq.status == "changed" and eq.first_divergence is not None:
+        invalid.append(f"the workload changed at {eq.first_divergence.description}")
+    if after.failed_samples:
+        invalid.append(f"{after.failed_samples} of {after.samples} AFTER samples failed")
+    after_errors = _build_errors(after)
+    if after_errors:
+        first = after_errors[0]
+        detail = f": {first.error.splitlines()[0]}" if first.error else ""
+        invalid.append(f"the AFTER run had {len(after_errors)} build error(s) (module {first.module}{detail})")
+    elif _sample_errors(after):
+        invalid.append(f"the AFTER run reported {_sample_errors(after)} build error(s)")
+    if _successful(before) == 0:
+        invalid.append("the BEFORE report has no successful sample")
+    if _successful(after) == 0 and not after.failed_samples:
+        invalid.append("the AFTER report has no successful sample")
+
+    deciding = [c for c in clocks if c.decisive and c.outcome != "not judged"]
+    regressed = [c for c in deciding if c.outcome == "regressed"]
+    improved = [c for c in deciding if c.outcome == "improved"]
+    ignored = [c for c in clocks if not c.decisive and c.outcome in ("improved", "regressed")]
+
+    if invalid:
+        verdict = "INVALID"
+        reason = "; ".join(invalid)
+    else:
+        if regressed:
+            clock_verdict = "REGRESSION"
+            reason = "; ".join(_moved(c) for c in regressed)
+            if improved:
+                reason += " (although " + "; ".join(_moved(c) for c in improved) + ")"
+        elif improved:
+            clock_verdict = "IMPROVED"
+            reason = "; ".join(_moved(c) for c in improved) + "; no clock regressed"
+        else:
+            clock_verdict = "INCONCLUSIVE"
+            reason = "the change is inside the noise band of every clock, so this measurement cannot tell the two apart"
+        if ignored:
+            reason += "; " + "; ".join(_ignored(c) for c in ignored)
+        if st.identical_work and any(c.name == "compile_elapsed" for c in (*regressed, *improved)):
+            reason += "; identical work (same identities, hashes and source): the difference is scheduling"
+        if eq.status == "unverified":
+            verdict = "UNVERIFIED"
+            reason = f"{eq.note}, so the same work cannot be confirmed; the clocks alone say {clock_verdict}: {reason}"
+        else:
+            verdict = clock_verdict
+
+    return Comparison(
+        verdict=verdict,  # type: ignore[arg-type]
+        reason=reason,
+        exit_code=EXIT_CODES[verdict],
+        headline=headline,  # type: ignore[arg-type]
+        clocks=clocks,
+        equivalence=eq,
+        structure=st,
+        module_hashes=rows,
+        warnings=_warnings(before, after, eq),
+        before_label=before_label or before.label or "before",
+        after_label=after_label or after.label or "after",
+        before_samples=_successful(before),
+        after_samples=_successful(after),
+        before_failed_samples=before.failed_samples,
+        after_failed_samples=after.failed_samples,
+        timing_floor_ms=floor,
+    )
+
+
+def _join(a: str, b: str) -> str:
+    return f"{a}; {b}" if a else b
+
+
+def _moved(c: Clock) -> str:
+    word = "fell" if c.outcome == "improved" else "rose"
+    if c.judged == "counts":
+        if c.counts_before is not None and c.counts_after is not None and c.counts_before != c.counts_after:
+            return f"{c.title}: {c.counts_label} {word} {c.counts_before} -> {c.counts_after} (judged on counts)"
+        return f"{c.title} {word} by {fmt_num(abs(c.delta_ms or 0))} ms, more than the {fmt_num(c.band_ms)} ms floor"
+    pct = f" ({c.delta_pct:+.1f}%)" if c.delta_pct is not None else ""
+    return (
+        f"{c.title} {word} {fmt_num(stats.stat_median(c.before))} -> {fmt_num(stats.stat_median(c.after))} ms{pct}, "
+        f"beyond its ±{fmt_num(c.band_ms)} ms band"
+    )
+
+
+def _ignored(c: Clock) -> str:
+    word = "fell" if c.outcome == "improved" else "rose"
+    return f"{c.title} {word} ({fmt_num(c.delta_ms, sign=True)} ms) but is not judged because {c.left_out}"
+
+
+def _work_direction(st: Structure, clock: str) -> int:
+    """-1 when the AFTER run compiled less (by compiled events), +1 when more, 0 when the counts say nothing."""
+    cnt = st.warm_compiled_events if clock == "warm_repeat" else st.compiled_events
+    if cnt.before is None or cnt.after is None or cnt.before == cnt.after:
+        return 0
+    return -1 if cnt.after < cnt.before else 1
+
+
+def _discount_thin_timing(clocks: list[Clock], st: Structure, few: int) -> None:
+    """With fewer than MIN_TIMING_SAMPLES samples in an arm, the band has no real spread behind it.
+
+    A timed move then counts only where the work itself changed in the same direction: identical work that timed
+    differently is noise, and so is "slower" when fewer modules compiled (or "faster" when more did).
+    """
+    n = f"{few} sample{'s' if few != 1 else ''}"
+    for c in clocks:
+        if not c.decisive or c.judged not in ("improved", "regressed"):
+            continue
+        direction = _work_direction(st, c.name)
+        timed = -1 if c.outcome == "improved" else 1
+        if st.identical_work:
+            moved = fmt_num(abs(c.delta_ms or 0))
+            why = f"the work is identical and {n} per arm cannot tell a {moved} ms move from noise"
+        elif direction == -timed:
+            less = "fewer" if direction < 0 else "more"
+            why = (
+                f"{less} modules compiled, which contradicts the timed move, and {n} per arm cannot tell it from noise"
+            )
+        else:
+            continue
+        c.decisive = False
+        c.left_out = why
+        c.note = _join(c.note, f"not judged: {why}; measure with --samples 3 or more, or interleaved")

@@ -1,0 +1,162 @@
+"""A comparison for people: verdict line, workload, clocks table, structure, module hashes, interleaving, warnings.
+
+Renders the same `Comparison` model the JSON carries; it decides nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from warp_compile.probe import stats
+from warp_compile.probe.compare_models import CLOCK_TITLES, Clock, Comparison
+from warp_compile.probe.render.fmt import fmt_num
+from warp_compile.probe.render.warnings import warning_text
+
+
+def render_comparison(c: Comparison) -> str:
+    """The comparison for people. Line 1: verdict, headline clock, reason. Same model as the JSON."""
+    head = c.clock(c.headline)
+    lines = [f"{c.verdict}: {_clock_phrase(head) if head else c.headline}. {c.reason}"]
+    lines.append(
+        f"  before: {c.before_label} ({c.before_samples} successful sample{'s' if c.before_samples != 1 else ''}"
+        + (f", {c.before_failed_samples} failed" if c.before_failed_samples else "")
+        + f");  after: {c.after_label} ({c.after_samples} successful sample{'s' if c.after_samples != 1 else ''}"
+        + (f", {c.after_failed_samples} failed" if c.after_failed_samples else "")
+        + ")"
+    )
+    lines.append("")
+
+    eq = c.equivalence
+    lines.append("Workload (launch order, count, dim, device, dtypes, block_dim, adjoint, tiled; names ignored):")
+    if eq.status == "equivalent":
+        lines.append(f"  equivalent: {eq.before_launches:,} launches, same structure")
+    elif eq.status == "changed":
+        lines.append(f"  CHANGED: {eq.before_launches:,} launches before, {eq.after_launches:,} after")
+        if eq.first_divergence is not None:
+            lines.append(f"  first divergence: {eq.first_divergence.description}")
+    else:
+        lines.append(f"  UNVERIFIED: {eq.note}")
+    if eq.note and eq.status == "equivalent":
+        lines.append(f"  note: {eq.note}")
+    for r in eq.renames:
+        mod = f" (module {r.before_module} -> {r.after_module})" if r.before_module != r.after_module else ""
+        lines.append(f"  renamed: {r.before} -> {r.after}{mod}, {r.launches:,} launch{'es' if r.launches != 1 else ''}")
+    lines.append("")
+
+    lines.append("Clocks (median ms; band = max(1% of before median, 2 x before raw MAD)):")
+    table = [("clock", "before", "after", "delta", "band", "judged", "")]
+    for k in c.clocks:
+        delta = fmt_num(k.delta_ms, sign=True)
+        if k.delta_pct is not None:
+            delta += f" ({k.delta_pct:+.1f}%)"
+        bandtxt = f"±{fmt_num(k.band_ms)}" if k.band_ms is not None else "n/a"
+        if k.judged == "counts":
+            bandtxt = f"floor {fmt_num(k.band_ms)}"
+        judged = k.judged
+        if k.judged == "counts":
+            judged = f"counts: {k.outcome}"
+        flags = []
+        if k.name == c.headline:
+            flags.append("headline")
+        if not k.decisive:
+            flags.append("not deciding")
+        table.append(
+            (
+                k.title,
+                fmt_num(stats.stat_median(k.before)),
+                fmt_num(stats.stat_median(k.after)),
+                delta,
+                bandtxt,
+                judged,
+                ", ".join(flags),
+            )
+        )
+    lines.extend(_table(table, right=(1, 2, 3, 4)))
+    for k in c.clocks:
+        if k.note:
+            lines.append(f"  {k.title}: {k.note}")
+    lines.append("")
+
+    s = c.structure
+    lines.append("Structure (reference sample):")
+    for label, cnt in (
+        ("identities", s.identities),
+        ("modules", s.modules),
+        ("generated source bytes", s.generated_source_bytes),
+        ("LTO artifacts", s.lto_artifacts),
+        ("compiled events (cold)", s.compiled_events),
+        ("compiled events (warm)", s.warm_compiled_events),
+    ):
+        b = "n/a" if cnt.before is None else f"{cnt.before:,}"
+        a = "n/a" if cnt.after is None else f"{cnt.after:,}"
+        mark = "" if cnt.before == cnt.after else "   *"
+        lines.append(f"  {label:<24} {b:>12} -> {a:<12}{mark}".rstrip())
+    lines.append(f"  identical work: {'yes' if s.identical_work else 'no'}")
+    if s.note:
+        lines.append(f"  note: {s.note}")
+    if c.module_hashes:
+        lines.append("")
+        lines.append("Module hashes (cold run; * = changed):")
+        rows = [("", "module", "device", "block_dim", "before", "after")]
+        for r in c.module_hashes:
+            rows.append(
+                (
+                    "*" if r.changed else "",
+                    r.module,
+                    r.device,
+                    "" if r.block_dim is None else str(r.block_dim),
+                    " ".join(r.before_hashes) or "-",
+                    " ".join(r.after_hashes) or "-",
+                )
+            )
+        lines.extend(_table(rows))
+
+    if c.interleaved is not None:
+        it = c.interleaved
+        lines.append("")
+        state = ""
+        if it.until_decided:
+            state = ", decided" if it.decided else ", NOT decided"
+        warm = f", after {it.warmup} discarded warm-up sample(s) per arm" if it.warmup else ""
+        lines.append(f"Interleaved ({it.order}{warm}): {it.pairs} pair{'s' if it.pairs != 1 else ''}{state}")
+        if it.stopped_because:
+            lines.append(f"  stopped: {it.stopped_because}")
+        if it.rule:
+            lines.append(f"  rule: {it.rule}")
+        for d in it.clocks:
+            lines.append(f"  {CLOCK_TITLES[d.name]}: {d.outcome}" + (f" ({d.reason})" if d.reason else ""))
+
+    if c.warnings:
+        lines.append("")
+        lines.append("Warnings:")
+        lines.extend(f"  - {warning_text(w)}" for w in c.warnings)
+    return "\n".join(lines) + "\n"
+
+
+def _table(rows: Sequence[Sequence[str]], right: Sequence[int] = ()) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    out = []
+    for r in rows:
+        cells = [cell.rjust(widths[i]) if i in right else cell.ljust(widths[i]) for i, cell in enumerate(r)]
+        out.append(("  " + "  ".join(cells)).rstrip())
+    return out
+
+
+def _clock_phrase(c: Clock, *, with_band: bool = True) -> str:
+    bm, am = stats.stat_median(c.before), stats.stat_median(c.after)
+    head = f"{c.title} {fmt_num(bm)} -> {fmt_num(am)} ms"
+    if bm is None or am is None:
+        return head + " (no data)"
+    if c.judged == "counts":
+        if c.counts_before is not None and c.counts_after is not None:
+            return head + f" (judged on counts: {c.counts_label} {c.counts_before} -> {c.counts_after})"
+        return head + f" (no counts; judged against the {fmt_num(c.band_ms)} ms timing floor)"
+    bits = []
+    if c.delta_pct is not None:
+        bits.append(f"{c.delta_pct:+.1f}%")
+    else:
+        bits.append(f"{fmt_num(c.delta_ms, sign=True)} ms")
+    if with_band and c.band_ms is not None:
+        bits.append(f"band ±{fmt_num(c.band_ms)} ms")
+    return head + " (" + ", ".join(bits) + ")"
+

@@ -1,0 +1,136 @@
+"""A Diagnosis as text: findings ranked by saving (where, fix, evidence), why modules loaded again, the rest.
+
+Also the one-line form of a hash change (`module m rebuilt (a -> b) at file:line, 120 ms: why`), which the
+diagnosis prints in its reload log.
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+from warp_compile.probe.diagnosis_models import Diagnosis, Finding, HashChange
+from warp_compile.probe.render.fmt import fmt_ms, pch_count, plural, warp_text
+from warp_compile.probe.render.warnings import warning_text
+
+# ---------------------------------------------------------------------------------------------- hash changes
+
+
+def _verb(c: HashChange) -> str:
+    kinds = {x.kind for x in c.causes}
+    if c.status.startswith("error"):
+        return "failed to load again"
+    if kinds == {"different_device"}:
+        return f"built for {c.device}" if c.status == "compiled" else f"loaded for {c.device}"
+    if c.status == "cached":
+        return "reloaded from cache"
+    return "rebuilt"
+
+
+def _h7(h: str) -> str:
+    return h[:7]
+
+
+def render_change(c: HashChange) -> str:
+    """One torch-style line: module, old -> new hash, where the load came from, its cost, and the reasons."""
+    hashes = f"({_h7(c.from_hash)} -> {_h7(c.to_hash)})" if c.from_hash != c.to_hash else f"({_h7(c.to_hash)})"
+    at = f" at {c.trigger}" if c.trigger else ""
+    why = "; ".join(x.detail for x in c.causes) or "no recorded cause"
+    return f"module {c.module} {_verb(c)} {hashes}{at}, {fmt_ms(c.cost_ms)}: {why}"
+
+
+def render_changes(changes: list[HashChange]) -> str:
+    if not changes:
+        return "no module loaded twice: every module family built once per device\n"
+    return "\n".join(render_change(c) for c in changes) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------- diagnosis
+
+
+def _is_code(line: str) -> bool:
+    """A line of a fix that is Python to paste (kept verbatim), not prose to wrap."""
+    stripped = line.strip()
+    if not stripped:
+        return False
+    try:
+        tree = ast.parse(stripped)
+    except SyntaxError:
+        return False
+    body = tree.body
+    return bool(body) and not (
+        len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, (ast.Name, ast.Constant))
+    )
+
+
+def _wrap(text: str, indent: str, first: str = "", width: int = 110) -> list[str]:
+    """Wrap prose; keep lines of code (a fix's snippet after a newline) whole, indented under the prose."""
+    hang = indent + " " * len(first)
+    out: list[str] = []
+    for n, part in enumerate(text.split("\n")):
+        lead = indent + first if n == 0 else hang
+        if n > 0 and _is_code(part):
+            out.append(hang + "    " + part.rstrip())
+            continue
+        out += textwrap.wrap(part, width=width, initial_indent=lead, subsequent_indent=hang, break_on_hyphens=False)
+    return out or [indent + first]
+
+
+def _finding_lines(i: int, f: Finding) -> list[str]:
+    head = f"{i}. {f.mechanism}  {f.title}"
+    out = [head, f"   {f.severity} severity, {f.confidence} confidence"]
+    if f.estimated_saving_ms is not None:
+        out += _wrap(f"~{fmt_ms(f.estimated_saving_ms)} ({f.saving_basis})", "   ", "saving   ")
+    elif f.saving_basis:
+        out += _wrap(f.saving_basis, "   ", "saving   ")
+    if f.modules:
+        out += _wrap(", ".join(f.modules), "   ", "modules  ")
+    for loc in f.locations:
+        note = f"  {loc.note}" if loc.note else ""
+        out.append(f"   where    {loc.file}:{loc.line}{note}")
+    out += _wrap(f.fix, "   ", "fix      ")
+    for e in f.evidence:
+        out += _wrap(e.fact, "   ", "because  " if e is f.evidence[0] else "         ")
+    for c in f.caveats:
+        out += _wrap(c, "   ", "caveat   ")
+    if f.excerpt:
+        out += _wrap(f.excerpt, "   ", "why      ")
+    return out
+
+
+def render_text(d: Diagnosis) -> str:
+    """The diagnosis for people: findings ranked by saving (location, fix, evidence), the reload log, then the rest."""
+    lines = [f"warp-compile diagnose: {' '.join(d.command)}"]
+    t = d.totals
+    facts = [warp_text(d.warp_version), plural(d.samples, "sample")]
+    if t.cold_module_ms is not None:
+        facts.append(f"cold module work {fmt_ms(t.cold_module_ms)} ({t.compiled} compiled of {t.builds} builds)")
+    if t.pch_ms:
+        several = f" ({pch_count(t.pch_builds, t.pch_threads)})" if t.pch_builds > 1 else ""
+        facts.append(f"precompiled header {fmt_ms(t.pch_ms)}{several}")
+    if t.warm_module_ms is not None:
+        facts.append(f"warm module work {fmt_ms(t.warm_module_ms)}")
+    lines.append("  " + " · ".join(facts))
+    if d.source_root:
+        lines.append(f"  sources: {d.source_root}")
+    lines.append("")
+    lines += _wrap(d.summary, "")
+    if d.findings:
+        lines += ["", "Findings, largest estimated saving first:", ""]
+        for i, f in enumerate(d.findings, 1):
+            lines += _finding_lines(i, f)
+            lines.append("")
+    if d.hash_changes:
+        lines += ([""] if lines[-1] else []) + ["Why modules loaded again (diff from the closest earlier load):"]
+        for c in d.hash_changes:
+            lines += _wrap(render_change(c), "  ")
+    if d.ruled_out:
+        lines += ["", "Ruled out:"]
+        lines += [ln for r in d.ruled_out for ln in _wrap(r.signal, "  ", f"{r.mechanism:<6} ")]
+    if d.not_reached:
+        lines += ["", "Not reached:"]
+        lines += [ln for r in d.not_reached for ln in _wrap(r.reason, "  ", f"{r.mechanism:<6} ")]
+    if d.warnings:
+        lines += ["", "Warnings:"]
+        lines += [ln for w in d.warnings for ln in _wrap(warning_text(w), "  ", "- ")]
+    return "\n".join(lines).rstrip() + "\n"

@@ -1,0 +1,105 @@
+"""Warnings as text: one sentence per `WarningCode`, filled from the warning's params.
+
+The only place a warning's wording lives. Producers record a code and params; front ends print `warning_text`.
+Most sentences are `str.format` templates over the params; the few that join lists or pick words are functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from warp_compile.probe.compare_models import CLOCK_TITLES
+from warp_compile.probe.models import Warn, WarningCode
+
+C = WarningCode
+_SETUP = {
+    "warp_version": "on different Warp versions",
+    "python": "on different Python interpreters",
+    "machine": "on different machines",
+    "platform": "on different platforms",
+    "tool_version": "by different warp-compile versions",
+}
+
+_TEMPLATES: dict[WarningCode, str] = {
+    C.HOOK_NOT_STARTED: "the hook did not start in the measured process (python -I/-S, a non-Python command, or an "
+    "interpreter that ignores PYTHONPATH); builds were not recorded",
+    C.WARP_NOT_IMPORTED: "no Warp compilation observed: the command never imported warp",
+    C.NO_MODULE_LOADED: "no Warp compilation observed: warp was imported but no module was loaded",
+    C.LOG_FALLBACK: "Warp's loader could not be wrapped in this version; builds were parsed from its debug log",
+    C.HOOK_ERROR: "hook error (recorded, not raised): {error}",
+    C.LAUNCHES_TRUNCATED: "launch list truncated: {recorded} of {total} recorded",
+    C.CACHE_DIR_OUTSIDE: "the app set its own kernel cache directory ({path}), outside the sandbox's private cache: "
+    "the cold run may have reused builds from earlier runs and the warm run may not see this one's",
+    C.WARM_RECOMPILED: "the warm re-run compiled {modules} module(s) again: the cache is not reused between runs",
+    C.COLD_WALL_VARIES: "cold wall times vary by more than 50% between samples: the machine may be busy",
+    C.BEFORE_SAMPLES_FAILED: "{failed} of {samples} BEFORE samples failed; its clocks are over the rest",
+    C.CACHE_LEFT_SANDBOX: "the {side} app pointed kernel_cache_dir outside the sandbox: its cold runs may have "
+    "reused a cache",
+    C.HOOK_ERRORS: "the {side} hook reported {count} internal error(s): {first}",
+    C.HOOK_MODES_DIFFER: "the hooks ran in different modes: {before} vs {after}",
+    C.LAUNCH_PREFIX_CHECKED: "launch list truncated: checked the first {checked:,} of {total:,} launches, totals equal",
+    C.BEFORE_BUILD_ERRORS: "the BEFORE run had {count} build error(s) (first: module {module})",
+    C.NOT_SETTLED: "--until-decided stopped at {pairs} pairs before the verdict settled; more pairs could still "
+    "change it",
+    C.SETTLED_DIFFERS: "the bootstrap intervals settled on {settled} but the medians against the bands say {verdict}",
+    C.RULE_SKIPPED: "rule {rule} skipped: {why}",
+    C.RULE_FAILED: "rule {rule} ({mechanism}) failed: {error}",
+    C.TEXT: "{text}",
+}
+
+
+def _samples_failed(p: dict[str, Any]) -> str:
+    each = "; ".join(f"sample {f['sample']}: {f['failure']}" for f in p["failures"])
+    return f"{p['failed']} of {p['samples']} samples failed and are excluded from the statistics: {each}"
+
+
+def _few_samples(p: dict[str, Any]) -> str:
+    n = p["n"]
+    return f"{p['side']} has only {n} successful sample{'s' if n != 1 else ''}: its MAD, and so the band, is weak"
+
+
+def _tentative(p: dict[str, Any]) -> str:
+    clocks = ", ".join(CLOCK_TITLES.get(c, c) for c in p["clocks"])
+    return (
+        f"tentative: the medians put {clocks} beyond the band, but the 95% bootstrap interval of the difference "
+        "still reaches inside it; more pairs, or --until-decided, would settle it"
+    )
+
+
+def _no_source_scan(p: dict[str, Any]) -> str:
+    if p.get("cwd") is None:
+        return "no source scan: locations come from the measurement only"
+    return (
+        f"no source scan: the report's cwd {p['cwd']} is not a directory inside the allowed roots, so "
+        "locations come from the measurement only"
+    )
+
+
+def _different_commands(p: dict[str, Any]) -> str:
+    return f"the reports ran different commands: {' '.join(p['before'])!r} vs {' '.join(p['after'])!r}"
+
+
+def _different_setup(p: dict[str, Any]) -> str:
+    return f"measured {_SETUP[p['field']]}: {p['before']} vs {p['after']}"
+
+
+_FUNCTIONS: dict[WarningCode, Callable[[dict[str, Any]], str]] = {
+    C.SAMPLES_FAILED: _samples_failed,
+    C.FEW_SAMPLES: _few_samples,
+    C.TENTATIVE: _tentative,
+    C.NO_SOURCE_SCAN: _no_source_scan,
+    C.DIFFERENT_COMMANDS: _different_commands,
+    C.DIFFERENT_SETUP: _different_setup,
+}
+
+
+def warning_text(w: Warn) -> str:
+    """The sentence for one warning; params a sentence does not know (an older or hand-made file) never raise."""
+    try:
+        if w.code in _FUNCTIONS:
+            return _FUNCTIONS[w.code](w.params)
+        return _TEMPLATES[w.code].format(**w.params)
+    except (KeyError, TypeError, ValueError, IndexError):
+        shown = ", ".join(f"{k}={v!r}" for k, v in w.params.items())
+        return w.code.value + (f" ({shown})" if shown else "")
