@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 
 from warp_compile.probe.compare_models import Comparison
 from warp_compile.probe.errors import UsageError
+from warp_compile.probe.models import Report, WarningCode, warn
 
 ENV_VAR = "WARP_COMPILE_SET"
 
@@ -170,23 +171,26 @@ def run_try(
         comparison = compare(before, after, before_label="as is", after_label=f"with {what}")
         applied = dict(after.experiment)
     else:
+        from warp_compile.probe.measure import build_report
+
+        seen: dict[str, dict[str, str]] = {}
+
+        def build(cmd: list[str], where: Path, data: list, **kw: object) -> Report:
+            report = build_report(cmd, where, data, **kw)  # type: ignore[arg-type]
+            seen[str(kw.get("label", ""))] = dict(report.experiment)
+            return report
+
         comparison = interleaved_compare(
             command, cwd, cwd, samples=pairs, until_decided=until_decided, max_samples=max_pairs,
-            timeout_s=timeout_s, progress=progress, arm_env=({}, env),
-            arm_labels=("as is", f"with {what}"),
+            timeout_s=timeout_s, progress=progress, arm_env=({}, env), arm_labels=("as is", f"with {what}"),
+            build_report=build,
         )
-        applied = dict(comparison.after_experiment)
-    missing = [k for k, v in applied.items() if v not in ("applied", "hook")]
-    for key in settings:
-        if key not in applied:
-            missing.append(key)
+        applied = seen.get("after", {})
+    missing = sorted({k for k in settings if applied.get(k) not in ("applied", "hook")})
+    if missing:
+        comparison.warnings.append(warn(WarningCode.EXPERIMENT_NOT_APPLIED, settings=", ".join(missing)))
     result = TryResult(
         command=list(command), cwd=str(cwd), settings=dict(settings), applied=applied,
         paste=as_python(settings), comparison=comparison,
     )
-    if missing:
-        comparison.warnings.append(
-            f"the setting(s) {', '.join(sorted(set(missing)))} did not take in the measured process "
-            "(this Warp has no such option, or the command never imported warp): the comparison shows no effect of them"
-        )
     return result

@@ -61,6 +61,7 @@ class WarningCode(str, Enum):
     NOT_SETTLED = "not_settled"  # pairs
     TENTATIVE = "tentative"  # clocks
     SETTLED_DIFFERS = "settled_differs"  # settled, verdict
+    EXPERIMENT_NOT_APPLIED = "experiment_not_applied"  # settings (the `try` settings that did not take)
     # diagnose (Diagnosis.warnings)
     RULE_SKIPPED = "rule_skipped"  # rule, why
     RULE_FAILED = "rule_failed"  # rule, mechanism, error

@@ -89,6 +89,8 @@ def interleaved_compare(
     warmup: int = 1,
     run_sample: RunSample | None = None,
     build_report: BuildReport | None = None,
+    arm_env: tuple[dict[str, str], dict[str, str]] | None = None,
+    arm_labels: tuple[str, str] | None = None,
 ) -> Comparison:
     """Measure BEFORE and AFTER alternately (A B, B A, A B, ...), one cold + warm sample per arm per pair.
 
@@ -101,6 +103,8 @@ def interleaved_compare(
     (changed workload, failed AFTER sample, build errors) stops at once: more samples cannot make it valid.
 
     `run_sample` / `build_report` default to `warp_compile.probe.measure`; tests inject a mock executor.
+    `arm_env` gives each arm extra environment for the hook (an experiment: the same tree, other Warp settings);
+    `arm_labels` names the arms in the text.
     """
     if run_sample is None or build_report is None:
         from warp_compile.probe import measure as _measure  # the sandbox; imported only when measuring
@@ -133,19 +137,25 @@ def interleaved_compare(
     decisions: list[ClockDecision] = []
     pairs = 0
     arm_dirs = ((0, before_cwd), (1, after_cwd))
+    envs = arm_env or ({}, {})
+    names = arm_labels or ("before", "after")
+
+    def sample(side: int, cwd: Path, index: int, prog: Callable[[str], None] | None) -> Any:
+        extra = {"extra_env": envs[side]} if envs[side] else {}
+        return run_sample(command, cwd, index, timeout_s=timeout_s, progress=prog, **extra)
     for w in range(warmup):
         # hyperfine's discipline: the first runs after a pause pay for cold disk caches and clocks; discard them
         for side, cwd in arm_dirs:
-            say(f"warm-up {w + 1}/{warmup}: {'before' if side == 0 else 'after'} ({cwd}), not counted")
-            run_sample(command, cwd, -1 - w, timeout_s=timeout_s, progress=None)
+            say(f"warm-up {w + 1}/{warmup}: {names[side]} ({cwd}), not counted")
+            sample(side, cwd, -1 - w, None)
     for i in range(limit):
         # A B, then B A: whatever the position in a pair does to a run (a warmer cache, a slower core) hits both
         # arms alike over every two pairs instead of always the same arm
         for side, cwd in arm_dirs if i % 2 == 0 else arm_dirs[::-1]:
-            say(f"pair {i + 1}/{limit}: {'before' if side == 0 else 'after'} ({cwd})")
-            arms[side].append(run_sample(command, cwd, i, timeout_s=timeout_s, progress=progress))
+            say(f"pair {i + 1}/{limit}: {names[side]} ({cwd})")
+            arms[side].append(sample(side, cwd, i, progress))
         pairs = i + 1
-        interim = _compare_arms(command, before_cwd, after_cwd, arms, build_report)
+        interim = _compare_arms(command, before_cwd, after_cwd, arms, build_report, arm_labels)
         step = _decide(interim, max_samples if until_decided else limit, min_pairs, pairs)
         decisions = step.decisions
         if interim.verdict == "INVALID":
@@ -190,8 +200,11 @@ def _compare_arms(
     after_cwd: Path,
     arms: tuple[list[Any], list[Any]],
     build_report: BuildReport,
+    labels: tuple[str, str] | None = None,
 ) -> Comparison:
     n = len(arms[1])
     before = build_report(command, before_cwd, list(arms[0]), label="before", requested=n)
     after = build_report(command, after_cwd, list(arms[1]), label="after", requested=n)
+    if labels:
+        return compare(before, after, before_label=labels[0], after_label=labels[1])
     return compare(before, after, before_label=f"before ({before_cwd})", after_label=f"after ({after_cwd})")
