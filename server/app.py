@@ -14,6 +14,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, cast
 
+from mcp.server.auth.provider import TokenVerifier
+from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import Context, ListRoots, MCPServer, Resolve
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError, UnexpectedToolError
 from mcp_types import CallToolResult, ListRootsResult, TextContent, ToolAnnotations
@@ -359,9 +361,14 @@ def explain_mechanism(
 # ------------------------------------------------------------------------------------------------ server
 
 
-def create_server(roots: Sequence[Path]) -> WarpCompileServer:
+def create_server(
+    roots: Sequence[Path], *, token_verifier: TokenVerifier | None = None, auth: AuthSettings | None = None
+) -> WarpCompileServer:
+    """The server; `token_verifier` + `auth` make the HTTP transport require a bearer token (see http_access)."""
     server = WarpCompileServer(
         roots,
+        token_verifier=token_verifier,
+        auth=auth,
         name="warp-compile",
         title="warp-compile",
         description="Why does this NVIDIA Warp app compile kernels for seconds before its first launch?",
