@@ -30,7 +30,7 @@ from warp_compile.server import prompt as prompt_text
 from warp_compile.server import resources
 from warp_compile.server.confine import Confinement, real, roots_from_uris
 from warp_compile.server.interpreter import interpreter_line, resolve_python
-from warp_compile.server.lean import MechanismResult, compact_schema, untitled
+from warp_compile.server.lean import MechanismResult, compact_schema, explain_text, untitled
 from warp_compile.server.resources import part_uri
 from warp_compile.server.runner import Progress, run_core
 from warp_compile.server.store import ReportStore, looks_like_id, report_uri
@@ -426,9 +426,9 @@ def explain_mechanism(
     ] = False,
 ) -> Annotated[CallToolResult, MechanismResult]:
     """Explain a compile-time mechanism: what happens, how warp-compile sees it, the fix, when not to apply it,
-    and how to verify the fix. The Markdown text comes once, as the text content; the structured content has the
-    fields (signals, applies_when, does_not_apply_when, fix, verification, observed)."""
-    from warp_compile.probe.knowledge import UnknownMechanism, get, normalize_id, render_text, search
+    and how to verify the fix. The Markdown comes once, as text (long figure tables on request); the structured
+    content has the fields (signals, applies_when, does_not_apply_when, fix, verification, observed)."""
+    from warp_compile.probe.knowledge import UnknownMechanism, get, normalize_id, search
 
     note = None
     try:
@@ -445,11 +445,7 @@ def explain_mechanism(
         sections=dict(mech.sections) if sections else None,
         note=note,
     )
-    if sections:
-        heads = "\n".join(f"- {h}" for h in mech.sections)
-        text = f"{mech.id}  {mech.title}\nbackends: {', '.join(mech.backends)}\n\nsections (in `sections`):\n{heads}"
-    else:
-        text = render_text(mech)
+    text = explain_text(mech, sections)
     return _result(result, f"{note}\n\n{text}" if note else text)
 
 

@@ -107,3 +107,30 @@ class MechanismResult(BaseModel):
     observed: list[str]
     sections: dict[str, str] | None = Field(default=None, description="'## ' heading -> text, when asked for")
     note: str | None = Field(default=None, description="which mechanism a keyword query matched")
+
+
+ON_REQUEST = ("Figures",)  # long tables of measured figures; their headline numbers are in `observed`
+
+
+def explain_text(m: Any, sections: bool) -> str:
+    """The text content of `explain_mechanism` for mechanism `m` (a knowledge.Mechanism).
+
+    Default: the Markdown once, without the sections in ON_REQUEST (named at the end, with how to get them).
+    With `sections`: the structured content carries every section, so the text only lists the headings.
+    """
+    out = [f"{m.id}  {m.title}", f"backends: {', '.join(m.backends)}", ""]
+    if sections:
+        out.append("sections (full text in structured `sections`):")
+        out += [f"- {h}" for h in m.sections]
+        return "\n".join(out) + "\n"
+    left = []
+    for heading, text in m.sections.items():
+        if heading in ON_REQUEST:
+            left.append(f"## {heading} ({len(text.encode()) / 1024:.1f} KB)")
+            continue
+        out += [f"## {heading}", "", text.strip(), ""]
+    out.append("## Verify the fix")
+    out += [f"- {v}" for v in m.verification]
+    if left:
+        out += ["", f"Left out: {', '.join(left)}; call with sections=true or read warp-compile://mechanisms/{m.id}."]
+    return "\n".join(out) + "\n"

@@ -608,7 +608,6 @@ async def test_one_measurement_at_a_time_and_the_waiter_says_so(server: WarpComp
         assert start >= end, "two measured runs overlapped"
 
 
-
 async def wait_clean(sandbox_tmp: Path, pids: list[int], seconds: float = 20) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
