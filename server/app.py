@@ -174,8 +174,9 @@ async def measure(
 ) -> Annotated[CallToolResult, MeasureSummary]:
     """Measure cold and warm Warp compile time of a command: each sample runs it on empty kernel caches, then
     again on the caches it filled. Returns a compact summary (clocks as median and MAD, identities, modules, the
-    largest builds, warnings) and a `report_id`; the full report is the resource warp-compile://reports/{report_id}.
-    Takes tens of seconds per sample; reports progress; cancelling kills the run."""
+    largest builds, warnings) and a `report_id`; warp-compile://reports/{report_id} has the report's summary and
+    its parts (builds, launches, ..., full). Takes tens of seconds per sample; reports progress; cancelling kills
+    the run."""
     from warp_compile.io import write_json
     from warp_compile.probe.measure import check_inputs
     from warp_compile.probe.measure import measure as core_measure
@@ -468,11 +469,16 @@ def create_server(
         ),
         version=__version__,
     )
-    server.add_tool(measure, title="Measure Warp compile time", annotations=RUNS_PROGRAMS)
-    server.add_tool(diagnose, title="Diagnose Warp compile time", annotations=RUNS_PROGRAMS)
-    server.add_tool(compare, title="Compare two measurements", annotations=READS_ONLY)
-    server.add_tool(compare_interleaved, title="Measure two trees interleaved", annotations=RUNS_PROGRAMS)
-    server.add_tool(explain_mechanism, title="Explain a compile-time mechanism", annotations=READS_ONLY)
+    for fn, title, annotations in (
+        (measure, "Measure Warp compile time", RUNS_PROGRAMS),
+        (diagnose, "Diagnose Warp compile time", RUNS_PROGRAMS),
+        (compare, "Compare two measurements", READS_ONLY),
+        (compare_interleaved, "Measure two trees interleaved", RUNS_PROGRAMS),
+        (explain_mechanism, "Explain a compile-time mechanism", READS_ONLY),
+    ):
+        # the docstring as one paragraph: its line breaks and indentation are bytes in every tools/list
+        description = " ".join((fn.__doc__ or "").split())
+        server.add_tool(fn, title=title, description=description, annotations=annotations)
 
     resources.register(server)
 

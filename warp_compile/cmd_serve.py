@@ -15,12 +15,16 @@ from warp_compile.probe.errors import UsageError
 from warp_compile.probe.sandbox import shutdown
 
 DESCRIPTION = """\
-Serve warp-compile to coding agents over MCP (Model Context Protocol): tools measure, diagnose, compare and
-explain_mechanism with structured results, progress and cancellation; resources warp-compile://mechanisms/{id}
-and warp-compile://reports/{report_id}; the prompt optimize_compile_time.
+Serve warp-compile to coding agents over MCP (Model Context Protocol): tools measure, diagnose, compare,
+compare_interleaved and explain_mechanism with structured results, progress and cancellation; resources
+warp-compile://roots, warp-compile://mechanisms/{id} and warp-compile://reports/{report_id}[/{part}]; the prompt
+optimize_compile_time.
 
 Every cwd, report path and json_path must resolve inside a --root directory or a root the client declares.
 Register with Claude Code:  claude mcp add warp-compile -- warp-compile serve --root .
+
+streamable-http listens on loopback; another --host needs a bearer token (WARP_COMPILE_TOKEN or --token-file),
+and with a token every request without `Authorization: Bearer <token>` gets 401.
 """
 
 
