@@ -29,6 +29,11 @@ INIT = {
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
 def _env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != TOKEN_ENV}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
@@ -170,3 +175,15 @@ def test_allowed_hosts_name_the_bound_host_and_the_extra_names() -> None:
     assert "http://build-box.lan:*" in s.allowed_origins
     assert not any("evil" in h for h in s.allowed_hosts)
     assert "[2001:db8::1]:*" in security_settings("2001:db8::1", []).allowed_hosts
+
+
+@pytest.mark.anyio
+async def test_the_sdk_client_works_with_the_bearer(http_server: str) -> None:
+    """A real MCP session over HTTP with the token (the raw requests above show the 401 without it)."""
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with httpx.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30) as http:
+        async with Client(streamable_http_client(http_server, http_client=http)) as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+    assert names == {"measure", "diagnose", "compare", "compare_interleaved", "explain_mechanism"}
