@@ -61,6 +61,8 @@ class WarningCode(str, Enum):
     NOT_SETTLED = "not_settled"  # pairs
     TENTATIVE = "tentative"  # clocks
     SETTLED_DIFFERS = "settled_differs"  # settled, verdict
+    # server
+    PYTHON_RESOLVED = "python_resolved"  # name, path, advice: a bare `python` in command[0] resolved on PATH
     # diagnose (Diagnosis.warnings)
     RULE_SKIPPED = "rule_skipped"  # rule, why
     RULE_FAILED = "rule_failed"  # rule, mechanism, error

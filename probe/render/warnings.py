@@ -37,6 +37,7 @@ _TEMPLATES: dict[WarningCode, str] = {
     C.CACHE_LEFT_SANDBOX: "the {side} app pointed kernel_cache_dir outside the sandbox: its cold runs may have "
     "reused a cache",
     C.HOOK_ERRORS: "the {side} hook reported {count} internal error(s): {first}",
+    C.PYTHON_RESOLVED: "command[0] {name!r} was resolved on the server's PATH to {path}; to be sure, {advice}",
     C.HOOK_MODES_DIFFER: "the hooks ran in different modes: {before} vs {after}",
     C.LAUNCH_PREFIX_CHECKED: "launch list truncated: checked the first {checked:,} of {total:,} launches, totals equal",
     C.BEFORE_BUILD_ERRORS: "the BEFORE run had {count} build error(s) (first: module {module})",
