@@ -91,7 +91,7 @@ def _make_init_wrapper(orig, ctx, hook_error):
         result = orig(*args, **kwargs)
         try:
             frame = sys._getframe(1)
-            if frame.f_code is launch_code:
+            if frame.f_code is launch_code and not getattr(_tls, "tiled", False):
                 loc = frame.f_locals
                 kernel = loc.get("kernel")
                 requested = loc.get("block_dim")
@@ -110,6 +110,35 @@ def _make_init_wrapper(orig, ctx, hook_error):
     init.__name__ = "init"
     init.__doc__ = getattr(orig, "__doc__", None)
     return init
+
+
+def _make_launch_tiled_wrapper(orig, ctx, hook_error):
+    """launch_tiled resolves block_dim (1 on the CPU) before it calls launch: note the request here instead."""
+
+    def launch_tiled(*args, **kwargs):
+        try:
+            kernel = kwargs.get("kernel", args[0] if args else None)
+            module = getattr(kernel, "module", None)
+            requested = kwargs.get("block_dim")
+            if module is not None:
+                key = (id(module), getattr(kernel, "key", ""), requested, "tiled")
+                if key not in _state["seen"]:
+                    _state["seen"].add(key)
+                    _note(module, _launch_block_dim(ctx, module, requested), str(kernel.key), "launch_tiled")
+        except Exception as exc:
+            hook_error("cuda.launch_tiled", exc)
+        outer = getattr(_tls, "tiled", False)
+        _tls.tiled = True  # the inner launch sees the resolved block_dim: not a request
+        try:
+            return orig(*args, **kwargs)
+        finally:
+            _tls.tiled = outer
+
+    launch_tiled.__warp_compile_hook__ = True
+    launch_tiled.__wrapped__ = orig
+    launch_tiled.__name__ = getattr(orig, "__name__", "launch_tiled")
+    launch_tiled.__doc__ = getattr(orig, "__doc__", None)
+    return launch_tiled
 
 
 def _make_force_load_wrapper(orig, ctx, hook_error):
@@ -150,6 +179,10 @@ def install(warp_mod, ctx, bld, rebind, emit, hook_error, targets):
         targets["cuda.launch"] = "wrapped:init(launch frame)"
     else:
         targets["cuda.launch"] = "missing"
+    tiled = getattr(ctx, "launch_tiled", None)
+    if tiled is not None:
+        rebind(tiled, _make_launch_tiled_wrapper(tiled, ctx, hook_error))
+        targets["cuda.launch_tiled"] = "wrapped"
     fl = getattr(warp_mod, "force_load", None) or getattr(ctx, "force_load", None)
     if fl is not None:
         new = _make_force_load_wrapper(fl, ctx, hook_error)
@@ -441,14 +474,15 @@ def replay(warp_mod, ctx, bld, arch):
     patched = _patch_phases(ctx, bld)
     builds, conc = [], None
     try:
-        if len(entries) > 1:  # first, so both passes start with NVRTC's header cache cold
+        several = len({e["module"].name for e in entries}) > 1  # something to overlap
+        if several:  # first, so both passes start with NVRTC's header cache cold
             cfg.kernel_cache_dir = os.path.join(root, "concurrent-cache")
             conc = _concurrent_cold(ctx, cfg, entries, arch, root)
         cfg.kernel_cache_dir = os.path.join(root, "serial-cache")
         lto_root = os.path.join(root, "serial-cache", "lto")
         for i, e in enumerate(entries):
             builds.append(_build(ctx, cfg, e, arch, os.path.join(root, "serial", str(i)), lto_root))
-        if len(entries) > 1 and conc is None:
+        if several and conc is None:
             cfg.kernel_cache_dir = os.path.join(root, "concurrent-cache")
             conc = _concurrent(ctx, cfg, entries, arch, root)
             conc["warm_cache"] = True
