@@ -250,6 +250,9 @@ def build_report(
         cold_wall_ms=clock(lambda s: s.cold.result.wall_ms),
         warm_wall_ms=clock(lambda s: s.warm.result.wall_ms if s.warm else 0.0),
         compile_elapsed_ms=stat_of([round(x, 3) for x in elapsed]),
+        cuda_compile_ms=clock(lambda s: sum(b.ms for b in s.cold.events.cuda_builds if b.status == "compiled"))
+        if any(s.cold.events.cuda_builds for s in ok)
+        else stat_of([]),
         sample_results=[s.to_result() for s in samples],
         warnings=_warnings(samples, ok, ref),
     )

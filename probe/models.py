@@ -268,6 +268,7 @@ class Report(_Model):
     sample_results: list[SampleResult] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
     hook: HookInfo = Field(default_factory=HookInfo)
+    cuda_compile_ms: Stat = Field(default_factory=Stat)  # summed --cuda-arch replay builds per sample
     cuda_builds: list[CudaBuild] = Field(default_factory=list)  # reference sample, cold run (--cuda-arch)
     cuda_concurrent: CudaConcurrent | None = None
     cuda_replay: CudaReplay | None = None
