@@ -141,7 +141,7 @@ async def test_lists_four_tools_with_output_schemas_and_annotations(server: Warp
     assert cmd["type"] == "array" and cmd["items"] == {"type": "string"}
     assert set(tools["measure"].input_schema["required"]) == {"command", "cwd"}
     assert "client_roots" not in tools["measure"].input_schema["properties"]
-    assert set(tools["diagnose"].input_schema["properties"]) == {"command", "cwd", "report", "samples"}
+    assert set(tools["diagnose"].input_schema["properties"]) == {"command", "cwd", "report", "samples", "cuda_arch"}
     assert set(tools["compare"].input_schema["required"]) == {"before", "after"}
 
     explain = tools["explain_mechanism"].annotations
