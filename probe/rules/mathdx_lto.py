@@ -104,6 +104,9 @@ def _replay(ctx: RuleContext, mathdx: list[TileOpFact]) -> RuleResult:
         if any(x.backward_in_source or x.options.get("enable_backward") == "True" for x in cpu):
             backward.add(b.module)
     modules = sorted({b.module for b in lto})
+    off = [m for m in modules if m not in backward]
+    if off:  # CS-10 checked first: backward code would multiply the LTO work
+        evidence.append(Evidence(fact=f"backward code is off in {', '.join(off)} (CS-10 checked): no adjoint GEMMs."))
     ops = {t.op for t in mathdx}
     opts = sorted({_OPTION.get(op, "enable_mathdx_gemm") for op in ops}) or ["enable_mathdx_gemm"]
     opt_lines = "; ".join(f'wp.get_module("{m}").options["{o}"] = False' for o in opts for m in modules)
