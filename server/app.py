@@ -168,6 +168,11 @@ async def measure(
     samples: Annotated[int, Field(ge=1, le=50, description="cold+warm pairs to run")] = 3,
     timeout_s: Annotated[float, Field(gt=0, description="seconds per run before its process tree is killed")] = 900,
     label: Annotated[str, Field(description="a name for this measurement, e.g. baseline")] = "",
+    cuda_arch: Annotated[
+        int | None,
+        Field(ge=50, le=199, description="also build the cold run's modules for sm_N through NVRTC after it ran "
+              "(no GPU needed), e.g. 90: CUDA builds for CS-5/CS-7/CS-13"),
+    ] = None,
     json_path: Annotated[
         str | None, Field(description="also write the full report JSON here (inside an allowed root)")
     ] = None,
@@ -192,7 +197,9 @@ async def measure(
         command, note = _command(command)
         check_inputs(command, where, samples, timeout_s)
         report = await run_core(
-            lambda progress, cancel: core_measure(command, where, samples, timeout_s, label, progress, cancel),
+            lambda progress, cancel: core_measure(
+                command, where, samples, timeout_s, label, progress, cancel, **_cuda_kw(cuda_arch)
+            ),
             Progress(ctx, expected=2 * samples),
         )
         report_id = server.store.add(report)
@@ -209,6 +216,11 @@ async def measure(
     if note:
         summary.warnings.insert(0, note)
     return _result(summary, f"{render_summary(summary).rstrip()}\n{interpreter_line(report)}")
+
+
+def _cuda_kw(cuda_arch: int | None) -> dict[str, int]:
+    """cuda_arch only when asked for (the measuring core's callers without it stay as they were)."""
+    return {"cuda_arch": cuda_arch} if cuda_arch is not None else {}
 
 
 def _command(command: list[str]) -> tuple[list[str], Warn | None]:
@@ -238,6 +250,11 @@ async def diagnose(
     ] = None,
     samples: Annotated[int, Field(ge=1, le=50, description="cold+warm pairs when measuring")] = 1,
     timeout_s: Annotated[float, Field(gt=0, description="seconds per run before its process tree is killed")] = 900,
+    cuda_arch: Annotated[
+        int | None,
+        Field(ge=50, le=199, description="also build the cold run's modules for sm_N through NVRTC after it ran "
+              "(no GPU needed), e.g. 90: CUDA builds for CS-5/CS-7/CS-13"),
+    ] = None,
     client_roots: Annotated[ListRootsResult | None, Resolve(_diagnose_roots)] = None,
 ) -> Annotated[CallToolResult, ServedDiagnosis]:
     """Name why the app compiles: findings per mechanism (CS-1..CS-13) ranked by estimated saving, each with its
@@ -247,6 +264,8 @@ async def diagnose(
     roots = _client_roots(client_roots)
     note = None
     with _tool_errors():
+        if report is not None and cuda_arch is not None:
+            raise ToolError("cuda_arch applies when measuring: give command and cwd, not report")
         if report is not None and (command is not None or cwd is not None):
             raise ToolError("give either report (a report_id or path) or command and cwd, not both")
         if report is None and not command:
@@ -273,7 +292,8 @@ async def diagnose(
 
             rep, diagnosis = await run_core(
                 lambda progress, cancel: diagnose_command(
-                    run, where, samples=samples, progress=progress, cancel=cancel, timeout_s=timeout_s
+                    run, where, samples=samples, progress=progress, cancel=cancel, timeout_s=timeout_s,
+                    **_cuda_kw(cuda_arch),
                 ),
                 Progress(ctx, expected=2 * samples + 2),
             )
