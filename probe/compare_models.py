@@ -15,7 +15,7 @@ from warp_compile.probe.models import Launch, Stat, Warn
 COMPARISON_SCHEMA_VERSION = 1
 
 Verdict = Literal["IMPROVED", "INCONCLUSIVE", "REGRESSION", "INVALID", "UNVERIFIED"]
-ClockName = Literal["compile_elapsed", "warm_repeat", "cold_module"]
+ClockName = Literal["compile_elapsed", "warm_repeat", "cold_module", "cuda_compile"]
 
 EXIT_CODES: dict[str, int] = {"IMPROVED": 0, "INCONCLUSIVE": 0, "UNVERIFIED": 0, "REGRESSION": 1, "INVALID": 1}
 
@@ -23,6 +23,7 @@ CLOCK_TITLES: dict[str, str] = {
     "compile_elapsed": "compile elapsed",  # cold wall - warm wall: what the user waited for compilation
     "warm_repeat": "warm repeat",  # module time in the warm run: what every later run pays
     "cold_module": "cold module work",  # summed module load time in the cold run: what was built
+    "cuda_compile": "CUDA compile",  # summed --cuda-arch replay builds (sm_N via NVRTC): what a GPU run builds
 }
 
 

@@ -228,6 +228,7 @@ def diagnose_command(
     cancel: threading.Event | None = None,
     timeout_s: float = 900.0,
     label: str = "",
+    cuda_arch: int | None = None,
 ) -> tuple[Report, Diagnosis]:
     """Measure `command`, scan `source` (default: `cwd`), diagnose. The source is checked before anything runs."""
     from warp_compile.probe.measure import measure
@@ -236,7 +237,8 @@ def diagnose_command(
     if source is not None and not Path(source).expanduser().is_dir():
         raise UsageError(f"source directory does not exist or is not a directory: {source}")
     report = measure(
-        command, Path(cwd), samples=samples, timeout_s=timeout_s, label=label, progress=progress, cancel=cancel
+        command, Path(cwd), samples=samples, timeout_s=timeout_s, label=label, progress=progress, cancel=cancel,
+        cuda_arch=cuda_arch,
     )
     if progress:
         progress("scan")

@@ -9,6 +9,9 @@ from pathlib import Path
 from warp_compile.probe.models import (
     ApiCall,
     Build,
+    CudaBuild,
+    CudaConcurrent,
+    CudaReplay,
     HookInfo,
     KernelInfo,
     Launch,
@@ -45,6 +48,14 @@ class RunEvents:
     cuda_cache_disable: str | None = None
     hook: HookInfo = field(default_factory=HookInfo)
     malformed_lines: int = 0
+    cuda_builds: list[CudaBuild] = field(default_factory=list)
+    cuda_concurrent: CudaConcurrent | None = None
+    cuda_replay: CudaReplay | None = None
+
+    @property
+    def cuda_replay_ms(self) -> float:
+        """Time the --cuda-arch replay took at exit: not part of the app's run."""
+        return self.cuda_replay.ms if self.cuda_replay is not None else 0.0
 
     @property
     def module_ms(self) -> float:
@@ -201,6 +212,8 @@ def parse_lines(lines: list[str]) -> RunEvents:
                     start_ms=float(e.get("t_ms", 0.0)),
                 )
             )
+        elif kind in ("cuda_build", "cuda_concurrent", "cuda_replay"):
+            _cuda_event(run, kind, e)
         elif kind == "hook_error":
             run.hook.errors.append(f"{e.get('where')}: {e.get('error')}")
         elif kind == "exit":
@@ -222,6 +235,18 @@ def parse_lines(lines: list[str]) -> RunEvents:
         run.launch_total = recorded  # the process died before its exit event
     run.launches_truncated = recorded < run.launch_total
     return run
+
+
+def _cuda_event(run: RunEvents, kind: str, e: dict) -> None:
+    try:
+        if kind == "cuda_build":
+            run.cuda_builds.append(CudaBuild.model_validate(e))
+        elif kind == "cuda_concurrent":
+            run.cuda_concurrent = CudaConcurrent.model_validate(e)
+        else:
+            run.cuda_replay = CudaReplay.model_validate(e)
+    except ValueError:
+        run.malformed_lines += 1
 
 
 def read_events(path: Path) -> RunEvents:

@@ -953,6 +953,8 @@ def _install(warp_mod):
             new = _make_api_wrapper(fn, api, bulk=bulk)
             _rebind(fn, new)
             targets[api] = "wrapped"
+        if os.environ.get("WARP_COMPILE_CUDA_ARCH"):
+            _install_cuda(warp_mod, ctx, bld, targets)
         if mode != "wrap":
             _enable_log_fallback(warp_mod, cfg, targets)
             mode = "log"
@@ -971,6 +973,20 @@ def _install(warp_mod):
     except Exception as exc:
         _hook_error("install", exc)
     atexit.register(_at_exit, warp_mod)
+
+
+def _install_cuda(warp_mod, ctx, bld, targets):
+    """--cuda-arch: load hook_cuda.py (copied next to this file) to note launch block_dims and replay at exit."""
+    try:
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location("_warp_compile_hook_cuda", os.path.join(_HERE, "hook_cuda.py"))
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        mod.install(warp_mod, ctx, bld, _rebind, _emit, _hook_error, targets)
+    except Exception as exc:
+        targets["cuda_replay"] = "missing"
+        _hook_error("cuda.install", exc)
 
 
 def _enable_log_fallback(warp_mod, cfg, targets):

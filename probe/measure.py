@@ -20,6 +20,7 @@ from warp_compile.probe.sandbox import RunOutcome, Sandbox, last_lines
 from warp_compile.probe.stats import median, overlap_factor, stat_of
 
 Progress = Callable[[str], None]
+CUDA_ARCH_ENV = "WARP_COMPILE_CUDA_ARCH"  # read by the hook: replay the run's modules for sm_N at exit
 
 
 @dataclass
@@ -72,7 +73,7 @@ def _run_data(phase: str, outcome: RunOutcome) -> RunData:
         events.builds = builds_from_log(outcome.stdout)
     result = RunResult(
         phase=phase,  # type: ignore[arg-type]
-        wall_ms=round(outcome.wall_ms, 3),
+        wall_ms=round(outcome.wall_ms - events.cuda_replay_ms, 3),  # the --cuda-arch replay ran after the app
         exit_code=outcome.exit_code,
         timed_out=outcome.timed_out,
         module_ms=round(events.module_ms, 3),
@@ -104,12 +105,14 @@ def run_sample(
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
     extra_env: dict[str, str] | None = None,
+    cuda_arch: int | None = None,
 ) -> SampleData:
     """One cold + one warm run in a fresh sandbox (removed afterwards, whatever happens)."""
     with Sandbox(extra_env) as box:
         if progress:
             progress(f"sample {index + 1}: cold run")
-        cold_out = box.run(command, cwd, timeout_s, cancel)
+        cuda_env = {CUDA_ARCH_ENV: str(cuda_arch)} if cuda_arch else None  # only the cold run replays
+        cold_out = box.run(command, cwd, timeout_s, cancel, extra_env=cuda_env)
         cold = _run_data("cold", cold_out)
         failure = _failure("cold", cold_out, timeout_s)
         warm = None
@@ -139,11 +142,12 @@ def measure(
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
     extra_env: dict[str, str] | None = None,
+    cuda_arch: int | None = None,
 ) -> Report:
     cwd = check_inputs(command, cwd, samples, timeout_s)
     data = []
     for i in range(samples):
-        data.append(run_sample(command, cwd, i, timeout_s, progress, cancel, extra_env=extra_env))
+        data.append(run_sample(command, cwd, i, timeout_s, progress, cancel, extra_env=extra_env, cuda_arch=cuda_arch))
     report = build_report(command, cwd, data, label=label, requested=samples)
     attach_owners(report, next((s.cold.events.executable for s in data if s.cold.events.executable), None))
     return report
@@ -252,6 +256,9 @@ def build_report(
         cold_wall_ms=clock(lambda s: s.cold.result.wall_ms),
         warm_wall_ms=clock(lambda s: s.warm.result.wall_ms if s.warm else 0.0),
         compile_elapsed_ms=stat_of([round(x, 3) for x in elapsed]),
+        cuda_compile_ms=clock(lambda s: sum(b.ms for b in s.cold.events.cuda_builds if b.status == "compiled"))
+        if any(s.cold.events.cuda_builds for s in ok)
+        else stat_of([]),
         sample_results=[s.to_result() for s in samples],
         warnings=_warnings(samples, ok, ref),
     )
@@ -272,6 +279,8 @@ def build_report(
         report.module_creations = ev.module_creations
         report.hook = ev.hook
         report.overlap_factor = _overlap(ev.builds)
+        report.cuda_builds, report.cuda_concurrent = ev.cuda_builds, ev.cuda_concurrent
+        report.cuda_replay = ev.cuda_replay
         report.generated_source_bytes = sum(b.source_bytes for b in ev.builds if b.status == "compiled")
         report.lto_artifacts = ref_any.lto_artifacts
         loaded = [b for b in ev.builds if b.status in ("compiled", "cached")]

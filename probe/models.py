@@ -62,6 +62,8 @@ class WarningCode(str, Enum):
     TENTATIVE = "tentative"  # clocks
     SETTLED_DIFFERS = "settled_differs"  # settled, verdict
     EXPERIMENT_NOT_APPLIED = "experiment_not_applied"  # settings (the `try` settings that did not take)
+    # server
+    PYTHON_RESOLVED = "python_resolved"  # name, path, advice: a bare `python` in command[0] resolved on PATH
     # diagnose (Diagnosis.warnings)
     RULE_SKIPPED = "rule_skipped"  # rule, why
     RULE_FAILED = "rule_failed"  # rule, mechanism, error
@@ -222,6 +224,59 @@ class HookInfo(_Model):
     errors: list[str] = Field(default_factory=list)  # exceptions caught inside the hook (never raised into the app)
 
 
+class LtoArtifacts(_Model):
+    count: int = 0
+    bytes: int = 0
+
+
+class CudaBuild(_Model):
+    """One (module, block_dim) built for a CUDA architecture: by the `--cuda-arch` replay, or on a device."""
+
+    module: str
+    hash: str = ""
+    block_dim: int | None = None
+    arch: int | None = None
+    ms: float = 0.0
+    phases: dict[str, float] = Field(default_factory=dict)  # codegen, lto (MathDx generation), nvrtc (+ link), other
+    source_bytes: int = 0
+    lto_artifacts: LtoArtifacts = Field(default_factory=LtoArtifacts)  # .lto files this build added to the cache
+    link_inputs: int = 0  # LTO-IR / fatbin inputs handed to the link inside the NVRTC build
+    binary: str = ""
+    status: str = "compiled"  # "compiled" | "error"
+    error: str | None = None
+    kernels: list[str] = Field(default_factory=list)  # kernels launched at this block_dim
+    via: list[str] = Field(default_factory=list)  # what asked for it: launch, preload, loaded
+    origin: Literal["replay", "device"] = "replay"
+    device: str | None = None  # the device, when measured on one
+
+
+class CudaConcurrent(_Model):
+    """The same CUDA builds run on `workers` threads (one task per module), against the serial sum."""
+
+    workers: int = 0
+    tasks: int = 0
+    wall_ms: float = 0.0
+    serial_ms: float = 0.0
+    summed_ms: float = 0.0
+    errors: int = 0
+    warm_cache: bool = False  # ran after the serial pass (no fork): NVRTC's header cache was already warm
+    error: str | None = None
+
+
+class CudaReplay(_Model):
+    """How the CUDA builds were obtained: sm_<arch> through NVRTC after the app ran, without a device."""
+
+    arch: int
+    ms: float = 0.0  # the whole replay, taken out of the cold run's wall time
+    toolkit: str = ""
+    driver: bool = False
+    error: str | None = None
+
+    @property
+    def label(self) -> str:
+        return f"sm_{self.arch} via NVRTC, no device" if not self.driver else f"sm_{self.arch} via NVRTC"
+
+
 class RunResult(_Model):
     """One process run (cold or warm) of one sample."""
 
@@ -303,6 +358,10 @@ class Report(_Model):
     sample_results: list[SampleResult] = Field(default_factory=list)
     warnings: list[Warn] = Field(default_factory=list)
     hook: HookInfo = Field(default_factory=HookInfo)
+    cuda_compile_ms: Stat = Field(default_factory=Stat)  # summed --cuda-arch replay builds per sample
+    cuda_builds: list[CudaBuild] = Field(default_factory=list)  # reference sample, cold run (--cuda-arch)
+    cuda_concurrent: CudaConcurrent | None = None
+    cuda_replay: CudaReplay | None = None
 
     @property
     def all_failed(self) -> bool:

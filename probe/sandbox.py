@@ -102,8 +102,8 @@ def last_lines(text: str, n: int = 15) -> str:
     return "\n".join(lines[-n:])
 
 
-def _hook_source() -> str:
-    return resources.files("warp_compile.probe").joinpath("hook.py").read_text(encoding="utf-8")
+def _hook_source(name: str = "hook.py") -> str:
+    return resources.files("warp_compile.probe").joinpath(name).read_text(encoding="utf-8")
 
 
 def _merge_pythonpath(hook_dir: str, existing: str | None) -> str:
@@ -146,6 +146,7 @@ class Sandbox:
         for d in (self.warp_cache, self.warp_root, self.cuda_cache, self.tmp, self.hook_dir):
             d.mkdir()
         (self.hook_dir / "sitecustomize.py").write_text(_hook_source(), encoding="utf-8")
+        (self.hook_dir / "hook_cuda.py").write_text(_hook_source("hook_cuda.py"), encoding="utf-8")  # --cuda-arch
         self._runs = 0
 
     def __enter__(self) -> Sandbox:
@@ -186,10 +187,14 @@ class Sandbox:
         cwd: Path,
         timeout_s: float,
         cancel: threading.Event | None = None,
+        extra_env: dict[str, str] | None = None,
     ) -> RunOutcome:
         self._runs += 1
         events = self.root / f"events-{self._runs}.jsonl"
         env = self.env(events)
+        if extra_env:  # e.g. WARP_COMPILE_CUDA_ARCH for the cold run only
+            env.update(extra_env)
+            self.vars = self.vars | extra_env
         argv = prepare_argv(command, str(self.hook_dir), self.vars)
         out, err = CappedStream(), CappedStream()
         if _shutting_down.is_set():

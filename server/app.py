@@ -7,27 +7,31 @@ No `from __future__ import annotations` here: the SDK reads the tools' `Annotate
 registration, and they must be real objects.
 """
 
-import json
 import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, cast
 
+from mcp.server.auth.provider import TokenVerifier
+from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import Context, ListRoots, MCPServer, Resolve
-from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError, UnexpectedToolError
-from mcp_types import CallToolResult, ListRootsResult, TextContent, ToolAnnotations
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp_types import CallToolResult, ListRootsResult, TextContent, Tool, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
 from warp_compile import __version__
 from warp_compile.probe.compare_models import Comparison
 from warp_compile.probe.diagnosis_models import Diagnosis
 from warp_compile.probe.errors import WarpCompileError
-from warp_compile.probe.knowledge import Mechanism
-from warp_compile.probe.models import Report, WarningCode, warn
+from warp_compile.probe.models import Report, Warn, WarningCode, warn
 from warp_compile.probe.summary import MeasureSummary
 from warp_compile.server import prompt as prompt_text
-from warp_compile.server.confine import Confinement, roots_from_uris
+from warp_compile.server import resources
+from warp_compile.server.confine import Confinement, real, roots_from_uris
+from warp_compile.server.interpreter import interpreter_line, resolve_python
+from warp_compile.server.lean import MechanismResult, compact_schema, explain_text, untitled
+from warp_compile.server.resources import part_uri
 from warp_compile.server.results import ServedDiagnosis
 from warp_compile.server.runner import Progress, run_core
 from warp_compile.server.store import ReportStore, looks_like_id, report_uri
@@ -38,9 +42,17 @@ INSTRUCTIONS = """\
 warp-compile finds why an NVIDIA Warp app compiles kernels for seconds before its first launch.
 Workflow: `measure` the app (cold + warm runs in a sandbox with empty caches) -> `diagnose` (mechanisms CS-1..CS-13,
 the lines to change) -> change one thing -> `measure` again -> `compare` the two report ids (verdict + reason).
-`explain_mechanism` explains a CS-n. Paths (cwd, json_path, report files) must lie inside the allowed roots;
-commands are argv lists. One measurement runs at a time; runs report progress and stop when cancelled.
+`compare_interleaved` measures two trees alternately until the verdict is decided. `explain_mechanism` explains
+a CS-n. Commands are argv lists; command[0] should be the project's interpreter (the absolute path of its venv
+python). Paths (cwd, json_path, report files) must lie inside the allowed roots ({roots}); the resource
+warp-compile://roots lists them. One measurement runs at a time; runs report progress and stop when cancelled.
 """
+
+COMMAND = (
+    "argv list; command[0]: the project's venv python as an absolute path (a bare python is resolved on the"
+    " server's PATH)"
+)
+
 
 RUNS_PROGRAMS = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
@@ -55,6 +67,15 @@ class WarpCompileServer(MCPServer):
         super().__init__(**kwargs)
         self.confinement = Confinement(roots)
         self.store = ReportStore()
+
+    async def list_tools(self) -> list[Tool]:
+        """The tools with compact output schemas (server/lean.py): results are still validated against the models."""
+        tools = await super().list_tools()
+        for t in tools:
+            t.input_schema = untitled(t.input_schema)
+            if t.output_schema is not None:
+                t.output_schema = compact_schema(t.output_schema)
+        return tools
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:
@@ -142,14 +163,16 @@ def _compare_roots(ctx: Context, before: str, after: str) -> ListRootsResult | L
 
 async def measure(
     ctx: Context,
-    command: Annotated[
-        list[str],
-        Field(description='the command as an argv list, e.g. ["python", "app.py"] (never a shell string)'),
-    ],
+    command: Annotated[list[str], Field(description=COMMAND)],
     cwd: Annotated[str, Field(description="directory to run it in; must be inside an allowed root")],
     samples: Annotated[int, Field(ge=1, le=50, description="cold+warm pairs to run")] = 3,
     timeout_s: Annotated[float, Field(gt=0, description="seconds per run before its process tree is killed")] = 900,
     label: Annotated[str, Field(description="a name for this measurement, e.g. baseline")] = "",
+    cuda_arch: Annotated[
+        int | None,
+        Field(ge=50, le=199, description="also build the cold run's modules for sm_N through NVRTC after it ran "
+              "(no GPU needed), e.g. 90: CUDA builds for CS-5/CS-7/CS-13"),
+    ] = None,
     json_path: Annotated[
         str | None, Field(description="also write the full report JSON here (inside an allowed root)")
     ] = None,
@@ -157,8 +180,9 @@ async def measure(
 ) -> Annotated[CallToolResult, MeasureSummary]:
     """Measure cold and warm Warp compile time of a command: each sample runs it on empty kernel caches, then
     again on the caches it filled. Returns a compact summary (clocks as median and MAD, identities, modules, the
-    largest builds, warnings) and a `report_id`; the full report is the resource warp-compile://reports/{report_id}.
-    Takes tens of seconds per sample; reports progress; cancelling kills the run."""
+    largest builds, warnings) and a `report_id`; warp-compile://reports/{report_id} has the report's summary and
+    its parts (builds, launches, ..., full). Takes tens of seconds per sample; reports progress; cancelling kills
+    the run."""
     from warp_compile.io import write_json
     from warp_compile.probe.measure import check_inputs
     from warp_compile.probe.measure import measure as core_measure
@@ -170,10 +194,12 @@ async def measure(
     with _tool_errors():
         where = server.confinement.check_dir(cwd, "cwd", roots)
         out = server.confinement.check_new_file(json_path, "json_path", roots) if json_path is not None else None
-        _check_command(command)
+        command, note = _command(command)
         check_inputs(command, where, samples, timeout_s)
         report = await run_core(
-            lambda progress, cancel: core_measure(command, where, samples, timeout_s, label, progress, cancel),
+            lambda progress, cancel: core_measure(
+                command, where, samples, timeout_s, label, progress, cancel, **_cuda_kw(cuda_arch)
+            ),
             Progress(ctx, expected=2 * samples),
         )
         report_id = server.store.add(report)
@@ -187,12 +213,21 @@ async def measure(
                 raise ToolError(f"cannot write json_path {out}: {why}; the report is kept as {kept}") from None
         _all_failed(report, report_id)
     summary = summarize(report, report_id, report_uri(report_id), str(out) if out is not None else None)
-    return _result(summary, render_summary(summary))
+    if note:
+        summary.warnings.insert(0, note)
+    return _result(summary, f"{render_summary(summary).rstrip()}\n{interpreter_line(report)}")
 
 
-def _check_command(command: list[str]) -> None:
+def _cuda_kw(cuda_arch: int | None) -> dict[str, int]:
+    """cuda_arch only when asked for (the measuring core's callers without it stay as they were)."""
+    return {"cuda_arch": cuda_arch} if cuda_arch is not None else {}
+
+
+def _command(command: list[str]) -> tuple[list[str], Warn | None]:
+    """The argv to run (a bare python resolved) and the note saying so; an empty command is a tool error."""
     if not command or not command[0].strip():
-        raise ToolError('command is empty: give the argv list to run, e.g. ["python", "app.py"]')
+        raise ToolError('command is empty: give the argv list to run, e.g. ["/proj/.venv/bin/python", "app.py"]')
+    return resolve_python(command)
 
 
 def _all_failed(report: Report, report_id: str) -> None:
@@ -200,20 +235,26 @@ def _all_failed(report: Report, report_id: str) -> None:
         failure, tail = report.last_failure()
         lines = [ln.strip() for ln in tail.splitlines() if ln.strip()]
         why = f": {lines[-1][:200]}" if lines else ""
-        raise ToolError(f"every sample failed ({failure}){why}; stderr and details in {report_uri(report_id)}")
+        raise ToolError(
+            f"every sample failed ({failure}){why}; stderr and details in " + part_uri(report_id, "sample_results")
+        )
 
 
 async def diagnose(
     ctx: Context,
-    command: Annotated[
-        list[str] | None, Field(description='argv to measure and diagnose, e.g. ["python", "app.py"]')
-    ] = None,
+    command: Annotated[list[str] | None, Field(description=COMMAND)] = None,
     cwd: Annotated[str | None, Field(description="directory to run the command in (default: the first root)")] = None,
     report: Annotated[
         str | None,
         Field(description="diagnose an existing measurement instead: a report_id or a report JSON path"),
     ] = None,
     samples: Annotated[int, Field(ge=1, le=50, description="cold+warm pairs when measuring")] = 1,
+    timeout_s: Annotated[float, Field(gt=0, description="seconds per run before its process tree is killed")] = 900,
+    cuda_arch: Annotated[
+        int | None,
+        Field(ge=50, le=199, description="also build the cold run's modules for sm_N through NVRTC after it ran "
+              "(no GPU needed), e.g. 90: CUDA builds for CS-5/CS-7/CS-13"),
+    ] = None,
     client_roots: Annotated[ListRootsResult | None, Resolve(_diagnose_roots)] = None,
 ) -> Annotated[CallToolResult, ServedDiagnosis]:
     """Name why the app compiles: findings per mechanism (CS-1..CS-13) ranked by estimated saving, each with its
@@ -221,7 +262,10 @@ async def diagnose(
     and what was ruled out. Give `command` (+ `cwd`) to measure now, or `report` to reuse a measurement."""
     server = _server(ctx)
     roots = _client_roots(client_roots)
+    note = None
     with _tool_errors():
+        if report is not None and cuda_arch is not None:
+            raise ToolError("cuda_arch applies when measuring: give command and cwd, not report")
         if report is not None and (command is not None or cwd is not None):
             raise ToolError("give either report (a report_id or path) or command and cwd, not both")
         if report is None and not command:
@@ -242,13 +286,14 @@ async def diagnose(
 
             assert command is not None
             where = server.confinement.check_dir(cwd if cwd is not None else ".", "cwd", roots)
-            _check_command(command)
-            check_inputs(command, where, samples, 900.0)
+            run, note = _command(command)
+            check_inputs(run, where, samples, timeout_s)
             from warp_compile.probe.diagnose import diagnose_command
 
             rep, diagnosis = await run_core(
                 lambda progress, cancel: diagnose_command(
-                    command, where, samples=samples, progress=progress, cancel=cancel
+                    run, where, samples=samples, progress=progress, cancel=cancel, timeout_s=timeout_s,
+                    **_cuda_kw(cuda_arch),
                 ),
                 Progress(ctx, expected=2 * samples + 2),
             )
@@ -256,9 +301,11 @@ async def diagnose(
             _all_failed(rep, report_id)
     from warp_compile.probe.render.diagnosis import render_text
 
-    text = render_text(diagnosis)
+    if note:
+        diagnosis.warnings.insert(0, note)
+    text = render_text(diagnosis).rstrip() + f"\n{interpreter_line(rep)}"
     if report_id:
-        text = text.rstrip() + f"\nfull report: {report_uri(report_id)}\n"
+        text += f"\nreport (summary and parts): {report_uri(report_id)}\n"
     return _result(ServedDiagnosis.of(diagnosis, report_id), text)
 
 
@@ -326,17 +373,80 @@ async def compare(
     return _result(result, render_comparison(result))
 
 
+def _interleaved_roots(ctx: Context, before_cwd: str, after_cwd: str) -> ListRootsResult | ListRoots | None:
+    return _ask_roots(ctx, [before_cwd, after_cwd])
+
+
+async def compare_interleaved(
+    ctx: Context,
+    command: Annotated[list[str], Field(description=COMMAND)],
+    before_cwd: Annotated[str, Field(description="the tree before the change (inside an allowed root)")],
+    after_cwd: Annotated[str, Field(description="the tree after the change, run with the same command")],
+    samples: Annotated[
+        int | None, Field(ge=1, le=50, description="pairs to run (default 5; with until_decided the minimum, 3)")
+    ] = None,
+    until_decided: Annotated[bool, Field(description="stop once the verdict cannot change")] = False,
+    max_samples: Annotated[int, Field(ge=1, le=50, description="with until_decided: at most this many pairs")] = 20,
+    warmup: Annotated[int, Field(ge=0, le=5, description="discarded runs of each tree first")] = 1,
+    timeout_s: Annotated[float, Field(gt=0, description="seconds per run before its process tree is killed")] = 900,
+    client_roots: Annotated[ListRootsResult | None, Resolve(_interleaved_roots)] = None,
+) -> Annotated[CallToolResult, Comparison]:
+    """Measure two trees (before / after a change) alternately, A B, B A, ..., so drift hits both alike, and judge
+    them like `compare`. With until_decided it stops as soon as the verdict is settled. Takes minutes; reports
+    progress; cancelling kills the run."""
+    from warp_compile.probe import measure as core
+    from warp_compile.probe.compare import interleaved_compare
+    from warp_compile.probe.render.comparison import render_comparison as render_text
+
+    server = _server(ctx)
+    roots = _client_roots(client_roots)
+    with _tool_errors():
+        before = server.confinement.check_dir(before_cwd, "before_cwd", roots)
+        after = server.confinement.check_dir(after_cwd, "after_cwd", roots)
+        run, note = _command(command)
+        core.check_inputs(run, before, 1, timeout_s)
+        if until_decided and max_samples < max(3, samples or 3):
+            raise ToolError(f"max_samples {max_samples} is below the minimum of {max(3, samples or 3)} pairs")
+        pairs = max_samples if until_decided else (samples or 5)
+
+        def work(progress: Any, cancel: Any) -> Comparison:
+            def run_sample(*args: Any, **kwargs: Any) -> Any:
+                return core.run_sample(*args, cancel=cancel, **kwargs)
+
+            return interleaved_compare(
+                run,
+                before,
+                after,
+                samples=samples,
+                until_decided=until_decided,
+                max_samples=max_samples,
+                timeout_s=timeout_s,
+                progress=progress,
+                warmup=warmup,
+                run_sample=run_sample,
+                build_report=core.build_report,
+            )
+
+        result = await run_core(work, Progress(ctx, expected=2 * warmup + 6 * pairs))
+    if note:
+        result.warnings.insert(0, note)
+    return _result(result, render_text(result))
+
+
 def explain_mechanism(
     mechanism: Annotated[
         str, Field(description='an id ("CS-3", "cs3", "3") or keywords (e.g. "set_module_options after launch")')
     ],
-) -> Annotated[CallToolResult, Mechanism]:
+    sections: Annotated[
+        bool, Field(description="return the text split by '## ' heading in `sections` instead of as one text")
+    ] = False,
+) -> Annotated[CallToolResult, MechanismResult]:
     """Explain a compile-time mechanism: what happens, how warp-compile sees it, the fix, when not to apply it,
-    and how to verify the fix; with the structured fields (signals, applies_when, fix, verification, ...)."""
+    and how to verify the fix. The Markdown comes once, as text (long figure tables on request); the structured
+    content has the fields (signals, applies_when, does_not_apply_when, fix, verification, observed)."""
     from warp_compile.probe.knowledge import UnknownMechanism, get, normalize_id, search
-    from warp_compile.probe.render.mechanism import render_text
 
-    note = ""
+    note = None
     try:
         mech = get(mechanism)
     except UnknownMechanism as exc:
@@ -346,74 +456,46 @@ def explain_mechanism(
         mech = hits[0][0]
         others = "; ".join(f"{m.id} ({m.title})" for m, _ in hits[1:4])
         note = f"best match for {mechanism!r}: {mech.id}" + (f" (other matches: {others})" if others else "")
-    text = render_text(mech)
-    return _result(mech, f"{note}\n\n{text}" if note else text)
+    result = MechanismResult(
+        **mech.model_dump(include=set(MechanismResult.model_fields) - {"sections", "note"}),
+        sections=dict(mech.sections) if sections else None,
+        note=note,
+    )
+    text = explain_text(mech, sections)
+    return _result(result, f"{note}\n\n{text}" if note else text)
 
 
 # ------------------------------------------------------------------------------------------------ server
 
 
-def create_server(roots: Sequence[Path]) -> WarpCompileServer:
+def create_server(
+    roots: Sequence[Path], *, token_verifier: TokenVerifier | None = None, auth: AuthSettings | None = None
+) -> WarpCompileServer:
+    """The server; `token_verifier` + `auth` make the HTTP transport require a bearer token (see http_access)."""
     server = WarpCompileServer(
         roots,
+        token_verifier=token_verifier,
+        auth=auth,
         name="warp-compile",
         title="warp-compile",
         description="Why does this NVIDIA Warp app compile kernels for seconds before its first launch?",
-        instructions=INSTRUCTIONS,
+        instructions=INSTRUCTIONS.format(
+            roots=", ".join(str(real(r)) for r in roots) or "none given: those your client declares"
+        ),
         version=__version__,
     )
-    server.add_tool(measure, title="Measure Warp compile time", annotations=RUNS_PROGRAMS)
-    server.add_tool(diagnose, title="Diagnose Warp compile time", annotations=RUNS_PROGRAMS)
-    server.add_tool(compare, title="Compare two measurements", annotations=READS_ONLY)
-    server.add_tool(explain_mechanism, title="Explain a compile-time mechanism", annotations=READS_ONLY)
+    for fn, title, annotations in (
+        (measure, "Measure Warp compile time", RUNS_PROGRAMS),
+        (diagnose, "Diagnose Warp compile time", RUNS_PROGRAMS),
+        (compare, "Compare two measurements", READS_ONLY),
+        (compare_interleaved, "Measure two trees interleaved", RUNS_PROGRAMS),
+        (explain_mechanism, "Explain a compile-time mechanism", READS_ONLY),
+    ):
+        # the docstring as one paragraph: its line breaks and indentation are bytes in every tools/list
+        description = " ".join((fn.__doc__ or "").split())
+        server.add_tool(fn, title=title, description=description, annotations=annotations)
 
-    @server.resource(
-        "warp-compile://mechanisms",
-        name="mechanisms",
-        title="Compile-time mechanisms",
-        description="Every mechanism (CS-n): id, title, backends and the URI of its text",
-        mime_type="application/json",
-    )
-    def mechanisms() -> str:
-        from warp_compile.probe.knowledge import list_mechanisms
-
-        rows = [
-            {"id": m.id, "title": m.title, "backends": m.backends, "uri": f"warp-compile://mechanisms/{m.id}"}
-            for m in list_mechanisms()
-        ]
-        return json.dumps(rows)
-
-    @server.resource(
-        "warp-compile://mechanisms/{mechanism_id}",
-        name="mechanism",
-        title="A compile-time mechanism",
-        description="One mechanism (CS-n) as Markdown: what happens, signals, fix, when not to, verification",
-        mime_type="text/markdown",
-    )
-    def mechanism(mechanism_id: str) -> str:
-        from warp_compile.probe.knowledge import UnknownMechanism, get
-        from warp_compile.probe.render.mechanism import render_text
-
-        try:
-            return render_text(get(mechanism_id))
-        except UnknownMechanism as exc:
-            raise ResourceNotFoundError(str(exc)) from None
-
-    @server.resource(
-        "warp-compile://reports/{report_id}",
-        name="report",
-        title="A full measurement report",
-        description="The full Report JSON of a measurement kept by this server (report_id from measure/diagnose)",
-        mime_type="application/json",
-    )
-    def report(report_id: str) -> str:
-        rep = server.store.get(report_id)
-        if rep is None:
-            raise ResourceNotFoundError(
-                f"unknown report_id {report_id!r}: ids live as long as the server process (kept: "
-                f"{', '.join(server.store.ids()[-5:]) or 'none'})"
-            )
-        return rep.model_dump_json()
+    resources.register(server)
 
     @server.prompt(
         name="optimize_compile_time",

@@ -11,6 +11,9 @@ measurement. Use the warp-compile tools; do not guess at timings.
 
 Command (argv): {command}
 Working directory: {cwd}
+Run it with the project's interpreter: make command[0] the absolute path of the project's venv python (a bare
+`python` is resolved on the server's PATH, which may lack the project's packages; the results name the
+interpreter that ran).
 
 1. Measure the baseline.
    Call `measure` with command={command_json}, cwd={cwd_json}, samples=3, label="baseline"

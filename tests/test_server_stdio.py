@@ -9,7 +9,6 @@ import signal
 import socket
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from warp_compile.server.results import ServedDiagnosis
 from warp_compile.server.store import report_uri
 
 PY = sys.executable
+NO_PYC = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")  # servers started here leave no __pycache__ in the checkout
 
 # A module whose options change between two launches: the second launch builds the module again (CS-3).
 CS3_APP = """\
@@ -80,14 +80,15 @@ def server_tmp(tmp_path: Path) -> Path:
 
 
 def serve(app: Path, server_tmp: Path, *roots: Path) -> StdioServerParameters:
-    env = {"TMPDIR": str(server_tmp)}
+    # The SDK client passes only a few variables of its own; without this the server writes __pycache__ into the
+    # checkout it imports warp_compile from.
+    env = {"TMPDIR": str(server_tmp), "PYTHONDONTWRITEBYTECODE": "1"}
     if os.environ.get("PYTHONPATH"):
         env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     args = ["-m", "warp_compile", "serve"]
     for r in roots if roots else (app,):
         args += ["--root", str(r)]
     return StdioServerParameters(command=PY, args=args, env=env, cwd=str(app))
-
 
 
 @pytest.mark.anyio
@@ -102,7 +103,7 @@ async def test_stdio_tools_explain_refusal_and_templates(app: Path, server_tmp: 
         templates = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
         cs3 = await client.read_resource("warp-compile://mechanisms/CS-3")
 
-    assert set(tools) == {"measure", "diagnose", "compare", "explain_mechanism"}
+    assert set(tools) == {"measure", "diagnose", "compare", "compare_interleaved", "explain_mechanism"}
     assert all(t.output_schema for t in tools.values())
     assert listed_after < 30, f"tools/list took {listed_after:.1f} s"
 
@@ -184,7 +185,7 @@ async def test_stdio_real_diagnose_finds_cs3_with_progress(app: Path, server_tmp
 
 def test_serve_does_not_import_warp_and_keeps_stdout_for_the_protocol(app: Path, server_tmp: Path) -> None:
     """`warp-compile serve` on a closed stdin: starts, exits cleanly, imports no warp, prints nothing on stdout."""
-    env = dict(os.environ, TMPDIR=str(server_tmp))
+    env = dict(os.environ, TMPDIR=str(server_tmp), PYTHONDONTWRITEBYTECODE="1")
     proc = subprocess.run(
         [PY, "-X", "importtime", "-m", "warp_compile", "serve", "--root", str(app)],
         stdin=subprocess.DEVNULL,
@@ -207,6 +208,7 @@ def test_serve_rejects_a_missing_root(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         timeout=60,
+        env=NO_PYC,
     )
     assert proc.returncode == 2
     assert proc.stderr.strip() == f"warp-compile: error: serve: --root {tmp_path / 'nope'}: not a directory"
@@ -215,11 +217,17 @@ def test_serve_rejects_a_missing_root(tmp_path: Path) -> None:
 
 def test_serve_help_documents_the_options() -> None:
     out = subprocess.run(
-        [PY, "-m", "warp_compile", "serve", "--help"], capture_output=True, text=True, timeout=60, check=True
+        [PY, "-m", "warp_compile", "serve", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        env=NO_PYC,
     ).stdout
     for word in ("--transport", "stdio", "streamable-http", "--host", "--port", "--root", "claude mcp add"):
         assert word in out
-    assert textwrap.dedent(out)
+    for word in ("--token-file", "WARP_COMPILE_TOKEN", "--allow-host", "non-loopback address needs a token"):
+        assert word in " ".join(out.split()), word
 
 
 @pytest.mark.anyio
@@ -254,7 +262,7 @@ async def test_streamable_http_transport(app: Path, server_tmp: Path, tmp_path: 
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        env=dict(os.environ, TMPDIR=str(server_tmp)),
+        env=dict(os.environ, TMPDIR=str(server_tmp), PYTHONDONTWRITEBYTECODE="1"),
     )
     try:
         deadline = time.monotonic() + 60
@@ -272,7 +280,7 @@ async def test_streamable_http_transport(app: Path, server_tmp: Path, tmp_path: 
     finally:
         proc.terminate()
         out, err = proc.communicate(timeout=30)
-    assert names == {"measure", "diagnose", "compare", "explain_mechanism"}
+    assert names == {"measure", "diagnose", "compare", "compare_interleaved", "explain_mechanism"}
     assert refused.is_error and "outside the allowed roots" in refused.content[0].text
     assert out == b"", f"logs belong on stderr: {out[-500:]!r} / {err[-500:]!r}"
 

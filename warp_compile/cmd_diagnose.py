@@ -12,12 +12,13 @@ import argparse
 import sys
 from pathlib import Path
 
+from warp_compile.cmd_measure import cuda_arch
 from warp_compile.io import check_dir, check_json_dest, clip_path, emit, progress_printer, seconds
 from warp_compile.probe.errors import UsageError
 
 USAGE = """\
 %(prog)s [--samples N] [--cwd DIR] [--source DIR] [--timeout S] [--label TEXT]
-                             [--json FILE] [--quiet] -- CMD...
+                             [--cuda-arch N] [--json FILE] [--quiet] -- CMD...
        %(prog)s --report REPORT.json [--source DIR] [--json FILE] [--quiet]"""
 
 DESCRIPTION = """\
@@ -56,6 +57,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--timeout", type=seconds, metavar="S", help="seconds per run before the tree is killed (default 900)"
     )
     g.add_argument("--label", metavar="TEXT", help="a name for the measurement (default: none)")
+    g.add_argument(
+        "--cuda-arch", type=cuda_arch, metavar="N",
+        help="also build the cold run's modules for sm_N through NVRTC after it ran (no GPU needed), so the CUDA "
+        "mechanisms (CS-5, CS-7, CS-13) are judged on measured CUDA builds",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=run)
 
@@ -69,7 +75,10 @@ def _from_report(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
     from warp_compile.probe.models import Report
 
     # --label names a new measurement; a saved report keeps the label it was measured with
-    opts = (("--samples", ns.samples), ("--cwd", ns.cwd), ("--timeout", ns.timeout), ("--label", ns.label))
+    opts = (
+        ("--samples", ns.samples), ("--cwd", ns.cwd), ("--timeout", ns.timeout), ("--label", ns.label),
+        ("--cuda-arch", ns.cuda_arch),
+    )
     given = [flag for flag, v in opts if v is not None]
     if given or ns.cmd_argv:
         what = ", ".join(given + (["a command after `--`"] if ns.cmd_argv else []))
@@ -110,6 +119,7 @@ def _from_command(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
         progress=progress_printer(ns.quiet),
         timeout_s=timeout,
         label=ns.label or "",
+        cuda_arch=ns.cuda_arch,
     )
 
 

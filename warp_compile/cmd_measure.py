@@ -8,7 +8,9 @@ import sys
 from warp_compile.io import check_dir, check_json_dest, emit, progress_printer, seconds
 from warp_compile.probe.errors import UsageError
 
-USAGE = "%(prog)s [--samples N] [--cwd DIR] [--timeout S] [--json FILE] [--label TEXT] [--quiet] -- CMD..."
+USAGE = (
+    "%(prog)s [--samples N] [--cwd DIR] [--timeout S] [--json FILE] [--label TEXT] [--cuda-arch N] [--quiet] -- CMD..."
+)
 
 
 def add_run_options(p: argparse.ArgumentParser, samples: int) -> None:
@@ -25,6 +27,22 @@ def add_run_options(p: argparse.ArgumentParser, samples: int) -> None:
         help="write the JSON report to FILE (`-`: JSON on stdout, text on stderr); its directory must exist",
     )
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.add_argument(
+        "--cuda-arch", type=cuda_arch, metavar="N",
+        help="after the cold run's workload, also build every module it loaded for sm_N through NVRTC (no GPU "
+        "needed), at each block_dim its launches and preloads used, timed on its own clock (e.g. 90)",
+    )
+
+
+def cuda_arch(text: str) -> int:
+    """A CUDA compute capability as NVRTC takes it: 75, 80, 86, 89, 90, 100, ..."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a CUDA architecture number such as 90, got {text!r}") from None
+    if not 50 <= value <= 199:
+        raise argparse.ArgumentTypeError(f"expected a CUDA architecture between 50 and 199 (sm_N), got {value}")
+    return value
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -60,6 +78,7 @@ def run(ns: argparse.Namespace) -> int:
         timeout_s=ns.timeout,
         label=ns.label,
         progress=progress_printer(ns.quiet),
+        cuda_arch=ns.cuda_arch,
     )
     emit(report, render_report(report), ns.json)
     if report.all_failed:

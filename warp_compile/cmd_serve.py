@@ -15,12 +15,16 @@ from warp_compile.probe.errors import UsageError
 from warp_compile.probe.sandbox import shutdown
 
 DESCRIPTION = """\
-Serve warp-compile to coding agents over MCP (Model Context Protocol): tools measure, diagnose, compare and
-explain_mechanism with structured results, progress and cancellation; resources warp-compile://mechanisms/{id}
-and warp-compile://reports/{report_id}; the prompt optimize_compile_time.
+Serve warp-compile to coding agents over MCP (Model Context Protocol): tools measure, diagnose, compare,
+compare_interleaved and explain_mechanism with structured results, progress and cancellation; resources
+warp-compile://roots, warp-compile://mechanisms/{id} and warp-compile://reports/{report_id}[/{part}]; the prompt
+optimize_compile_time.
 
 Every cwd, report path and json_path must resolve inside a --root directory or a root the client declares.
 Register with Claude Code:  claude mcp add warp-compile -- warp-compile serve --root .
+
+streamable-http listens on loopback; another --host needs a bearer token (WARP_COMPILE_TOKEN or --token-file),
+and with a token every request without `Authorization: Bearer <token>` gets 401.
 """
 
 
@@ -37,8 +41,26 @@ def register(sub: argparse._SubParsersAction) -> None:
         default="stdio",
         help="stdio (default: the client starts the server) or streamable-http (a long-running local server)",
     )
-    p.add_argument("--host", default="127.0.0.1", help="streamable-http: address to bind (default 127.0.0.1)")
+    p.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="streamable-http: address to bind (default 127.0.0.1); a non-loopback address needs a token",
+    )
     p.add_argument("--port", type=int, default=8000, help="streamable-http: port (default 8000)")
+    p.add_argument(
+        "--token-file",
+        metavar="FILE",
+        help="streamable-http: require `Authorization: Bearer <token>` with the token in FILE (else the"
+        " WARP_COMPILE_TOKEN environment variable, when set); every request without it gets 401",
+    )
+    p.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="streamable-http: another Host/Origin name clients use to reach the server (DNS-rebinding check;"
+        " loopback names and --host are always allowed; repeatable)",
+    )
     p.add_argument(
         "--root",
         action="extend",
@@ -60,8 +82,22 @@ def run(ns: argparse.Namespace) -> int:
     roots = [check_dir(r, "serve: --root") for r in ns.root]
     if ns.port is not None and not (0 < ns.port < 65536):
         raise UsageError(f"serve: --port {ns.port}: not a port number")
+    # Imported here: the SDK takes seconds to import and other subcommands never need it.
+    from warp_compile.server.http_access import (
+        StaticTokenVerifier,
+        auth_settings,
+        check_host,
+        read_token,
+        security_settings,
+    )
+
+    token = None
     if ns.transport == "streamable-http":
+        token = read_token(ns.token_file)
+        check_host(ns.host, token)
         _check_port(ns.host, ns.port)  # before any log line: a port in use is one line and exit 2
+    elif ns.token_file is not None or ns.allow_host:
+        raise UsageError("serve: --token-file and --allow-host apply only to --transport streamable-http")
     # Before the SDK configures logging: stderr only, never stdout (stdout is the protocol under stdio).
     logging.basicConfig(
         stream=sys.stderr, level=getattr(logging, ns.log_level), format="warp-compile serve: %(levelname)s %(message)s"
@@ -69,7 +105,10 @@ def run(ns: argparse.Namespace) -> int:
 
     from warp_compile.server.app import create_server
 
-    server = create_server(roots)
+    if token is not None:
+        server = create_server(roots, token_verifier=StaticTokenVerifier(token), auth=auth_settings(ns.host, ns.port))
+    else:
+        server = create_server(roots)
     if not roots:
         logging.getLogger("warp_compile.server").warning(
             "no --root given: only paths inside the roots the client declares are allowed"
@@ -80,7 +119,7 @@ def run(ns: argparse.Namespace) -> int:
         if ns.transport == "stdio":
             server.run()
         else:
-            _serve_http(server, ns.host, ns.port, ns.log_level)
+            _serve_http(server, ns.host, ns.port, ns.log_level, security_settings(ns.host, ns.allow_host))
     except KeyboardInterrupt:
         pass
     finally:
@@ -121,12 +160,11 @@ def _check_port(host: str, port: int) -> None:
                 raise UsageError(f"serve: cannot listen on {clip(host)} port {port}: {exc.strerror or exc}") from None
 
 
-def _serve_http(server, host: str, port: int, log_level: str) -> None:  # type: ignore[no-untyped-def]
+def _serve_http(server, host: str, port: int, log_level: str, security) -> None:  # type: ignore[no-untyped-def]
     """Streamable HTTP at http://HOST:PORT/mcp; uvicorn's own logs (access log included) go to stderr too."""
     import anyio
     import uvicorn
 
-    config = uvicorn.Config(
-        server.streamable_http_app(host=host), host=host, port=port, log_config=None, log_level=log_level.lower()
-    )
+    app = server.streamable_http_app(host=host, transport_security=security)
+    config = uvicorn.Config(app, host=host, port=port, log_config=None, log_level=log_level.lower())
     anyio.run(uvicorn.Server(config).serve)

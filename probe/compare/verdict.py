@@ -94,6 +94,13 @@ def _judge_clock(
     return c
 
 
+def _cuda_clock(r: Report) -> Stat:
+    """Summed --cuda-arch builds per sample; a report without the per-sample clock gives its reference sample."""
+    if r.cuda_compile_ms.values:
+        return r.cuda_compile_ms
+    return stats.stat_of([round(sum(b.ms for b in r.cuda_builds if b.status == "compiled"), 3)])
+
+
 def _successful(r: Report) -> int:
     if r.sample_results:
         return sum(1 for s in r.sample_results if s.ok)
@@ -202,6 +209,13 @@ def compare(before: Report, after: Report, *, before_label: str = "", after_labe
             + (", so compile elapsed decides" if elapsed.decisive else ""),
         )
     clocks = [elapsed, warm, cold]
+    if before.cuda_builds and after.cuda_builds:  # --cuda-arch on both: the CUDA-only mechanisms' clock
+        clocks.append(
+            _judge_clock(
+                "cuda_compile", _cuda_clock(before), _cuda_clock(after), counts_label="CUDA builds",
+                counts_before=len(before.cuda_builds), counts_after=len(after.cuda_builds), floor=floor,
+            )
+        )
     headline = "warm_repeat" if warm_compiles else "compile_elapsed"
     few = min(_successful(before), _successful(after))
     if 0 < few < MIN_TIMING_SAMPLES:

@@ -74,6 +74,8 @@ def render_report(r: Report) -> str:
         for p in r.pch:
             what = f"precompiled header {p.file} (during {p.during_module})"
             lines.append(f"    {p.ms:>9.1f}  {'':>8}  {'pch':<9} {what}")
+    if r.cuda_replay is not None:
+        lines.extend(_cuda_lines(r))
     warm_compiled = [b for b in r.warm_builds if b.status == "compiled"]
     if warm_compiled:
         lines.append(f"  warm re-run compiled again: {', '.join(sorted({b.module for b in warm_compiled}))}")
@@ -82,3 +84,27 @@ def render_report(r: Report) -> str:
         for w in r.warnings:
             lines.append(f"  warning: {warning_text(w)}")
     return "\n".join(lines)
+
+
+def _cuda_lines(r: Report) -> list[str]:
+    """The --cuda-arch replay: each (module, block_dim) built for sm_N after the run, on its own clock."""
+    rp = r.cuda_replay
+    assert rp is not None
+    out = ["", f"  CUDA builds, {rp.label} (after the run, {rp.ms:,.0f} ms, not in the clocks above):"]
+    if rp.error:
+        out.append(f"    replay failed: {rp.error}")
+    out.append(f"    {'ms':>9}  {'nvrtc':>8}  {'lto gen':>8}  {'status':<9} {'module':<28} {'hash':<7} bd   lto files")
+    for b in sorted(r.cuda_builds, key=lambda b: -b.ms):
+        bd = "-" if b.block_dim is None else str(b.block_dim)
+        lto = f"{b.lto_artifacts.count} ({b.lto_artifacts.bytes / 1e6:.1f} MB)" if b.lto_artifacts.count else "-"
+        out.append(
+            f"    {b.ms:>9.1f}  {b.phases.get('nvrtc', 0.0):>8.1f}  {b.phases.get('lto', 0.0):>8.1f}  {b.status:<9} "
+            f"{b.module[:28]:<28} {b.hash[:7]:<7} {bd:<4} {lto}"
+        )
+    c = r.cuda_concurrent
+    if c is not None and not c.error:
+        out.append(
+            f"    concurrently on {c.workers} threads: {c.wall_ms:,.0f} ms wall vs {c.serial_ms:,.0f} ms one after "
+            f"another ({c.serial_ms / c.wall_ms:.2f}x)" if c.wall_ms else "    concurrent pass: no timing"
+        )
+    return out

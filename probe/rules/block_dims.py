@@ -17,8 +17,9 @@ import re
 from collections import defaultdict
 
 from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, NotReached, RuledOut, RuleResult
-from warp_compile.probe.models import Build
+from warp_compile.probe.models import Build, CudaBuild
 from warp_compile.probe.render.fmt import fmt_ms
+from warp_compile.probe.rules import cuda_replay as cr
 from warp_compile.probe.rules.context import RuleContext
 from warp_compile.probe.scan_models import KernelDef, LaunchFact, ScanFacts
 
@@ -249,7 +250,108 @@ def _finding(ctx: RuleContext, mod: str, dev: str, by_bd: dict[int | None, list[
     )
 
 
+def _replay_finding(ctx: RuleContext, mod: str, by_bd: dict[int | None, CudaBuild]) -> Finding:
+    """CS-5 from a --cuda-arch replay: each variant was built for sm_N after the run, at the block_dim asked for."""
+    report = ctx.report
+    where = cr.origin(report)
+    defs = cr.kernel_defs(report, mod)
+    order = sorted(by_bd, key=lambda bd: bd or 0)
+    launched: dict[str, set[int | None]] = defaultdict(set)
+    for bd, b in by_bd.items():
+        for key in b.kernels:
+            launched[key].add(bd)
+    kernels = sorted(set(defs) | set(launched))
+    total = sum(b.ms for b in by_bd.values())
+    # one module per stable size: each variant keeps only the kernels launched at its size; a variant nothing
+    # launches at (a preload's default) goes entirely
+    saving = 0.0
+    parts = []
+    for bd in order:
+        b = by_bd[bd]
+        share = 1.0 - len(set(b.kernels)) / len(kernels) if kernels else 0.0
+        saving += b.ms * share
+        parts.append(
+            f"block_dim {bd}: {b.ms:.0f} ms (NVRTC {b.phases.get('nvrtc', 0.0):.0f} ms, {b.source_bytes} B source), "
+            f"launched: {', '.join(sorted(b.kernels)) or 'none (' + ', '.join(b.via) + ')'}"
+        )
+    evidence = [
+        Evidence(
+            fact=(
+                f"{mod} built for {where} at {len(by_bd)} block_dim values, each build holding all "
+                f"{len(kernels)} kernels: " + "; ".join(parts) + "."
+            ),
+            ms=round(total, 1),
+        )
+    ]
+    stable: dict[int | None, list[str]] = defaultdict(list)
+    own = sorted(k for k, bds in launched.items() if len(bds) > 1)
+    for key, bds in sorted(launched.items()):
+        if len(bds) == 1:
+            stable[next(iter(bds))].append(key)
+    unlaunched = [k for k in kernels if k not in launched]
+    group_txt = [f"block_dim {bd}: {', '.join(ks)}" for bd, ks in sorted(stable.items(), key=lambda kv: kv[0] or 0)]
+    if own:
+        group_txt.append("launched at several block_dims: " + ", ".join(own))
+    if unlaunched:
+        group_txt.append("not launched in this run: " + ", ".join(unlaunched))
+    evidence.append(Evidence(fact="kernels by launch block_dim: " + "; ".join(group_txt) + "."))
+
+    locations: list[Location] = []
+    plan, calls = [], []
+    for bd, ks in sorted(stable.items(), key=lambda kv: kv[0] or 0):
+        name = f"{mod}_bd{bd}"
+        plan.append(f'@wp.kernel(module="{name}") on {", ".join(ks)}')
+        calls.append(cr.block_dim_option(report, name, bd))
+        calls.append(f'wp.force_load(device="cuda:0", modules=[wp.get_module("{name}")], block_dim={bd})')
+        for key in ks:
+            info = defs.get(key)
+            if info is not None and info.file and info.line:
+                locations.append(ctx.loc(info.file, info.line, f'add module="{name}" (launched at block_dim {bd})'))
+    for key in own:
+        plan.append(f'@wp.kernel(module="{mod}_{key}") on {key} (launched at several block_dims)')
+    fix = (
+        "Give each stable launch block_dim its own named module, so no kernel is built at a block_dim it never "
+        f"runs at: {'; '.join(plan)}. Set each module's default block_dim and preload it at that size before the "
+        "first launch (a preload without block_dim builds the module default):\n" + "\n".join(calls)
+    )
+    return Finding(
+        mechanism=MECHANISM,
+        title=f"{mod} is built once per block_dim on CUDA ({len(by_bd)} variants, replayed without a device)",
+        severity="high" if total and saving / total >= 0.5 else "medium",
+        confidence="medium",
+        modules=[mod],
+        evidence=evidence,
+        locations=locations,
+        fix=fix,
+        estimated_saving_ms=round(saving, 1),
+        saving_basis=(
+            f"{where}: each variant's measured ms times the share of the module's {len(kernels)} kernels not "
+            f"launched at its block_dim (all {len(by_bd)} variants: {total:.0f} ms); assumes build time follows "
+            "the kernel count, while NVRTC's first build at each block_dim also pays a header cost that stays"
+        ),
+        caveats=[
+            "Replayed without a device: the builds are the identities a GPU run computes (the module hash has no "
+            "device input), timed on this machine's NVRTC.",
+            "Do not change launch block_dim values to claim the gain; that changes the workload.",
+            "On the CPU (block_dim 1) the split adds modules: apply it for CUDA targets.",
+        ],
+        samples=ctx.samples,
+    )
+
+
 def evaluate(ctx: RuleContext) -> RuleResult:
+    replayed = {m: v for m, v in cr.by_module(cr.replay_builds(ctx.report)).items() if len(v) > 1}
+    if replayed:
+        return RuleResult(findings=[_replay_finding(ctx, m, v) for m, v in sorted(replayed.items())])
+    if ctx.report.cuda_builds:
+        return RuleResult(
+            ruled_out=[
+                RuledOut(
+                    mechanism=MECHANISM,
+                    signal=f"no module built at more than one block_dim for {cr.origin(ctx.report)}",
+                )
+            ]
+        )
     builds = ctx.compiled
     variants = _variants(builds)
     flagged = _changes_modules(ctx)

@@ -14,6 +14,7 @@ import re
 from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, NotReached, RuledOut, RuleResult
 from warp_compile.probe.models import Build
 from warp_compile.probe.render.fmt import fmt_ms
+from warp_compile.probe.rules import cuda_replay as cr
 from warp_compile.probe.rules.context import RuleContext
 from warp_compile.probe.scan_models import ScanFacts, TileOpFact
 
@@ -66,7 +67,98 @@ def _ops_in_build(scan: ScanFacts, b: Build, ops: list[TileOpFact]) -> list[Tile
     ]
 
 
+def _replay(ctx: RuleContext, mathdx: list[TileOpFact]) -> RuleResult:
+    """CS-7 from a --cuda-arch replay: LTO artifacts, link inputs and phase times of each sm_N build."""
+    report = ctx.report
+    where = cr.origin(report)
+    builds = cr.replay_builds(report)
+    lto = [b for b in builds if b.lto_artifacts.count or b.link_inputs or b.phases.get("lto", 0.0) > 0]
+    if not lto:
+        return RuleResult(
+            ruled_out=[
+                RuledOut(
+                    mechanism=MECHANISM,
+                    signal=(
+                        f"no MathDx LTO in the {len(builds)} build(s) replayed for {where}: no .lto artifacts, no "
+                        "link inputs, no LTO generation time"
+                    ),
+                )
+            ]
+        )
+    evidence: list[Evidence] = []
+    backward: set[str] = set()
+    for b in lto:
+        gen = b.phases.get("lto", 0.0)
+        nvrtc = b.phases.get("nvrtc", 0.0)
+        evidence.append(
+            Evidence(
+                fact=(
+                    f"{b.module} (block_dim {b.block_dim}) built for {where} in {b.ms:.0f} ms: MathDx LTO generation "
+                    f"{gen:.0f} ms ({gen / b.ms:.0%}), NVRTC compile and link of {b.link_inputs} LTO input(s) "
+                    f"{nvrtc:.0f} ms, codegen {b.phases.get('codegen', 0.0):.0f} ms; {b.lto_artifacts.count} .lto "
+                    f"artifact(s), {b.lto_artifacts.bytes / 1e6:.1f} MB."
+                ),
+                ms=round(gen, 1),
+            )
+        )
+        cpu = [x for x in report.builds if x.module == b.module]
+        if any(x.backward_in_source or x.options.get("enable_backward") == "True" for x in cpu):
+            backward.add(b.module)
+    modules = sorted({b.module for b in lto})
+    off = [m for m in modules if m not in backward]
+    if off:  # CS-10 checked first: backward code would multiply the LTO work
+        evidence.append(Evidence(fact=f"backward code is off in {', '.join(off)} (CS-10 checked): no adjoint GEMMs."))
+    ops = {t.op for t in mathdx}
+    opts = sorted({_OPTION.get(op, "enable_mathdx_gemm") for op in ops}) or ["enable_mathdx_gemm"]
+    opt_lines = "; ".join(f'wp.get_module("{m}").options["{o}"] = False' for o in opts for m in modules)
+    fix = (
+        "Measure both ways before choosing: build the tile modules with the MathDx path off ("
+        + opt_lines
+        + ", before first load), replay again with --cuda-arch and compare the build time AND the steady-state "
+        "kernel time of the active precision on the target GPU. Keep MathDx where its runtime benefit is measured."
+    )
+    if backward:
+        fix = (
+            f"First check backward code (CS-10): {', '.join(sorted(backward))} generate adjoints, and an adjoint "
+            "tile_matmul generates and links its own GEMMs; if nothing differentiates them, set "
+            '{"enable_backward": False} on the module. Then: ' + fix
+        )
+    total = sum(b.phases.get("lto", 0.0) for b in lto)
+    build_ms = sum(b.ms for b in lto)
+    locations = [
+        ctx.loc(t.file, t.line, f"{t.op}: MathDx LTO on CUDA ({_OPTION.get(t.op, 'enable_mathdx_*')})") for t in mathdx
+    ]
+    return RuleResult(
+        findings=[
+            Finding(
+                mechanism=MECHANISM,
+                title=f"MathDx LTO generation dominates the tile modules' CUDA build ({where})",
+                severity="high" if build_ms and total / build_ms >= 0.5 else "medium",
+                confidence="medium",
+                modules=modules,
+                evidence=evidence,
+                locations=locations,
+                fix=fix,
+                estimated_saving_ms=round(total, 1),
+                saving_basis=(
+                    f"{where}: the MathDx LTO generation measured in these builds ({total:.0f} of {build_ms:.0f} ms); "
+                    "the link inside the NVRTC build shrinks too but is not timed apart; the LTO cache keeps the "
+                    "artifacts for later processes with the same cache"
+                ),
+                caveats=[
+                    "Changes numerics and runtime: leave MathDx on where its runtime benefit is required and measured.",
+                    "Replayed without a device: the same module identities a GPU run builds, timed on this machine.",
+                ],
+                samples=ctx.samples,
+            )
+        ]
+    )
+
+
 def evaluate(ctx: RuleContext) -> RuleResult:
+    if ctx.report.cuda_builds:
+        scan = ctx.scan
+        return _replay(ctx, [t for t in (scan.tile_ops if scan is not None else []) if t.mathdx])
     scan = ctx.scan
     report = ctx.report
     tile_ops = scan.tile_ops if scan is not None else []

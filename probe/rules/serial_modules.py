@@ -14,6 +14,7 @@ from collections import defaultdict
 from warp_compile.probe.diagnosis_models import Evidence, Finding, NotReached, RuledOut, RuleResult
 from warp_compile.probe.models import Build
 from warp_compile.probe.render.fmt import fmt_ms
+from warp_compile.probe.rules import cuda_replay as cr
 from warp_compile.probe.rules.context import RuleContext
 from warp_compile.probe.stats import overlap_factor
 
@@ -79,7 +80,92 @@ def _preload_calls(cuda: list[Build]) -> tuple[str, list[str]]:
     return "\n".join(lines), [f"{d} block_dim={bd}: {', '.join(m)}" for (d, bd), m in groups.items()]
 
 
+def _replay(ctx: RuleContext) -> RuleResult | None:
+    """CS-13 from a --cuda-arch replay: the measured serial sum against the same builds run concurrently."""
+    report = ctx.report
+    conc = report.cuda_concurrent
+    builds = cr.replay_builds(report)
+    per = {m: sum(b.ms for b in v.values()) for m, v in cr.by_module(builds).items()}
+    where = cr.origin(report)
+    if len(per) < 2:
+        signal = f"only one module built for {where}: nothing to overlap"
+        return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal=signal)])
+    if conc is None or conc.error or conc.errors or conc.wall_ms <= 0:
+        return None  # no usable concurrent measurement: judge from the builds as before
+    total, largest = sum(per.values()), max(per.values())
+    speedup = conc.serial_ms / conc.wall_ms
+    measured = (
+        f"{len(per)} modules built for {where}: {conc.serial_ms:.0f} ms one after another, {conc.wall_ms:.0f} ms "
+        f"on {conc.workers} threads ({speedup:.2f}x"
+        + (", header cache already warm" if conc.warm_cache else ", both passes from a cold NVRTC header cache")
+        + f"); the theoretical ceiling, sum over the largest module ({total:.0f} / {largest:.0f} ms), is "
+        f"{total / largest:.2f}x"
+    )
+    if speedup < MIN_CEILING:
+        return RuleResult(
+            ruled_out=[RuledOut(mechanism=MECHANISM, signal=f"measured, overlapping does not pay here: {measured}")]
+        )
+    groups: dict[int | None, list[str]] = defaultdict(list)
+    for b in builds:
+        if b.module not in groups[b.block_dim]:
+            groups[b.block_dim].append(b.module)
+    calls = []
+    for bd, mods in sorted(groups.items(), key=lambda kv: kv[0] or 0):
+        mod_text = ", ".join(f'wp.get_module("{m}")' for m in mods)
+        calls.append(
+            f'wp.force_load(device="cuda:0", modules=[{mod_text}], block_dim={bd}, '
+            f"max_workers=min(os.cpu_count(), {min(len(mods), 8)}))"
+        )
+    first = min(ctx.compiled, key=lambda b: b.seq) if ctx.compiled else None
+    locations = []
+    if first is not None and first.trigger is not None and first.trigger.file:
+        locations.append(ctx.loc(first.trigger.file, first.trigger.line, "preload the modules before this first load"))
+    saving = conc.serial_ms - conc.wall_ms
+    return RuleResult(
+        findings=[
+            Finding(
+                mechanism=MECHANISM,
+                title=f"Independent modules are built one at a time on CUDA (measured {speedup:.2f}x when overlapped)",
+                severity="medium" if speedup >= 1.5 else "low",
+                confidence="medium",
+                modules=sorted(per),
+                evidence=[
+                    Evidence(fact=measured + ".", ms=round(saving, 1)),
+                    Evidence(
+                        fact="per module: "
+                        + ", ".join(f"{m} {ms:.0f} ms" for m, ms in sorted(per.items(), key=lambda kv: -kv[1]))
+                        + "."
+                    ),
+                ],
+                locations=locations,
+                fix=(
+                    "Preload the measured modules concurrently from the application entry point, before the first "
+                    "launch (import os at the top), one call per launch block_dim:\n" + "\n".join(calls)
+                    + "\nNever pass modules=None: that compiles every registered module, not only these."
+                ),
+                estimated_saving_ms=round(saving, 1),
+                saving_basis=(
+                    f"{where}: measured serial minus concurrent wall on {conc.workers} threads; on a machine with "
+                    "more cores the overlap can reach the theoretical ceiling, not beyond"
+                ),
+                caveats=[
+                    "Judge it on compile elapsed (cold - warm wall) on the GPU machine: summed module ms rise when "
+                    "builds contend.",
+                    "Each worker thread pays NVRTC's header cost on its first build, which the measurement includes.",
+                    "The block_dim of each preload must match the launches, or the module is built twice.",
+                    "Only CUDA devices: keep any load that can reach the CPU serial (CS-8).",
+                ],
+                samples=ctx.samples,
+            )
+        ]
+    )
+
+
 def evaluate(ctx: RuleContext) -> RuleResult:
+    if ctx.report.cuda_builds:
+        result = _replay(ctx)
+        if result is not None:
+            return result
     compiled = ctx.compiled
     if not compiled:
         return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal="no module was compiled in the cold run")])

@@ -1,0 +1,533 @@
+"""CUDA replay for the warp-compile hook: compile what the app loaded for sm_N through NVRTC, after the app ran.
+
+Copied next to the injected `sitecustomize` and imported by it only when WARP_COMPILE_CUDA_ARCH is set. Standard
+library only, Python >= 3.9 grammar, no warp-compile imports. While the app runs it only notes which block_dim each
+launch and preload asked for (a CPU launch resolves every block_dim to 1, so the request is read before that, from
+`launch`'s frame when it calls `init()`). At interpreter exit, after the app's own exit handlers, it compiles every
+(module, block_dim) for the CUDA architecture into a private temp dir (kernel cache pointed there too, so MathDx
+LTO artifacts never reach the app's cache), timing codegen, MathDx LTO generation and the NVRTC build, then
+compiles the same set again on a thread pool to measure what a concurrent preload would overlap. The module hash
+has no device input, so these are the identities a GPU process would build. The whole replay is timed on its own
+clock and reported, so the parent can take it out of the process wall time.
+"""
+
+import atexit
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+
+ENV_ARCH = "WARP_COMPILE_CUDA_ARCH"
+MAX_WORKERS = 8  # the cap the CS-13 preload suggestion uses: min(os.cpu_count(), modules, 8)
+SITE_SAMPLES = 256  # launches read per call site; a block_dim first requested after that is not replayed
+
+_lock = threading.Lock()
+_tls = threading.local()
+_sites = {}  # (caller code, bytecode offset) of a launch -> launches read there
+_state = {
+    "modules": {},  # module name -> [module object, {block_dim: {"kernels": set, "via": set}}]
+    "seen": set(),  # (id(module), kernel key, block_dim) already noted: the per-launch fast path
+}
+
+
+class _CudaDevice:
+    """Stands in for a CUDA device when asking Warp how it would resolve a launch's block_dim."""
+
+    is_cpu = False
+    is_cuda = True
+
+
+def _arch():
+    raw = os.environ.get(ENV_ARCH, "")
+    try:
+        value = int(raw)
+    except ValueError:
+        return None
+    return value if value > 0 else None
+
+
+# ---------------------------------------------------------------------------------------------- recording
+
+
+def _note(module, block_dim, kernel_key, via):
+    name = str(getattr(module, "name", ""))
+    with _lock:
+        entry = _state["modules"].get(name)
+        if entry is None or entry[0] is not module:
+            entry = [module, {}]
+            _state["modules"][name] = entry
+        slot = entry[1].setdefault(block_dim, {"kernels": set(), "via": set()})
+        if kernel_key:
+            slot["kernels"].add(kernel_key)
+        slot["via"].add(via)
+
+
+def _launch_block_dim(ctx, module, requested):
+    """The block_dim a CUDA launch with this request compiles (Warp's own resolution where it has one)."""
+    resolve = getattr(ctx, "_resolve_launch_block_dim", None)
+    if resolve is not None:
+        try:
+            return int(resolve(_CudaDevice(), requested))
+        except Exception:
+            pass
+    if isinstance(requested, int) and requested > 0:
+        return requested
+    return _default_block_dim(module)
+
+
+def _default_block_dim(module):
+    try:
+        return int(module.options.get("block_dim") or 256)
+    except Exception:
+        return 256
+
+
+def _make_init_wrapper(orig, ctx, hook_error):
+    launch = getattr(ctx, "launch", None)
+    launch_code = getattr(launch, "__code__", None)
+    resolved_type = getattr(ctx, "_ResolvedBlockDim", None)
+
+    def init(*args, **kwargs):
+        result = orig(*args, **kwargs)
+        try:
+            frame = sys._getframe(1)
+            if frame.f_code is launch_code and not getattr(_tls, "tiled", False):
+                back = frame.f_back
+                site = (back.f_code, back.f_lasti) if back is not None else None
+                n = _sites.get(site, 0)
+                if n >= SITE_SAMPLES:  # reading launch's locals costs microseconds: sample each call site
+                    return result
+                _sites[site] = n + 1
+                loc = frame.f_locals
+                kernel = loc.get("kernel")
+                requested = loc.get("block_dim")
+                module = getattr(kernel, "module", None)
+                if module is not None and not (resolved_type is not None and isinstance(requested, resolved_type)):
+                    key = (id(module), getattr(kernel, "key", ""), requested)
+                    if key not in _state["seen"]:
+                        _state["seen"].add(key)
+                        _note(module, _launch_block_dim(ctx, module, requested), str(kernel.key), "launch")
+        except Exception as exc:
+            hook_error("cuda.launch", exc)
+        return result
+
+    init.__warp_compile_hook__ = True
+    init.__wrapped__ = orig
+    init.__name__ = "init"
+    init.__doc__ = getattr(orig, "__doc__", None)
+    return init
+
+
+def _make_launch_tiled_wrapper(orig, ctx, hook_error):
+    """launch_tiled resolves block_dim (1 on the CPU) before it calls launch: note the request here instead."""
+
+    def launch_tiled(*args, **kwargs):
+        try:
+            kernel = kwargs.get("kernel", args[0] if args else None)
+            module = getattr(kernel, "module", None)
+            requested = kwargs.get("block_dim")
+            if module is not None:
+                key = (id(module), getattr(kernel, "key", ""), requested, "tiled")
+                if key not in _state["seen"]:
+                    _state["seen"].add(key)
+                    _note(module, _launch_block_dim(ctx, module, requested), str(kernel.key), "launch_tiled")
+        except Exception as exc:
+            hook_error("cuda.launch_tiled", exc)
+        outer = getattr(_tls, "tiled", False)
+        _tls.tiled = True  # the inner launch sees the resolved block_dim: not a request
+        try:
+            return orig(*args, **kwargs)
+        finally:
+            _tls.tiled = outer
+
+    launch_tiled.__warp_compile_hook__ = True
+    launch_tiled.__wrapped__ = orig
+    launch_tiled.__name__ = getattr(orig, "__name__", "launch_tiled")
+    launch_tiled.__doc__ = getattr(orig, "__doc__", None)
+    return launch_tiled
+
+
+def _make_force_load_wrapper(orig, ctx, hook_error):
+    names = ("device", "modules", "block_dim", "max_workers")
+
+    def force_load(*args, **kwargs):
+        try:
+            bound = dict(kwargs)
+            for i, value in enumerate(args[: len(names)]):
+                bound[names[i]] = value
+            mods = bound.get("modules")
+            if mods is None:
+                mods = list(getattr(ctx, "user_modules", {}).values())
+            bd = bound.get("block_dim")
+            for m in mods:
+                _note(m, int(bd) if isinstance(bd, int) and bd > 0 else _default_block_dim(m), "", "preload")
+        except Exception as exc:
+            hook_error("cuda.force_load", exc)
+        return orig(*args, **kwargs)
+
+    force_load.__warp_compile_hook__ = True
+    force_load.__wrapped__ = orig
+    force_load.__name__ = getattr(orig, "__name__", "force_load")
+    force_load.__doc__ = getattr(orig, "__doc__", None)
+    return force_load
+
+
+def install(warp_mod, ctx, bld, rebind, emit, hook_error, targets):
+    """Start noting launch/preload block_dims; register the replay to run at exit. Called by the hook's install."""
+    arch = _arch()
+    if arch is None:
+        targets["cuda_replay"] = "invalid:%s" % os.environ.get(ENV_ARCH, "")
+        return
+    init = getattr(ctx, "init", None)
+    if init is not None and getattr(ctx, "launch", None) is not None:
+        new = _make_init_wrapper(init, ctx, hook_error)
+        rebind(init, new)
+        targets["cuda.launch"] = "wrapped:init(launch frame)"
+    else:
+        targets["cuda.launch"] = "missing"
+    tiled = getattr(ctx, "launch_tiled", None)
+    if tiled is not None:
+        rebind(tiled, _make_launch_tiled_wrapper(tiled, ctx, hook_error))
+        targets["cuda.launch_tiled"] = "wrapped"
+    fl = getattr(warp_mod, "force_load", None) or getattr(ctx, "force_load", None)
+    if fl is not None:
+        new = _make_force_load_wrapper(fl, ctx, hook_error)
+        rebind(fl, new)
+        targets["cuda.preload"] = "wrapped"
+    targets["cuda_replay"] = "sm_%d" % arch
+    atexit.register(_at_exit, warp_mod, ctx, bld, emit, hook_error, arch)
+
+
+# ---------------------------------------------------------------------------------------------- phase timing
+
+
+class _Clock:
+    """Exclusive phase time on one thread: a nested phase's time is not charged to its parent."""
+
+    def __init__(self):
+        self.t0 = time.perf_counter()
+        self.mark = self.t0
+        self.stack = []
+        self.phases = {}
+        self.link_inputs = 0
+
+    def charge(self, now):
+        phase = self.stack[-1] if self.stack else "other"
+        self.phases[phase] = self.phases.get(phase, 0.0) + (now - self.mark)
+        self.mark = now
+
+
+def _timed(phase, fn):
+    def wrapper(*args, **kwargs):
+        clock = getattr(_tls, "clock", None)
+        if clock is None:
+            return fn(*args, **kwargs)
+        if phase == "nvrtc":
+            clock.link_inputs += len(kwargs.get("ltoirs") or ()) + len(kwargs.get("fatbins") or ())
+        clock.charge(time.perf_counter())
+        clock.stack.append(phase)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            clock.charge(time.perf_counter())
+            clock.stack.pop()
+
+    wrapper.__wrapped__ = fn
+    return wrapper
+
+
+def _patch_phases(ctx, bld):
+    """Wrap the builder functions for the replay only; returns the (owner, name, original) list to restore."""
+    patched = []
+
+    def patch(owner, name, phase):
+        fn = getattr(owner, name, None)
+        if fn is None:
+            return
+        patched.append((owner, name, owner.__dict__.get(name, fn) if isinstance(owner, type) else fn))
+        setattr(owner, name, _timed(phase, fn))
+
+    module_cls = getattr(ctx, "Module", None)
+    if module_cls is not None and hasattr(module_cls, "_run_codegen"):
+        patch(module_cls, "_run_codegen", "codegen")
+    else:
+        builder = getattr(ctx, "ModuleBuilder", None)
+        if builder is not None:
+            for meth in ("__init__", "codegen", "build_meta"):
+                patch(builder, meth, "codegen")
+    for name in sorted(n for n in dir(bld) if n.startswith("build_lto_")):
+        patch(bld, name, "lto")
+    patch(bld, "build_cuda", "nvrtc")
+    return patched
+
+
+def _unpatch(patched):
+    for owner, name, orig in reversed(patched):
+        try:
+            setattr(owner, name, orig)
+        except Exception:
+            pass
+
+
+# ---------------------------------------------------------------------------------------------- compiling
+
+
+def _accepts(fn, name):
+    code = getattr(fn, "__code__", None)
+    return code is not None and name in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+
+
+def _hex(h):
+    if isinstance(h, (bytes, bytearray)):
+        return h.hex()
+    return str(h or "")
+
+
+def _compile(ctx, module, block_dim, arch, out_dir, cfg):
+    """Build one (module, block_dim) for sm_<arch> into out_dir; returns the module hash (hex)."""
+    comp = getattr(module, "_compile", None)
+    resolve = getattr(module, "resolve_options", None)
+    if comp is not None and _accepts(comp, "options") and resolve is not None and _accepts(resolve, "block_dim"):
+        # >= 1.15: a variant is its resolved options; module.options is left alone
+        options = resolve(cfg, block_dim=block_dim)
+        mhash = _hex(module.get_module_hash(block_dim))
+        comp(None, out_dir, output_arch=arch, use_ptx=False, options=options)
+        return mhash
+    # <= 1.14: the variant is whatever options["block_dim"] holds when the module is hashed and built
+    comp = comp or module.compile
+    old = module.options.get("block_dim")
+    module.options["block_dim"] = block_dim
+    module.mark_modified()
+    try:
+        try:
+            mhash = _hex(module.get_module_hash(block_dim))
+        except TypeError:
+            mhash = _hex(module.get_module_hash())
+        comp(None, out_dir, output_arch=arch, use_ptx=False)
+        return mhash
+    finally:
+        module.options["block_dim"] = old
+        module.mark_modified()
+
+
+def _files(root, suffix):
+    out = {}
+    if not os.path.isdir(root):
+        return out
+    for dirpath, _dirs, names in os.walk(root):
+        for n in names:
+            if n.endswith(suffix):
+                p = os.path.join(dirpath, n)
+                try:
+                    out[p] = os.path.getsize(p)
+                except OSError:
+                    pass
+    return out
+
+
+def _build(ctx, cfg, entry, arch, out_dir, lto_root):
+    """Compile one entry on this thread with a fresh phase clock; returns its report dict."""
+    module, bd = entry["module"], entry["block_dim"]
+    before = _files(lto_root, ".lto")
+    clock = _Clock()
+    _tls.clock = clock
+    status, error, mhash = "compiled", None, ""
+    try:
+        mhash = _compile(ctx, module, bd, arch, out_dir, cfg)
+    except Exception as exc:
+        status, error = "error", ("%s: %s" % (type(exc).__name__, exc))[:500]
+    finally:
+        end = time.perf_counter()
+        clock.charge(end)
+        _tls.clock = None
+    lto = {p: s for p, s in _files(lto_root, ".lto").items() if p not in before}
+    src = _files(out_dir, ".cu")
+    binaries = sorted(os.path.basename(p) for p in list(_files(out_dir, ".cubin")) + list(_files(out_dir, ".ptx")))
+    phases = {k: round(v * 1000.0, 3) for k, v in sorted(clock.phases.items())}
+    return {
+        "module": str(module.name),
+        "hash": mhash,
+        "block_dim": bd,
+        "arch": arch,
+        "ms": round((end - clock.t0) * 1000.0, 3),
+        "phases": phases,
+        "source_bytes": sum(src.values()),
+        "lto_artifacts": {"count": len(lto), "bytes": sum(lto.values())},
+        "link_inputs": clock.link_inputs,
+        "binary": binaries[0] if binaries else "",
+        "status": status,
+        "error": error,
+        "kernels": sorted(entry["kernels"]),
+        "via": sorted(entry["via"]),
+        "start_ms": round(clock.t0 * 1000.0, 3),
+        "end_ms": round(end * 1000.0, 3),
+    }
+
+
+def _entries(ctx):
+    """(module, block_dim) pairs to build: noted launches and preloads, plus modules loaded some other way."""
+    with _lock:
+        noted = {name: (m, dict(bds)) for name, (m, bds) in _state["modules"].items()}
+    for name, m in list(getattr(ctx, "user_modules", {}).items()):
+        if name not in noted and getattr(m, "execs", None):
+            noted[name] = (m, {_default_block_dim(m): {"kernels": set(), "via": {"loaded"}}})
+    out = []
+    for name in sorted(noted):
+        module, bds = noted[name]
+        for bd in sorted(bds):
+            out.append({"module": module, "block_dim": bd, "kernels": bds[bd]["kernels"], "via": bds[bd]["via"]})
+    return out
+
+
+def _concurrent(ctx, cfg, entries, arch, root):
+    """The same builds on worker threads, one task per module (its block_dims in turn), as a preload would run.
+
+    Plain threads: concurrent.futures refuses new work once the interpreter is shutting down (we run at exit).
+    """
+    by_module = {}
+    for i, e in enumerate(entries):
+        by_module.setdefault(e["module"].name, []).append((i, e))
+    tasks = list(by_module.values())
+    workers = max(1, min(os.cpu_count() or 1, len(tasks), MAX_WORKERS))
+    lto_root = os.path.join(root, "concurrent-cache", "lto")
+    results = []
+    pending = list(tasks)
+
+    def work():
+        while True:
+            with _lock:
+                if not pending:
+                    return
+                task = pending.pop(0)
+            for i, e in task:
+                r = _build(ctx, cfg, e, arch, os.path.join(root, "concurrent", str(i)), lto_root)
+                with _lock:
+                    results.append(r)
+
+    t0 = time.perf_counter()
+    threads = [threading.Thread(target=work, name="warp-compile-cuda-%d" % n, daemon=True) for n in range(workers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = (time.perf_counter() - t0) * 1000.0
+    return {
+        "workers": workers,
+        "tasks": len(tasks),
+        "wall_ms": round(wall, 3),
+        "summed_ms": round(sum(r["ms"] for r in results), 3),
+        "errors": sum(1 for r in results if r["status"] != "compiled"),
+    }
+
+
+def _concurrent_cold(ctx, cfg, entries, arch, root):
+    """Run `_concurrent` in a forked child before any CUDA build happened in this process.
+
+    NVRTC keeps an in-process header cache per set of compile options (the first build at each block_dim pays for
+    it; an identical second build here took a third of the time), so a concurrent pass after the serial one would
+    look faster for a reason that is not overlap. The child starts from this process's state with that cache
+    still cold. Without fork (Windows) the pass runs after the serial one and says so (`warm_cache`).
+    """
+    if not hasattr(os, "fork") or threading.active_count() > 1:
+        return None
+    import json
+
+    rfd, wfd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: measure, send one JSON document, leave without running exit handlers
+        code = 0
+        try:
+            os.close(rfd)
+            try:
+                data = _concurrent(ctx, cfg, entries, arch, root)
+            except BaseException as exc:
+                data = {"error": ("%s: %s" % (type(exc).__name__, exc))[:500]}
+            payload = json.dumps(data).encode("utf-8")
+            while payload:
+                payload = payload[os.write(wfd, payload):]
+        except BaseException:
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(wfd)
+    chunks = []
+    while True:
+        chunk = os.read(rfd, 65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(rfd)
+    os.waitpid(pid, 0)
+    try:
+        return json.loads(b"".join(chunks).decode("utf-8"))
+    except ValueError:
+        return {"error": "the concurrent build process ended without a result"}
+
+
+def _toolkit(ctx):
+    runtime = getattr(ctx, "runtime", None)
+    tk = getattr(runtime, "toolkit_version", None)
+    return ".".join(str(x) for x in tk) if isinstance(tk, (tuple, list)) else (str(tk) if tk else "")
+
+
+def replay(warp_mod, ctx, bld, arch):
+    """Serial builds (one report dict each) and the concurrent measurement; restores every change it made."""
+    cfg = getattr(warp_mod, "config", None)
+    entries = _entries(ctx)
+    base = os.environ.get("TMPDIR") or tempfile.gettempdir()
+    root = tempfile.mkdtemp(prefix="warp-compile-cuda-", dir=base)
+    saved_cache = getattr(cfg, "kernel_cache_dir", None)
+    patched = _patch_phases(ctx, bld)
+    builds, conc = [], None
+    try:
+        several = len({e["module"].name for e in entries}) > 1  # something to overlap
+        if several:  # first, so both passes start with NVRTC's header cache cold
+            cfg.kernel_cache_dir = os.path.join(root, "concurrent-cache")
+            conc = _concurrent_cold(ctx, cfg, entries, arch, root)
+        cfg.kernel_cache_dir = os.path.join(root, "serial-cache")
+        lto_root = os.path.join(root, "serial-cache", "lto")
+        for i, e in enumerate(entries):
+            builds.append(_build(ctx, cfg, e, arch, os.path.join(root, "serial", str(i)), lto_root))
+        if several and conc is None:
+            cfg.kernel_cache_dir = os.path.join(root, "concurrent-cache")
+            conc = _concurrent(ctx, cfg, entries, arch, root)
+            conc["warm_cache"] = True
+        if conc is not None:
+            conc["serial_ms"] = round(sum(b["ms"] for b in builds), 3)
+    finally:
+        _unpatch(patched)
+        try:
+            cfg.kernel_cache_dir = saved_cache
+        except Exception:
+            pass
+        shutil.rmtree(root, ignore_errors=True)
+    return builds, conc
+
+
+def _at_exit(warp_mod, ctx, bld, emit, hook_error, arch):
+    t0 = time.perf_counter()
+    builds, conc, error = [], None, None
+    try:
+        builds, conc = replay(warp_mod, ctx, bld, arch)
+    except Exception as exc:
+        error = ("%s: %s" % (type(exc).__name__, exc))[:500]
+        hook_error("cuda.replay", exc)
+    try:
+        for b in builds:
+            emit("cuda_build", b)
+        if conc is not None:
+            emit("cuda_concurrent", conc)
+        emit(
+            "cuda_replay",
+            {
+                "arch": arch,
+                "ms": round((time.perf_counter() - t0) * 1000.0, 3),
+                "toolkit": _toolkit(ctx),
+                "driver": bool(getattr(getattr(ctx, "runtime", None), "driver_version", None)),
+                "error": error,
+            },
+        )
+    except Exception as exc:
+        hook_error("cuda.emit", exc)

@@ -1,0 +1,136 @@
+"""Keep what the server sends small: compact output schemas and an explain result without a second copy of the text.
+
+Every byte of `tools/list` and of a tool result lands in the agent's context. Two things were heavy:
+
+- Output schemas generated from the pydantic models (`$defs`, `$ref`, titles, defaults, every nested description):
+  23 KB of the 27.7 KB `tools/list`. `compact_schema` publishes a `$ref`-free minimal form instead: the top-level
+  properties with their types, enums and (shortened) descriptions, nested objects two levels deep by type only.
+  It only ever loosens the full schema (drops constraints, never adds one), so every real result still validates;
+  the server itself still validates each result against the full pydantic model before sending it.
+- `explain_mechanism` sent the Markdown twice (`body` and `sections`) next to a text copy: see `MechanismResult`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+DESCRIPTION_CHARS = 90
+KEEP = ("type", "enum", "const")
+
+
+def _resolve(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    while "$ref" in node:
+        node = defs.get(node["$ref"].rsplit("/", 1)[-1], {})
+    return node
+
+
+def _short(text: str) -> str:
+    first = text.strip().split("\n")[0]
+    return first if len(first) <= DESCRIPTION_CHARS else first[: DESCRIPTION_CHARS - 1].rstrip() + "…"
+
+
+def _compact(node: dict[str, Any], defs: dict[str, Any], depth: int, describe: bool) -> dict[str, Any]:
+    node = _resolve(node, defs)
+    variants = node.get("anyOf") or node.get("oneOf")
+    if variants:
+        parts = [_compact(v, defs, depth, False) for v in variants]
+        types: list[str] = []
+        for p in parts:
+            t = p.get("type")
+            for x in t if isinstance(t, list) else [t]:
+                if x is not None and x not in types:
+                    types.append(x)
+        if len(types) != len(parts) or any(set(p) - {"type"} for p in parts if p.get("type") != "null"):
+            # a union of shapes: the non-null variant's shape when there is exactly one, else just the types
+            shaped = [p for p in parts if p.get("type") != "null"]
+            out = dict(shaped[0]) if len(shaped) == 1 else {}
+            if types:
+                out["type"] = types if len(types) > 1 else types[0]
+        else:
+            out = {"type": types if len(types) > 1 else types[0]} if types else {}
+    else:
+        out = {k: node[k] for k in KEEP if k in node}
+        if node.get("type") == "object" and depth > 0:
+            props = node.get("properties") or {}
+            if props:
+                out["properties"] = {k: _compact(v, defs, depth - 1, False) for k, v in props.items()}
+        elif node.get("type") == "array" and depth > 0 and isinstance(node.get("items"), dict):
+            items = _compact(node["items"], defs, depth - 1, False)
+            if items:
+                out["items"] = items
+    if describe and node.get("description"):
+        out["description"] = _short(node["description"])
+    return out
+
+
+def untitled(schema: dict[str, Any]) -> dict[str, Any]:
+    """An input schema without pydantic's generated titles ("Timeout S"): they repeat the property names."""
+    out = {k: v for k, v in schema.items() if k != "title"}
+    if isinstance(out.get("properties"), dict):
+        out["properties"] = {
+            name: {k: v for k, v in prop.items() if k != "title"} if isinstance(prop, dict) else prop
+            for name, prop in out["properties"].items()
+        }
+    return out
+
+
+def compact_schema(schema: dict[str, Any], depth: int = 0) -> dict[str, Any]:
+    """A `$ref`-free, loosened copy of a JSON schema: see the module docstring."""
+    defs = schema.get("$defs", {})
+    root = _resolve(schema, defs)
+    props = root.get("properties") or {}
+    properties = {k: _compact(v, defs, depth, True) for k, v in props.items()}
+    out: dict[str, Any] = {"type": "object", "properties": properties}
+    if root.get("required"):
+        out["required"] = list(root["required"])
+    return out
+
+
+class MechanismResult(BaseModel):
+    """A mechanism for an agent: the structured fields here, the Markdown text once, in the text content.
+
+    `sections` (the Markdown split by heading) is filled only when asked for; the text content then lists the
+    headings instead of repeating the text.
+    """
+
+    id: str
+    number: int
+    title: str
+    backends: list[str]
+    signals: list[str]
+    applies_when: list[str]
+    does_not_apply_when: list[str]
+    fix: list[str]
+    verification: list[str]
+    observed: list[str]
+    sections: dict[str, str] | None = Field(default=None, description="'## ' heading -> text, when asked for")
+    note: str | None = Field(default=None, description="which mechanism a keyword query matched")
+
+
+ON_REQUEST = ("Figures",)  # long tables of measured figures; their headline numbers are in `observed`
+
+
+def explain_text(m: Any, sections: bool) -> str:
+    """The text content of `explain_mechanism` for mechanism `m` (a knowledge.Mechanism).
+
+    Default: the Markdown once, without the sections in ON_REQUEST (named at the end, with how to get them).
+    With `sections`: the structured content carries every section, so the text only lists the headings.
+    """
+    out = [f"{m.id}  {m.title}", f"backends: {', '.join(m.backends)}", ""]
+    if sections:
+        out.append("sections (full text in structured `sections`):")
+        out += [f"- {h}" for h in m.sections]
+        return "\n".join(out) + "\n"
+    left = []
+    for heading, text in m.sections.items():
+        if heading in ON_REQUEST:
+            left.append(f"## {heading} ({len(text.encode()) / 1024:.1f} KB)")
+            continue
+        out += [f"## {heading}", "", text.strip(), ""]
+    out.append("## Verify the fix")
+    out += [f"- {v}" for v in m.verification]
+    if left:
+        out += ["", f"Left out: {', '.join(left)}; call with sections=true or read warp-compile://mechanisms/{m.id}."]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,117 @@
+"""`--cuda-arch` on real NVRTC compiles (no GPU needed): the replay's builds and the CUDA rules that read them.
+
+Each test measures one small app from tests/cuda_apps once (one sample), with backward code off to keep NVRTC
+short. They are slow (seconds to a minute each on a busy 2-core machine): run them with --slow, one at a time.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import warp110_python
+from warp_compile.probe.diagnose import diagnose
+from warp_compile.probe.measure import measure
+from warp_compile.probe.models import Report
+from warp_compile.probe.scan import scan
+
+APPS = Path(__file__).parent / "cuda_apps"
+
+pytestmark = pytest.mark.slow
+
+
+def _measure(app: str, python: str = sys.executable) -> Report:
+    report = measure([python, str(APPS / app)], APPS, samples=1, timeout_s=600, cuda_arch=90)
+    assert report.failed_samples == 0, report.sample_results[0].failure
+    assert report.cuda_replay is not None and report.cuda_replay.error is None
+    return report
+
+
+def _mechanisms(report: Report) -> dict[str, str]:
+    """mechanism -> "finding" | "ruled_out" | "not_reached", from a diagnosis with the apps' sources scanned."""
+    d = diagnose(report, scan(APPS), root=APPS)
+    out = {f.mechanism: "finding" for f in d.findings}
+    out.update({r.mechanism: "ruled_out" for r in d.ruled_out if r.mechanism not in out})
+    out.update({n.mechanism: "not_reached" for n in d.not_reached if n.mechanism not in out})
+    return out
+
+
+def _finding(report: Report, mechanism: str):  # type: ignore[no-untyped-def]
+    d = diagnose(report, scan(APPS), root=APPS)
+    return next(f for f in d.findings if f.mechanism == mechanism)
+
+
+def test_two_block_dims_give_two_cuda_builds_and_cs5_with_their_times() -> None:
+    report = _measure("two_block_dims.py")
+    builds = sorted(report.cuda_builds, key=lambda b: b.block_dim or 0)
+    assert [(b.module, b.block_dim, b.status) for b in builds] == [
+        ("__main__", 64, "compiled"),
+        ("__main__", 128, "compiled"),
+    ]
+    assert builds[0].kernels == ["scale"] and builds[1].kernels == ["shift"]
+    assert builds[0].hash != builds[1].hash  # block_dim is part of the module identity
+    for b in builds:
+        assert b.arch == 90 and b.binary.endswith(".sm90.cubin")
+        assert b.ms > 0 and b.phases["nvrtc"] > 0 and b.source_bytes > 0
+        assert abs(sum(b.phases.values()) - b.ms) < 0.05 * b.ms  # exclusive phases add up to the build
+    # the CPU run is what the app did: one build at block_dim 1, unaffected by the replay
+    assert [(b.device, b.block_dim, b.status) for b in report.builds] == [("cpu", 1, "compiled")]
+    cold = report.sample_results[0].cold
+    assert report.cuda_replay.ms > 0 and cold.wall_ms > 0
+    f = _finding(report, "CS-5")
+    text = " ".join(e.fact for e in f.evidence)
+    for b in builds:
+        assert f"block_dim {b.block_dim}: {b.ms:.0f} ms" in text
+    assert "sm_90 via NVRTC, no device" in text
+    assert 'wp.force_load(device="cuda:0", modules=[wp.get_module("__main___bd64")], block_dim=64)' in f.fix
+
+
+def test_forward_tile_matmul_leaves_lto_artifacts_and_gets_cs7() -> None:
+    report = _measure("tile_forward.py")
+    (b,) = report.cuda_builds
+    assert b.status == "compiled", b.error
+    assert b.block_dim == 32  # the launch_tiled request, not the CPU's resolved 1
+    assert b.lto_artifacts.count > 0 and b.lto_artifacts.bytes > 0 and b.link_inputs > 0
+    assert b.phases["lto"] > 0
+    assert report.lto_artifacts == 0  # the replay's LTO cache is its own, not the run's
+    f = _finding(report, "CS-7")
+    assert f"{b.phases['lto']:.0f} ms" in f.evidence[0].fact and "enable_mathdx_gemm" in f.fix
+
+
+def test_four_independent_modules_get_cs13_judged_on_a_measured_ceiling() -> None:
+    report = _measure("four_modules.py")
+    assert sorted(b.module for b in report.cuda_builds) == ["stage_a", "stage_b", "stage_c", "stage_d"]
+    conc = report.cuda_concurrent
+    assert conc is not None and conc.error is None and conc.errors == 0
+    assert conc.tasks == 4 and conc.workers >= 1 and conc.wall_ms > 0 and not conc.warm_cache
+    assert conc.serial_ms == pytest.approx(sum(b.ms for b in report.cuda_builds), abs=0.01)
+    d = diagnose(report, scan(APPS), root=APPS)
+    measured = f"{conc.serial_ms:.0f} ms one after another, {conc.wall_ms:.0f} ms on {conc.workers} threads"
+    findings = [f for f in d.findings if f.mechanism == "CS-13"]
+    if findings:  # the overlap paid on this machine
+        assert measured in findings[0].evidence[0].fact and "modules=None" not in findings[0].fix.split("\n")[0]
+    else:  # it did not (e.g. a busy machine): ruled out with the same measured figures, not assumed
+        (r,) = [r for r in d.ruled_out if r.mechanism == "CS-13"]
+        assert measured in r.signal
+
+
+def test_clean_one_module_app_gets_none_of_the_cuda_mechanisms() -> None:
+    report = _measure("clean_one.py")
+    assert [(b.module, b.block_dim) for b in report.cuda_builds] == [("__main__", 256)]  # CUDA launch default
+    assert report.cuda_concurrent is None
+    mech = _mechanisms(report)
+    assert mech["CS-5"] == "ruled_out" and mech["CS-7"] == "ruled_out" and mech["CS-13"] == "ruled_out"
+
+
+def test_warp_110_replays_the_same_way() -> None:
+    python = warp110_python()
+    if python is None:
+        pytest.skip("warp-lang 1.10.1 interpreter not found (scripts/venv-warp110.sh)")
+    report = _measure("two_block_dims.py", python)
+    assert report.warp_version == "1.10.1"
+    builds = sorted(report.cuda_builds, key=lambda b: b.block_dim or 0)
+    expected = [(64, "compiled", ["scale"]), (128, "compiled", ["shift"])]
+    assert [(b.block_dim, b.status, b.kernels) for b in builds] == expected
+    assert all(b.binary.endswith(".sm90.cubin") for b in builds)  # use_ptx=False: a cubin without a driver
