@@ -25,6 +25,8 @@ class Location(_Model):
     file: str
     line: int
     note: str = ""
+    owner: Literal["project", "dependency"] | None = None  # None: not resolved (no interpreter to ask)
+    distribution: str | None = None  # the installed distribution that holds the file, e.g. "warp-lang"
 
 
 class Evidence(_Model):
@@ -34,6 +36,19 @@ class Evidence(_Model):
     builds: list[int] = Field(default_factory=list)  # Build.seq of the reference cold run
     ms: float | None = None
     source: Literal["measurement", "scan", "both"] = "measurement"
+
+
+class MeasuredSaving(_Model):
+    """What `diagnose --verify` measured by running the finding's experiment (`warp-compile try`)."""
+
+    settings: dict[str, bool | int | str | None]
+    clock: str  # the clock the estimate is about, e.g. "cold_module"
+    saving_ms: float | None = None  # before median - after median on that clock (positive: the fix saves)
+    band_ms: float | None = None  # the clock's noise band in the comparison
+    compile_elapsed_saving_ms: float | None = None  # what the user waits for, for reference
+    verdict: str = ""  # the comparison's verdict
+    pairs: int = 0
+    agreement: str = ""  # how the estimate compares with the measurement, and why they differ when they do
 
 
 class Finding(_Model):
@@ -50,6 +65,9 @@ class Finding(_Model):
     caveats: list[str] = Field(default_factory=list)
     excerpt: str = ""  # from knowledge/CS-n.md
     samples: int = 0  # how many measured samples the timing claims rest on
+    owner: Literal["project", "dependency", "mixed"] | None = None  # who owns the constructs at its locations
+    experiment: dict[str, bool | int | str | None] | None = None  # `warp-compile try` settings that test the fix
+    measured: MeasuredSaving | None = None  # filled by `diagnose --verify`
 
 
 class Cause(_Model):

@@ -62,6 +62,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="also build the cold run's modules for sm_N through NVRTC after it ran (no GPU needed), so the CUDA "
         "mechanisms (CS-5, CS-7, CS-13) are judged on measured CUDA builds",
     )
+    v = p.add_argument_group("verifying (runs the command again, with and without each finding's experiment)")
+    v.add_argument(
+        "--verify", action="store_true",
+        help="for each finding that has an experiment (`warp-compile try` settings), measure it and report the "
+        "measured saving next to the estimate; findings are then ranked by measured saving",
+    )
+    v.add_argument("--verify-pairs", type=int, default=3, metavar="N", help="interleaved pairs per experiment (3)")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=run)
 
@@ -123,10 +130,26 @@ def _from_command(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
     )
 
 
+def _verify(ns: argparse.Namespace, report, diagnosis):  # type: ignore[no-untyped-def]
+    from warp_compile.probe.verify import verify
+
+    cwd = Path(report.cwd)
+    if not report.command or not cwd.is_dir():
+        raise UsageError(f"diagnose: --verify reruns the measured command, but its directory {clip_path(report.cwd)} "
+                         "is gone")
+    timeout = 900.0 if ns.timeout is None else ns.timeout
+    return verify(diagnosis, list(report.command), cwd, pairs=ns.verify_pairs, timeout_s=timeout,
+                  progress=progress_printer(ns.quiet))
+
+
 def run(ns: argparse.Namespace) -> int:
     from warp_compile.probe.render.diagnosis import render_text
 
+    if ns.verify_pairs < 1:
+        raise UsageError("diagnose: --verify-pairs must be at least 1")
     report, diagnosis = _from_report(ns) if ns.report else _from_command(ns)
+    if ns.verify and not report.all_failed:
+        diagnosis = _verify(ns, report, diagnosis)
     emit(diagnosis, render_text(diagnosis), ns.json)
     if report.all_failed:
         reason, tail = report.last_failure()

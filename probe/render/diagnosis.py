@@ -83,11 +83,21 @@ def _finding_lines(i: int, f: Finding) -> list[str]:
         out += _wrap(f"~{fmt_ms(f.estimated_saving_ms)} ({f.saving_basis})", "   ", "saving   ")
     elif f.saving_basis:
         out += _wrap(f.saving_basis, "   ", "saving   ")
+    m = f.measured
+    if m is not None:
+        got = "no timing" if m.saving_ms is None else f"{fmt_ms(m.saving_ms)} (band ±{fmt_ms(m.band_ms)})"
+        tried = ", ".join(f"{k}={v!r}" for k, v in m.settings.items())
+        out += _wrap(f"{got} on {m.clock.replace('_', ' ')} with {tried}: {m.verdict} over {m.pairs} pairs; "
+                     f"{m.agreement}", "   ", "measured ")
+    elif f.experiment:
+        tried = " ".join(f"--set {k}={v!r}" for k, v in f.experiment.items())
+        out += _wrap(f"`warp-compile try {tried} -- CMD` (or diagnose --verify)", "   ", "measure  ")
     if f.modules:
         out += _wrap(", ".join(f.modules), "   ", "modules  ")
     for loc in f.locations:
         note = f"  {loc.note}" if loc.note else ""
-        out.append(f"   where    {loc.file}:{loc.line}{note}")
+        owner = f"  [installed: {loc.distribution or 'a dependency'}]" if loc.owner == "dependency" else ""
+        out.append(f"   where    {loc.file}:{loc.line}{owner}{note}")
     out += _wrap(f.fix, "   ", "fix      ")
     for e in f.evidence:
         out += _wrap(e.fact, "   ", "because  " if e is f.evidence[0] else "         ")
