@@ -42,6 +42,8 @@ class RunEvents:
     experiment: dict[str, str] = field(default_factory=dict)  # setting -> applied / unsupported (try)
     tapes: list[Site] = field(default_factory=list)  # where a wp.Tape was first created (per call site)
     imported_files: list[str] = field(default_factory=list)  # module files the process imported (not stdlib/warp)
+    main_file: str | None = None  # __main__.__file__ of the first process that imported warp
+    main_module: str | None = None  # its module name under `python -m`
     config_at_exit: dict[str, str] = field(default_factory=dict)
     kernel_cache_dir: str | None = None
     cache_kernels: bool | None = None
@@ -227,6 +229,10 @@ def parse_lines(lines: list[str]) -> RunEvents:
                 run.hook.targets = {str(k): str(v) for k, v in targets.items()}
             env = e.get("env") or {}
             run.cuda_cache_disable = env.get("CUDA_CACHE_DISABLE") or run.cuda_cache_disable
+            main = e.get("main") or {}
+            if isinstance(main, dict) and run.main_file is None:
+                run.main_file = main.get("file") or None
+                run.main_module = main.get("module") or None
             files = e.get("imported_files") or []
             if isinstance(files, list):
                 run.imported_files = sorted(set(run.imported_files) | {str(f) for f in files})

@@ -1031,6 +1031,16 @@ def _imported_files(limit=5000):
     return sorted(files) + sorted(packages)
 
 
+def _main_module():
+    """The entry point this process ran: `__main__`'s file and, for `python -m`, its module name."""
+    try:
+        main = sys.modules.get("__main__")
+        spec = getattr(main, "__spec__", None)
+        return {"file": getattr(main, "__file__", None), "module": getattr(spec, "name", None)}
+    except Exception:
+        return {}
+
+
 def _at_exit(warp_mod):
     try:
         cfg = getattr(warp_mod, "config", None)
@@ -1045,6 +1055,7 @@ def _at_exit(warp_mod):
                 "launch_total": _state["launch_total"],
                 "launch_records": _state["launch_records"],
                 "imported_files": _imported_files(),
+                "main": _main_module(),
                 "targets": _state.get("targets", {}),
                 "env": {"CUDA_CACHE_DISABLE": os.environ.get("CUDA_CACHE_DISABLE")},
             },

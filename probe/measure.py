@@ -149,19 +149,24 @@ def measure(
     for i in range(samples):
         data.append(run_sample(command, cwd, i, timeout_s, progress, cancel, extra_env=extra_env, cuda_arch=cuda_arch))
     report = build_report(command, cwd, data, label=label, requested=samples)
-    attach_owners(report, next((s.cold.events.executable for s in data if s.cold.events.executable), None))
+    ref = next((s for s in data if s.ok), data[-1] if data else None)
+    if ref is not None:
+        attach_places(report, ref.cold.events)
     return report
 
 
-def attach_owners(report: Report, executable: str | None) -> None:
-    """Record who owns each file the report names, asked of the interpreter that ran the app (see ownership)."""
+def attach_places(report: Report, ev: RunEvents) -> None:
+    """The entry point, and who owns each file the report names (asked of the interpreter that ran the app)."""
+    from warp_compile.probe.entry import find_entry, with_owner
     from warp_compile.probe.ownership import ask_interpreter, owners_from_answer, report_files
 
-    if not executable:
-        return
-    answer = ask_interpreter(executable, report_files(report.model_dump(mode="json")), report.cwd)
-    if answer is not None:
-        report.owners = owners_from_answer(answer, report.cwd)
+    entry = find_entry(report.command, Path(report.cwd), ev.main_file, ev.imported_files)
+    if ev.executable:
+        files = report_files(report.model_dump(mode="json")) | {f for f in (entry.file, entry.launcher) if f}
+        answer = ask_interpreter(ev.executable, files, report.cwd)
+        if answer is not None:
+            report.owners = owners_from_answer(answer, report.cwd)
+    report.entry = with_owner(entry, report.owners, report.cwd)
 
 
 def _overlap(builds: list[Build]) -> float | None:

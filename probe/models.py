@@ -304,6 +304,18 @@ class FileOwner(_Model):
     editable: bool = False  # an editable install (its files may still be the user's to change)
 
 
+class EntryPoint(_Model):
+    """Where the measured command enters Python (see probe/entry.py): the place for a process-wide setting."""
+
+    kind: Literal["script", "module", "console_script", "unknown"]
+    name: str = ""  # the script as given, the module name, or "pkg.mod:func" of a console script
+    file: str | None = None  # the source file that runs first (absolute)
+    launcher: str | None = None  # a console script's generated launcher
+    owner: Literal["project", "dependency"] | None = None
+    distribution: str | None = None
+    detail: str = ""
+
+
 class SampleResult(_Model):
     index: int
     ok: bool
@@ -354,6 +366,7 @@ class Report(_Model):
     owners: dict[str, FileOwner] = Field(default_factory=dict)  # absolute file -> owner (files the report names)
     tapes: list[Site] = Field(default_factory=list)  # where the measured process created a wp.Tape (first per site)
     imported_files: list[str] = Field(default_factory=list)  # module files it imported (not stdlib, not Warp)
+    entry: EntryPoint | None = None  # where the command enters Python, resolved when measuring
     module_creations: list[ModuleCreation] = Field(default_factory=list)
     sample_results: list[SampleResult] = Field(default_factory=list)
     warnings: list[Warn] = Field(default_factory=list)
