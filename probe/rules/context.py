@@ -15,6 +15,7 @@ from pathlib import Path
 
 from warp_compile.probe.diagnosis_models import Cause, Evidence, HashChange, Location, Severity
 from warp_compile.probe.models import Build, KernelInfo, PchBuild, Report
+from warp_compile.probe.rules.helpers import fmt_ms, norm_value, warp_key  # noqa: F401 (re-exported)
 from warp_compile.probe.scan_models import CREATION_OPTIONS, ConfigSetFact, ImportRef, KernelDef, ScanFacts
 
 
@@ -141,17 +142,6 @@ class RuleContext:
         return None
 
 
-def warp_key(qualname: str) -> str:
-    """The key Warp gives a kernel with this Python qualname (`a.<locals>.k` -> `a__locals__k`)."""
-    return re.sub("[^0-9a-zA-Z_]+", "", qualname.replace(".", "__"))
-
-
-def fmt_ms(ms: float | None) -> str:
-    if ms is None:
-        return "-"
-    return f"{ms:,.0f} ms" if ms >= 10 else f"{ms:.1f} ms"
-
-
 def dedupe_locations(locs: list[Location | None]) -> list[Location]:
     """Drop Nones and repeats of one file:line, keeping the first note."""
     out: list[Location] = []
@@ -165,16 +155,6 @@ def dedupe_locations(locs: list[Location | None]) -> list[Location]:
 
 
 # ---------------------------------------------------------------------------------------------- option deadlines
-
-
-def norm_value(text: str | None) -> str | None:
-    """An option value as source text or str(): quotes dropped, so a quoted and a bare value compare equal."""
-    if text is None:
-        return None
-    t = text.strip()
-    if len(t) >= 2 and t[0] == t[-1] and t[0] in "'\"":
-        t = t[1:-1]
-    return t
 
 
 @dataclass

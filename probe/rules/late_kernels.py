@@ -19,6 +19,7 @@ from warp_compile.probe.diagnosis_models import Evidence, Finding, HashChange, R
 from warp_compile.probe.hashdiff import unique_family
 from warp_compile.probe.models import Build, KernelInfo
 from warp_compile.probe.rules.context import RuleContext, dedupe_locations, fmt_ms, superseded_by
+from warp_compile.probe.rules.helpers import first_load
 
 MECHANISM = "CS-1"
 TITLE = "Kernels defined after their module loaded"
@@ -33,11 +34,6 @@ def _info(build: Build | None, key: str) -> KernelInfo | None:
     return None
 
 
-def _first_load(ctx: RuleContext, module: str, device: str) -> Build | None:
-    loads = [b for b in ctx.report.builds if b.module == module and b.device == device]
-    return min(loads, key=lambda b: b.seq) if loads else None
-
-
 def _display(ctx: RuleContext, key: str, info: KernelInfo | None) -> tuple[str, str | None]:
     """(kernel name as written, enclosing function when it is created inside one)."""
     k = ctx.scan_kernel(info) if info is not None else None
@@ -50,7 +46,7 @@ def _display(ctx: RuleContext, key: str, info: KernelInfo | None) -> tuple[str, 
 
 
 def _evaluate_module(ctx: RuleContext, module: str, device: str, items: list[tuple[HashChange, list]]) -> Finding:
-    first = _first_load(ctx, module, device)
+    first = first_load(ctx.report.builds, module, device)
     late: dict[str, tuple[KernelInfo | None, HashChange, str]] = {}
     evidence: list[Evidence] = []
     changed_only = True

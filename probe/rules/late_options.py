@@ -30,22 +30,13 @@ from warp_compile.probe.rules.context import (
     norm_value,
     superseded_by,
 )
+from warp_compile.probe.rules.helpers import first_load, literal_dict, rebuilt_sentence
 from warp_compile.probe.scan_models import ConfigSetFact, ImportRef, KernelDef, ModuleOptionsFact, ScanFacts
 
 MECHANISM = "CS-3"
 OWN_DEADLINE_OPTIONS = frozenset(
     {"max_unroll", "lineinfo", "deterministic", "deterministic_max_records", "compile_time_trace"}
 )  # enable_backward is copied at creation too, but its deadline is reported by CS-10
-
-
-def _literal_dict(options: dict[str, str]) -> str:
-    """Source text of an options dict, with string values double-quoted like the keys."""
-
-    def value(v: str) -> str:
-        bare = norm_value(v)
-        return f'"{bare}"' if bare is not None and bare != v.strip() else v
-
-    return "{" + ", ".join(f'"{k}": {value(v)}' for k, v in options.items()) + "}"
 
 
 # ---------------------------------------------------------------------------------------------- 1. after first load
@@ -97,11 +88,6 @@ def _module_scope_call(ctx: RuleContext, module: str) -> ModuleOptionsFact | Non
     return None
 
 
-def _first_load(ctx: RuleContext, module: str, device: str) -> Build | None:
-    loads = [b for b in ctx.report.builds if b.module == module and b.device == device]
-    return min(loads, key=lambda b: b.seq) if loads else None
-
-
 def _late_option_finding(
     ctx: RuleContext, module: str, device: str, items: list[tuple[HashChange, list[Cause]]]
 ) -> Finding:
@@ -113,13 +99,12 @@ def _late_option_finding(
     sup = superseded_by(ctx, [ch for ch, _ in items])
     saving = sup.module_ms
     evidence = []
-    first = _first_load(ctx, module, device)
+    first = first_load(ctx.report.builds, module, device)
     first_at = f"{ctx.rel(first.trigger.file)}:{first.trigger.line}" if first and first.trigger else None
     for ch, causes in items:
         evidence.append(
             Evidence(
-                fact=f"build #{ch.to_seq} ({ch.to_hash[:7]}, {ch.status}, {fmt_ms(ch.cost_ms)}) rebuilt {module} "
-                f"after build #{ch.from_seq} ({ch.from_hash[:7]}): {'; '.join(c.detail for c in causes)}"
+                fact=f"{rebuilt_sentence(ch, module)}: {'; '.join(c.detail for c in causes)}"
                 + (f"; triggered at {ch.trigger}" if ch.trigger else ""),
                 builds=[ch.from_seq, ch.to_seq],
                 ms=ch.cost_ms,
@@ -160,17 +145,17 @@ def _late_option_finding(
         where = f"{ctx.rel(f.file)}:{f.line}" + (f" (in {f.function}())" if f.scope == "function" else "")
         host = _module_scope_call(ctx, module)
         if f.api == "get_module_options":
-            stmt = f'wp.get_module("{module}").options.update({_literal_dict(opts)})'
+            stmt = f'wp.get_module("{module}").options.update({literal_dict(opts)})'
             fix = f"Apply `{stmt}` before {module} first loads"
         else:
-            stmt = f"wp.set_module_options({_literal_dict(opts)})"
+            stmt = f"wp.set_module_options({literal_dict(opts)})"
             fix = f"Move the option change at {where} so it runs before {module} first loads"
         fix += f" (first load: {first_at})" if first_at else ""
         if host is not None and host is not f and f.api == "set_module_options":
             merged = {**host.options, **opts}
             fix += (
                 f": merge it into the module-scope call at {ctx.rel(host.file)}:{host.line}, "
-                f"`wp.set_module_options({_literal_dict(merged)})`, and drop it from {where}."
+                f"`wp.set_module_options({literal_dict(merged)})`, and drop it from {where}."
             )
         elif f.api == "set_module_options":
             fix += f": call `{stmt}` at module scope of the file that defines {module}'s kernels, before any launch."
@@ -350,7 +335,7 @@ def _noop_findings(ctx: RuleContext) -> list[Finding]:
             or sorted(built)[:3]
             or sorted(scan.python_modules_with_kernels)[:3]
         )
-        opts = _literal_dict(f.options) if f.options else (f.options_text or "{...}")
+        opts = literal_dict(f.options) if f.options else (f.options_text or "{...}")
         targets = " or ".join(f'wp.get_module("{m}").options.update({opts})' for m in candidates[:2])
         evidence = [
             Evidence(
@@ -550,7 +535,7 @@ def _ignored_write_finding(
     scan = ctx.scan
     assert scan is not None and f.target is not None
     module = f.target
-    opts = _literal_dict(missed)
+    opts = literal_dict(missed)
     names = ", ".join(missed)
     first_at = f"{ctx.rel(first.trigger.file)}:{first.trigger.line}" if first.trigger else None
     where = f" (first load at {first_at})" if first_at else ""

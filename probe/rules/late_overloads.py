@@ -29,12 +29,12 @@ from dataclasses import dataclass
 from warp_compile.probe.diagnosis_models import Cause, Evidence, Finding, HashChange, Location, RuledOut, RuleResult
 from warp_compile.probe.hashdiff import unique_family
 from warp_compile.probe.models import Build, KernelInfo, Site
+from warp_compile.probe.rules import helpers
 from warp_compile.probe.rules.context import (
     CallSite,
     RuleContext,
     call_sites,
     dedupe_locations,
-    fmt_ms,
     superseded_by,
 )
 from warp_compile.probe.scan_models import KernelDef, OverloadFact
@@ -130,11 +130,6 @@ def _divergence(first: Build | None, later: Build) -> Site | None:
         if i >= len(a) or (a[i].file, a[i].line) != (entry.file, entry.line):
             return entry if i > 0 else None
     return None
-
-
-def _first_load(ctx: RuleContext, module: str, device: str) -> Build | None:
-    loads = [b for b in ctx.report.builds if b.module == module and b.device == device]
-    return min(loads, key=lambda b: b.seq) if loads else None
 
 
 # ---------------------------------------------------------------------------------------------- late registrations
@@ -313,7 +308,7 @@ def _finding(
     items: list[tuple[HashChange, dict[str, list[Cause]]]],
 ) -> Finding:
     last = ctx.build(max(ch.to_seq for ch, _ in items))
-    first_load = _first_load(ctx, module, device)
+    first_load = helpers.first_load(ctx.report.builds, module, device)
     first = ctx.build(min(ch.from_seq for ch, _ in items))
     infos = {p: (_instances(last, p) or _instances(first, p) or [None])[0] for p in parents}
     kdefs = {p: (ctx.scan_kernel(i) if i is not None else None) for p, i in infos.items()}
@@ -369,8 +364,7 @@ def _finding(
             )
         evidence.append(
             Evidence(
-                fact=f"build #{ch.to_seq} ({ch.to_hash[:7]}, {ch.status}, {fmt_ms(ch.cost_ms)}) rebuilt {module} after "
-                f"build #{ch.from_seq} ({ch.from_hash[:7]}) because {', and '.join(how)}: {'; '.join(parts)}"
+                fact=f"{helpers.rebuilt_sentence(ch, module)} because {', and '.join(how)}: {'; '.join(parts)}"
                 + (f" (triggered at {ch.trigger})" if ch.trigger else ""),
                 builds=[ch.from_seq, ch.to_seq],
                 ms=ch.cost_ms,

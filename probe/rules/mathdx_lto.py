@@ -9,11 +9,10 @@ only); the reason names the tile op sites.
 
 from __future__ import annotations
 
-import re
-
 from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, NotReached, RuledOut, RuleResult
 from warp_compile.probe.models import Build
 from warp_compile.probe.rules.context import RuleContext
+from warp_compile.probe.rules.helpers import is_cpu, warp_key
 from warp_compile.probe.scan_models import ScanFacts, TileOpFact
 
 MECHANISM = "CS-7"
@@ -29,14 +28,6 @@ _OPTION = {
     "tile_lower_solve": "enable_mathdx_solver",
     "tile_upper_solve": "enable_mathdx_solver",
 }
-
-
-def _is_cpu(device: str) -> bool:
-    return device == "cpu" or device.startswith("cpu")
-
-
-def warp_key(qualname: str) -> str:
-    return re.sub("[^0-9a-zA-Z_]+", "", qualname.replace(".", "__"))
 
 
 def _sites(ops: list[TileOpFact]) -> str:
@@ -91,7 +82,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
             signal += f"; the {len(tile_ops)} tile operation(s) present do not go through MathDx"
         return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal=signal)])
 
-    cuda = [b for b in compiled if not _is_cpu(b.device)]
+    cuda = [b for b in compiled if not is_cpu(b.device)]
     if not cuda:
         signal = "no CUDA module was compiled" if compiled else "no module was compiled in the cold run"
         return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal=signal)])

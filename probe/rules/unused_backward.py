@@ -41,6 +41,7 @@ from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, Rul
 from warp_compile.probe.models import Build
 from warp_compile.probe.rules import context as _context
 from warp_compile.probe.rules.context import RuleContext
+from warp_compile.probe.rules.helpers import is_cpu, is_false, pch_off, warp_key
 from warp_compile.probe.scan_models import (
     ConfigSetFact,
     ImportFact,
@@ -53,12 +54,6 @@ from warp_compile.probe.scan_models import (
 from warp_compile.probe.stats import overlap_factor
 
 MECHANISM = "CS-10"
-_FALSY = {"false", "0"}
-
-
-def warp_key(qualname: str) -> str:
-    """The key Warp gives a kernel defined with this Python qualname (codegen.make_full_qualified_name)."""
-    return re.sub("[^0-9a-zA-Z_]+", "", qualname.replace(".", "__"))
 
 
 @dataclass
@@ -98,7 +93,6 @@ _CPU_FIXED_MS: list[tuple[tuple[int, int], str, tuple[float, float], tuple[float
 _FIT_MIN = 3
 _FIT_SPREAD = 2.0
 _FIT_R2 = 0.8
-_FALSY_OPT = {"false", "0", "no", "off"}
 
 
 def _version(text: str | None) -> tuple[int, int] | None:
@@ -106,17 +100,9 @@ def _version(text: str | None) -> tuple[int, int] | None:
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
-def _is_cpu(device: str) -> bool:
-    return device == "cpu" or device.startswith("cpu")
-
-
-def _pch_off(b: Build) -> bool:
-    return b.options.get("use_precompiled_headers", "").strip().lower() in _FALSY_OPT
-
-
 def _kind(b: Build) -> tuple[str, bool]:
     """Builds that share a fixed part: same backend, same precompiled-header setting."""
-    return ("cpu" if _is_cpu(b.device) else "cuda", _pch_off(b))
+    return ("cpu" if is_cpu(b.device) else "cuda", pch_off(b))
 
 
 def _kind_text(kind: tuple[str, bool]) -> str:
@@ -332,7 +318,7 @@ def _late_assignments(ctx: RuleContext) -> list[_Late]:
     if helper is not None:
         out = []
         for lc in helper(ctx):
-            if lc.option == "enable_backward" and _falsy(lc.value):
+            if lc.option == "enable_backward" and is_false(lc.value):
                 out.append(_Late(lc.fact, list(lc.imports), list(lc.modules)))
         if out:
             return out
@@ -343,13 +329,9 @@ def _late_assignments(ctx: RuleContext) -> list[_Late]:
         refs = (
             c.after_kernel_imports + c.after_kernel_imports_transitive + list(getattr(c, "after_package_imports", []))
         )
-        if _falsy(c.value) and (refs or c.after_kernels_in_file):
+        if is_false(c.value) and (refs or c.after_kernels_in_file):
             out.append(_Late(c, refs, []))
     return out
-
-
-def _falsy(value: str) -> bool:
-    return value.strip().strip("'\"").lower() in _FALSY
 
 
 def _entry_module(ctx: RuleContext) -> ModuleInfo | None:

@@ -1,0 +1,106 @@
+"""Small helpers every rule shares, defined once: Warp's kernel key, the CPU test, option truth, the first load of a
+module, an options dict as source text, and the one sentence that names a rebuild.
+
+Nothing here reads the file system or another rule; `context.py` re-exports `warp_key` and `norm_value`.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable
+
+from warp_compile.probe.diagnosis_models import HashChange
+from warp_compile.probe.models import Build
+from warp_compile.probe.stats import median
+
+__all__ = [
+    "first_load",
+    "fmt_ms",
+    "is_cpu",
+    "is_false",
+    "literal_dict",
+    "median",
+    "norm_value",
+    "pch_off",
+    "rebuilt_sentence",
+    "warp_key",
+]
+
+
+def warp_key(qualname: str) -> str:
+    """The key Warp gives a kernel with this Python qualname (`a.<locals>.k` -> `a__locals__k`), as
+    codegen.make_full_qualified_name builds it."""
+    return re.sub("[^0-9a-zA-Z_]+", "", qualname.replace(".", "__"))
+
+
+def is_cpu(device: str) -> bool:
+    """A CPU device alias (`cpu`, or a `cpu...` spelling)."""
+    return device == "cpu" or device.startswith("cpu")
+
+
+def fmt_ms(ms: float | None) -> str:
+    if ms is None:
+        return "-"
+    return f"{ms:,.0f} ms" if ms >= 10 else f"{ms:.1f} ms"
+
+
+def norm_value(text: str | None) -> str | None:
+    """An option value as source text or str(): quotes dropped, so a quoted and a bare value compare equal."""
+    if text is None:
+        return None
+    t = text.strip()
+    if len(t) >= 2 and t[0] == t[-1] and t[0] in "'\"":
+        t = t[1:-1]
+    return t
+
+
+def is_false(text: str | None) -> bool:
+    """Whether an option value turns the option off, by Warp's own test: Python truthiness.
+
+    Warp reads boolean options with `if options[...]` and passes them on as `ctypes.c_bool`, so False, 0, None, ""
+    and empty containers are off, while any non-empty string ("off", "no", "false" as a string) is on. The value is
+    either source text (`False`, `'off'`) or the str() the hook records (`False`, `0`, `None`, ``); an expression
+    that is not a literal (a name, a call) is not known to be false. The one blind spot: the hook's str() cannot
+    tell the string "False" from the bool, so it counts as off.
+    """
+    if text is None:
+        return False
+    t = text.strip()
+    if not t:
+        return True  # str("") as recorded
+    try:
+        value = ast.literal_eval(t)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+    return not value
+
+
+def pch_off(build: Build) -> bool:
+    """The build ran with `use_precompiled_headers` off (absent means Warp's default, on)."""
+    v = build.options.get("use_precompiled_headers")
+    return v is not None and is_false(v)
+
+
+def first_load(builds: Iterable[Build], module: str, device: str) -> Build | None:
+    """The earliest build (any status) of `module` on `device`."""
+    loads = [b for b in builds if b.module == module and b.device == device]
+    return min(loads, key=lambda b: b.seq) if loads else None
+
+
+def literal_dict(options: dict[str, str]) -> str:
+    """Source text of an options dict, string values double-quoted like the keys."""
+
+    def value(v: str) -> str:
+        bare = norm_value(v)
+        return f'"{bare}"' if bare is not None and bare != v.strip() else v
+
+    return "{" + ", ".join(f'"{k}": {value(v)}' for k, v in options.items()) + "}"
+
+
+def rebuilt_sentence(ch: HashChange, module: str) -> str:
+    """`build #7 (0d422e6, compiled, 133 ms) rebuilt m after build #4 (6d3cdec)`: how every rebuild is named."""
+    return (
+        f"build #{ch.to_seq} ({ch.to_hash[:7]}, {ch.status}, {fmt_ms(ch.cost_ms)}) rebuilt {module} after "
+        f"build #{ch.from_seq} ({ch.from_hash[:7]})"
+    )
