@@ -342,3 +342,5 @@ def render_text(d: Diagnosis) -> str:
         lines += ["", "Warnings:"]
         lines += [ln for w in d.warnings for ln in _wrap(w, "  ", "- ")]
     return "\n".join(lines).rstrip() + "\n"
+
+

@@ -164,16 +164,7 @@ def _api_name(qualname):
 
 class _Load:
     __slots__ = (
-        "t0",
-        "mark",
-        "stack",
-        "phases",
-        "ran",
-        "source_bytes",
-        "backward",
-        "backward_bytes",
-        "pch_ms",
-        "pch_files",
+        "t0", "mark", "stack", "phases", "ran", "source_bytes", "backward", "backward_bytes", "pch_ms", "pch_files"
     )
 
     def __init__(self, t0=None):
@@ -438,9 +429,8 @@ def _make_load_wrapper(orig, warp_mod):
                 skipped = _state.setdefault("skipped", set())
                 if self.name not in skipped:
                     skipped.add(self.name)
-                    _record_load(
-                        self, args, kwargs, None, _Load(rec) if rec.__class__ is float else rec, None, warp_mod
-                    )
+                    _record_load(self, args, kwargs, None, _Load(rec) if rec.__class__ is float else rec, None,
+                                 warp_mod)
                 return result
             if result in _seen_execs:
                 return result

@@ -25,17 +25,17 @@ def test_values_that_do_not_turn_an_option_off(text: str | None) -> None:
 
 
 def test_pch_off_reads_the_recorded_option_and_defaults_to_on() -> None:
-    assert pch_off(synth_build(1, "m", "a", options={"use_precompiled_headers": "False"}))
-    assert not pch_off(synth_build(2, "m", "b", options={"use_precompiled_headers": "off"}))
-    assert not pch_off(synth_build(3, "m", "c", options={}))
+    assert pch_off(synth_build(1, "m", "a", ms=10.0, options={"use_precompiled_headers": "False"}))
+    assert not pch_off(synth_build(2, "m", "b", ms=10.0, options={"use_precompiled_headers": "off"}))
+    assert not pch_off(synth_build(3, "m", "c", ms=10.0, options={}))
 
 
 def test_first_load_is_the_earliest_build_of_that_module_and_device() -> None:
     builds = [
-        synth_build(5, "m", "a"),
-        synth_build(2, "m", "b"),
-        synth_build(1, "other", "c"),
-        synth_build(3, "m", "d", device="cuda:0"),
+        synth_build(5, "m", "a", ms=10.0),
+        synth_build(2, "m", "b", ms=10.0),
+        synth_build(1, "other", "c", ms=10.0),
+        synth_build(3, "m", "d", ms=10.0, device="cuda:0"),
     ]
     got = first_load(builds, "m", "cpu")
     assert got is not None and got.seq == 2
