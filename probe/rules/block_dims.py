@@ -19,7 +19,7 @@ from collections import defaultdict
 from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, NotReached, RuledOut, RuleResult
 from warp_compile.probe.models import Build
 from warp_compile.probe.rules.context import RuleContext
-from warp_compile.probe.rules.helpers import is_cpu, warp_key
+from warp_compile.probe.rules.helpers import HIGH_SHARE, is_cpu, share_of_compile, warp_key
 from warp_compile.probe.scan_models import KernelDef, LaunchFact, ScanFacts
 
 MECHANISM = "CS-5"
@@ -219,7 +219,7 @@ def _finding(ctx: RuleContext, mod: str, dev: str, by_bd: dict[int | None, list[
     return Finding(
         mechanism=MECHANISM,
         title=f"{mod} is compiled once per block_dim ({len(by_bd)} variants)",
-        severity="high" if saving >= 1000 else "medium",
+        severity="high" if share_of_compile(ctx, saving) >= HIGH_SHARE else "medium",
         confidence="high",
         modules=[mod],
         evidence=evidence,

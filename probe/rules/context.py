@@ -15,7 +15,13 @@ from pathlib import Path
 
 from warp_compile.probe.diagnosis_models import Cause, Evidence, HashChange, Location, Severity
 from warp_compile.probe.models import Build, KernelInfo, PchBuild, Report
-from warp_compile.probe.rules.helpers import fmt_ms, norm_value, warp_key  # noqa: F401 (re-exported)
+from warp_compile.probe.rules.helpers import (  # noqa: F401 (fmt_ms, norm_value, warp_key re-exported)
+    fmt_ms,
+    norm_value,
+    severity_of_share,
+    share_of_compile,
+    warp_key,
+)
 from warp_compile.probe.scan_models import CREATION_OPTIONS, ConfigSetFact, ImportRef, KernelDef, ScanFacts
 
 
@@ -91,16 +97,10 @@ class RuleContext:
         return [(ch, c) for ch in self.changes for c in ch.causes if c.kind in kinds]
 
     def severity_for(self, ms: float | None) -> Severity:
-        """Severity from what the fix would save: absolute ms, and its share of the cold compile time."""
+        """Severity from what the fix would save as a share of the cold compile time (`helpers.severity_of_share`)."""
         if ms is None or ms <= 0:
             return "info"
-        total = self.cold_compile_total
-        share = ms / total if total > 0 else 0.0
-        if ms >= 1000 or share >= 0.4:
-            return "high"
-        if ms >= 150 or share >= 0.1:
-            return "medium"
-        return "low"
+        return severity_of_share(share_of_compile(self, ms))
 
     def trigger_loc(self, build: Build, note: str = "") -> Location | None:
         t = build.trigger

@@ -9,21 +9,31 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable
+from typing import TYPE_CHECKING, Literal
 
 from warp_compile.probe.diagnosis_models import HashChange
 from warp_compile.probe.models import Build
-from warp_compile.probe.stats import median
+from warp_compile.probe.stats import band, median
+
+if TYPE_CHECKING:
+    from warp_compile.probe.rules.context import RuleContext
 
 __all__ = [
+    "MEDIUM_SHARE",
+    "HIGH_SHARE",
     "first_load",
     "fmt_ms",
     "is_cpu",
     "is_false",
     "literal_dict",
+    "material",
     "median",
+    "noise_ms",
     "norm_value",
     "pch_off",
     "rebuilt_sentence",
+    "severity_of_share",
+    "share_of_compile",
     "warp_key",
 ]
 
@@ -104,3 +114,39 @@ def rebuilt_sentence(ch: HashChange, module: str) -> str:
         f"build #{ch.to_seq} ({ch.to_hash[:7]}, {ch.status}, {fmt_ms(ch.cost_ms)}) rebuilt {module} after "
         f"build #{ch.from_seq} ({ch.from_hash[:7]})"
     )
+
+
+# ---------------------------------------------------------------------------------------------- materiality
+#
+# Every bar is relative to the run, never an absolute number of ms: a slower machine stretches a saving and the
+# compile it belongs to alike, so the same project gets the same findings on any machine. A cold compile's
+# run-to-run spread is wide (knowledge/CS-10.md: three baseline runs of one project spread from 2.45 s to 3.38 s),
+# so a saving under a tenth of the wait is not worth a finding of its own.
+
+MEDIUM_SHARE = 0.10  # a saving at least this share of the cold compile: medium severity, and worth a finding
+HIGH_SHARE = 0.40  # ... at least this share: high severity
+
+
+def share_of_compile(ctx: RuleContext, ms: float) -> float:
+    """`ms` as a share of the run's cold compile (module loads plus precompiled headers; 0 when nothing built)."""
+    total = ctx.cold_compile_total
+    return ms / total if total > 0 else 0.0
+
+
+def severity_of_share(share: float) -> Literal["high", "medium", "low"]:
+    return "high" if share >= HIGH_SHARE else "medium" if share >= MEDIUM_SHARE else "low"
+
+
+def noise_ms(ctx: RuleContext) -> float:
+    """The run's own noise band on compile elapsed (stats.band: max(1 % of the median, 2 x raw MAD)); 0 with fewer
+    than two samples, where the run cannot say how much it varies."""
+    stat = ctx.report.compile_elapsed_ms
+    if len(stat.values) < 2:
+        return 0.0
+    return band(stat) or 0.0
+
+
+def material(ctx: RuleContext, ms: float) -> bool:
+    """A saving worth a finding: at least MEDIUM_SHARE of the cold compile, and above the run's noise band."""
+    total = ctx.cold_compile_total
+    return (total <= 0 or ms / total >= MEDIUM_SHARE) and ms > noise_ms(ctx)

@@ -30,7 +30,13 @@ from warp_compile.probe.rules.context import (
     norm_value,
     superseded_by,
 )
-from warp_compile.probe.rules.helpers import first_load, literal_dict, rebuilt_sentence
+from warp_compile.probe.rules.helpers import (
+    MEDIUM_SHARE,
+    first_load,
+    literal_dict,
+    rebuilt_sentence,
+    share_of_compile,
+)
 from warp_compile.probe.scan_models import ConfigSetFact, ImportRef, KernelDef, ModuleOptionsFact, ScanFacts
 
 MECHANISM = "CS-3"
@@ -267,7 +273,7 @@ def _deadline_finding(ctx: RuleContext, late: LateConfig) -> Finding:
     return Finding(
         mechanism=MECHANISM,
         title=f"wp.config.{f.name} is assigned after the module(s) that should get it were created",
-        severity="medium" if sum(b.ms for b in late.builds) >= 150 else "low",
+        severity="medium" if share_of_compile(ctx, sum(b.ms for b in late.builds)) >= MEDIUM_SHARE else "low",
         confidence="high",
         modules=mods,
         evidence=evidence,

@@ -12,12 +12,11 @@ from __future__ import annotations
 from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, NotReached, RuledOut, RuleResult
 from warp_compile.probe.models import Build
 from warp_compile.probe.rules.context import RuleContext
-from warp_compile.probe.rules.helpers import is_cpu, warp_key
+from warp_compile.probe.rules.helpers import MEDIUM_SHARE, is_cpu, share_of_compile, warp_key
 from warp_compile.probe.scan_models import ScanFacts, TileOpFact
 
 MECHANISM = "CS-7"
-GAP_SHARE = 0.5  # (ms - native) / ms at or above this ...
-GAP_MIN_MS = 300.0  # ... and at least this many ms outside the native compiler
+GAP_SHARE = 0.5  # (ms - native) / ms at or above this, and the gap a material share of the cold compile
 
 _OPTION = {
     "tile_matmul": "enable_mathdx_gemm",
@@ -97,7 +96,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
     for b in cuda:
         ops = _ops_in_build(scan, b, mathdx) if scan is not None else []
         gap = b.ms - b.native_ms
-        big_gap = b.ms > 0 and gap >= GAP_MIN_MS and gap / b.ms >= GAP_SHARE
+        big_gap = b.ms > 0 and gap / b.ms >= GAP_SHARE and share_of_compile(ctx, gap) >= MEDIUM_SHARE
         if ops and (report.lto_artifacts > 0 or big_gap):
             suspects.append((b, ops))
         elif not ops and report.lto_artifacts > 0 and big_gap and not mathdx:

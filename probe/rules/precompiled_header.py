@@ -19,7 +19,7 @@ import re
 from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, NotReached, RuledOut, RuleResult
 from warp_compile.probe.models import Build, PchBuild
 from warp_compile.probe.rules.context import RuleContext
-from warp_compile.probe.rules.helpers import is_cpu, is_false, median, pch_off
+from warp_compile.probe.rules.helpers import HIGH_SHARE, is_cpu, is_false, median, pch_off, share_of_compile
 from warp_compile.probe.scan_models import SettingFact
 
 MECHANISM = "CS-12"
@@ -221,7 +221,7 @@ def _pch_off_finding(ctx: RuleContext, off: list[Build], version: tuple[int, int
         estimated = None
     if cpu and net <= 0:
         severity = "low"
-    elif saving >= 2000 or net >= 1000:
+    elif max(share_of_compile(ctx, saving), share_of_compile(ctx, net)) >= HIGH_SHARE:
         severity = "high"
     else:
         severity = "medium"

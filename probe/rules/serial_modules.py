@@ -14,14 +14,13 @@ from collections import defaultdict
 from warp_compile.probe.diagnosis_models import Evidence, Finding, NotReached, RuledOut, RuleResult
 from warp_compile.probe.models import Build
 from warp_compile.probe.rules.context import RuleContext
-from warp_compile.probe.rules.helpers import is_cpu
+from warp_compile.probe.rules.helpers import MEDIUM_SHARE, is_cpu, share_of_compile
 from warp_compile.probe.stats import overlap_factor
 
 MECHANISM = "CS-13"
 
 SERIAL_OVERLAP = 1.15  # overlap_factor at or below this: builds ran one at a time
 MIN_CEILING = 1.25  # below this one module is (nearly) the whole cost
-MIN_GAIN_MS = 100.0  # sum - largest below this is not worth a preload
 
 
 def _per_module(builds: list[Build]) -> dict[str, list[Build]]:
@@ -113,7 +112,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
                 )
             ]
         )
-    if ceil < MIN_CEILING or total - largest < MIN_GAIN_MS:
+    if ceil < MIN_CEILING or share_of_compile(ctx, total - largest) < MEDIUM_SHARE:  # not worth a preload
         return RuleResult(
             ruled_out=[
                 RuledOut(

@@ -41,7 +41,7 @@ from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, Rul
 from warp_compile.probe.models import Build
 from warp_compile.probe.rules import context as _context
 from warp_compile.probe.rules.context import RuleContext
-from warp_compile.probe.rules.helpers import is_cpu, is_false, pch_off, warp_key
+from warp_compile.probe.rules.helpers import MEDIUM_SHARE, is_cpu, is_false, material, noise_ms, pch_off, warp_key
 from warp_compile.probe.scan_models import (
     ConfigSetFact,
     ImportFact,
@@ -77,8 +77,7 @@ class _Module:
         return sum(b.ms for b in self.builds)
 
 
-MIN_SAVING_MS = 150.0  # below this (or MIN_SHARE of the cold compile) backward code is not worth a finding
-MIN_SHARE = 0.05
+MIN_SHARE = MEDIUM_SHARE  # below this share of the cold compile (or inside its noise) it is not worth a finding
 
 # The fixed per-module part of a CPU native compile, measured by this project (knowledge/CS-10.md, Figures) on a
 # 2-core x86_64 VM: first Warp version a row applies to, then (fixed ms, native ms of the smallest module measured:
@@ -219,9 +218,9 @@ def _share(ctx: RuleContext, ms: float) -> str:
     return f"{ms / total:.1%} of {total:.0f} ms cold compile{pch}"
 
 
-def _material(ctx: RuleContext, ms: float) -> bool:
-    total = ctx.cold_compile_total
-    return ms >= MIN_SAVING_MS and (total <= 0 or ms / total >= MIN_SHARE)
+def _noise_text(ctx: RuleContext) -> str:
+    noise = noise_ms(ctx)
+    return f" of {noise:.0f} ms" if noise > 0 else ""
 
 
 def _remaining(ctx: RuleContext) -> tuple[list[Build], list[Build]]:
@@ -721,15 +720,15 @@ def evaluate(ctx: RuleContext) -> RuleResult:
         if superseded
         else ""
     )
-    if estimate is not None and not late and not _material(ctx, estimate):
+    if estimate is not None and not late and not material(ctx, estimate):
         ruled.append(
             RuledOut(
                 mechanism=MECHANISM,
                 signal=f"backward code is generated for {', '.join(names)} but it is small: about {estimate:.0f} ms "
                 f"of compile ({_share(ctx, estimate)}; build(s) {counted}{left_out}"
                 + (f"; divided by {overlap:.2f}, the overlap of these concurrent builds" if overlap > 1.05 else "")
-                + f"), below what is worth acting on (at least {MIN_SAVING_MS:.0f} ms and {MIN_SHARE:.0%} of the "
-                "cold compile)",
+                + f"), below what is worth acting on (at least {MIN_SHARE:.0%} of the cold compile, and above "
+                f"the run's noise band{_noise_text(ctx)})",
             )
         )
         return RuleResult(ruled_out=ruled)
