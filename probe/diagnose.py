@@ -15,6 +15,7 @@ import textwrap
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 from warp_compile.probe.diagnosis_models import Diagnosis, Finding, NotReached, RuleResult, Totals
 from warp_compile.probe.errors import UsageError
@@ -22,7 +23,8 @@ from warp_compile.probe.hashdiff import explain_changes, render_change
 from warp_compile.probe.models import Report
 from warp_compile.probe.report_text import warp_text
 from warp_compile.probe.rules import load_rules
-from warp_compile.probe.rules.context import RuleContext, fmt_ms
+from warp_compile.probe.rules.context import RuleContext, dedupe_locations, fmt_ms
+from warp_compile.probe.rules.helpers import Claim
 from warp_compile.probe.scan_models import ScanFacts
 
 Progress = Callable[[str], None]
@@ -83,8 +85,35 @@ def _samples_failed(report: Report) -> bool:
     return report.samples > 0 and _ok_samples(report) == 0
 
 
+def arbitrate(ctx: RuleContext, modules: list[ModuleType] | None = None, warnings: list[str] | None = None) -> None:
+    """Give each rebuild event to one mechanism: the highest-priority rule that claims it sizes it.
+
+    Rules declare the events they explain (`claims(ctx)`, optional); no rule looks at another. A rule that fails to
+    declare loses its claims, not the diagnosis. Ties go to the lower mechanism number.
+    """
+    if modules is None:
+        modules = load_rules()[0]
+    best: dict[int, Claim] = {}
+    for mod in modules:
+        declare = getattr(mod, "claims", None)
+        if not callable(declare):
+            continue
+        try:
+            claims = list(declare(ctx))
+        except Exception as exc:  # one broken declaration costs its claims only
+            if warnings is not None:
+                warnings.append(f"rule {mod.__name__.rsplit('.', 1)[-1]} could not declare its rebuilds: {exc}")
+            continue
+        for c in claims:
+            cur = best.get(c.event)
+            if cur is None or (c.priority, -_mech_number(c.mechanism)) > (cur.priority, -_mech_number(cur.mechanism)):
+                best[c.event] = c
+    ctx.owners = {event: c.mechanism for event, c in best.items()}
+
+
 def _run_rules(ctx: RuleContext, warnings: list[str]) -> tuple[list[RuleResult], set[str]]:
     modules, skipped = load_rules()
+    arbitrate(ctx, modules, warnings)
     results: list[RuleResult] = []
     covered: set[str] = set()
     for name, why in skipped.items():
@@ -103,6 +132,8 @@ def _run_rules(ctx: RuleContext, warnings: list[str]) -> tuple[list[RuleResult],
                 RuleResult(not_reached=[NotReached(mechanism=mech, reason=f"the rule failed ({type(exc).__name__})")])
             )
             continue
+        for f in res.findings:
+            f.locations = dedupe_locations(f.locations)  # one file:line once per finding, whoever built the list
         results.append(res)
     return results, covered
 

@@ -31,6 +31,11 @@ class RuleContext:
     scan: ScanFacts | None
     changes: list[HashChange] = field(default_factory=list)
     root: Path | None = None  # the scanned source root; locations are made relative to it
+    owners: dict[int, str] = field(default_factory=dict)  # rebuild event (to_seq) -> the mechanism that sizes it
+
+    def owner(self, change: HashChange) -> str | None:
+        """The mechanism the diagnose engine gave this rebuild to (None: unarbitrated, every claimant sizes it)."""
+        return self.owners.get(change.to_seq)
 
     @property
     def samples(self) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from warp_compile.probe.diagnosis_models import HashChange
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from warp_compile.probe.rules.context import RuleContext
 
 __all__ = [
+    "Claim",
     "MEDIUM_SHARE",
     "HIGH_SHARE",
     "first_load",
@@ -34,8 +36,37 @@ __all__ = [
     "rebuilt_sentence",
     "severity_of_share",
     "share_of_compile",
+    "sized_here",
     "warp_key",
 ]
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A rule's declaration that it explains a rebuild event (the change's `to_seq`), with its priority.
+
+    Several mechanisms can explain one rebuild (a kernel and an overload arrived together); the diagnose engine gives
+    each event to its highest-priority claimant, which sizes it, and the others name it without counting it.
+    """
+
+    event: int
+    mechanism: str
+    priority: int
+
+
+def sized_here(ctx: RuleContext, changes: list[HashChange], mechanism: str) -> tuple[list[HashChange], str]:
+    """(the rebuilds `mechanism` sizes, a basis note naming those the engine gave to another mechanism)."""
+    mine = [ch for ch in changes if ctx.owner(ch) in (None, mechanism)]
+    others: dict[str, list[int]] = {}
+    for ch in changes:
+        owner = ctx.owner(ch)
+        if owner not in (None, mechanism):
+            others.setdefault(str(owner), []).append(ch.to_seq)
+    note = "".join(
+        f"; rebuild(s) {', '.join(f'#{s}' for s in seqs)} also had another cause and are sized under {owner}"
+        for owner, seqs in sorted(others.items())
+    )
+    return mine, note
 
 
 def warp_key(qualname: str) -> str:

@@ -19,7 +19,7 @@ from warp_compile.probe.diagnosis_models import Evidence, Finding, HashChange, R
 from warp_compile.probe.hashdiff import unique_family
 from warp_compile.probe.models import Build, KernelInfo
 from warp_compile.probe.rules.context import RuleContext, dedupe_locations, fmt_ms, superseded_by
-from warp_compile.probe.rules.helpers import first_load
+from warp_compile.probe.rules.helpers import Claim, first_load, sized_here
 
 MECHANISM = "CS-1"
 TITLE = "Kernels defined after their module loaded"
@@ -92,7 +92,8 @@ def _evaluate_module(ctx: RuleContext, module: str, device: str, items: list[tup
                     ms=first.ms,
                 ),
             )
-    sized = superseded_by(ctx, [ch for ch, _ in items])
+    mine, elsewhere = sized_here(ctx, [ch for ch, _ in items], MECHANISM)
+    sized = superseded_by(ctx, mine)
     saving = sized.ms
     if sized.builds:
         evidence.append(sized.removal_evidence(module, "every kernel defined before the first launch"))
@@ -132,7 +133,7 @@ def _evaluate_module(ctx: RuleContext, module: str, device: str, items: list[tup
         locations=dedupe_locations(locations),
         fix=" ".join(parts),
         estimated_saving_ms=round(saving, 1),
-        saving_basis=f"{sized.basis(f'the {n} rebuild(s) caused by late kernels')}, reference sample",
+        saving_basis=f"{sized.basis(f'the {n} rebuild(s) caused by late kernels')}{elsewhere}, reference sample",
         samples=1 if ctx.samples else 0,
         caveats=[
             "Kernels created from runtime data (plugins, user expressions, per-shape specializations) cannot be "
@@ -151,7 +152,11 @@ def _evaluate_module(ctx: RuleContext, module: str, device: str, items: list[tup
     )
 
 
-def evaluate(ctx: RuleContext) -> RuleResult:
+PRIORITY = 3  # a rebuild that also added a kernel is sized here: the kernel set is what the module's hash covers
+
+
+def _events(ctx: RuleContext) -> dict[tuple[str, str], list[tuple[HashChange, list]]]:
+    """Rebuilds a kernel added or re-created after the first load explains, per module and device."""
     by_module: dict[tuple[str, str], list[tuple[HashChange, list]]] = defaultdict(list)
     for change in ctx.changes:
         if change.status.startswith("error"):
@@ -162,7 +167,15 @@ def evaluate(ctx: RuleContext) -> RuleResult:
         causes = [c for c in change.causes if c.kind in ("kernel_added", "kernel_changed")]
         if causes:
             by_module[(change.module, change.device)].append((change, causes))
-    findings = [_evaluate_module(ctx, m, d, items) for (m, d), items in by_module.items()]
+    return by_module
+
+
+def claims(ctx: RuleContext) -> list[Claim]:
+    return [Claim(ch.to_seq, MECHANISM, PRIORITY) for items in _events(ctx).values() for ch, _ in items]
+
+
+def evaluate(ctx: RuleContext) -> RuleResult:
+    findings = [_evaluate_module(ctx, m, d, items) for (m, d), items in _events(ctx).items()]
     if findings:
         return RuleResult(findings=findings)
     families = {b.module for b in ctx.loads}

@@ -32,10 +32,12 @@ from warp_compile.probe.rules.context import (
 )
 from warp_compile.probe.rules.helpers import (
     MEDIUM_SHARE,
+    Claim,
     first_load,
     literal_dict,
     rebuilt_sentence,
     share_of_compile,
+    sized_here,
 )
 from warp_compile.probe.scan_models import ConfigSetFact, ImportRef, KernelDef, ModuleOptionsFact, ScanFacts
 
@@ -102,7 +104,8 @@ def _late_option_finding(
         for c in causes:
             if all((c.option, c.after) != (x.option, x.after) for x in changed):
                 changed.append(c)
-    sup = superseded_by(ctx, [ch for ch, _ in items])
+    mine, elsewhere = sized_here(ctx, [ch for ch, _ in items], MECHANISM)
+    sup = superseded_by(ctx, mine)
     saving = sup.module_ms
     evidence = []
     first = first_load(ctx.report.builds, module, device)
@@ -190,7 +193,7 @@ def _late_option_finding(
         locations=dedupe_locations(locations),
         fix=fix,
         estimated_saving_ms=round(saving, 1),
-        saving_basis=sup.basis(f"the {n} option change(s)") + ", reference sample",
+        saving_basis=sup.basis(f"the {n} option change(s)") + elsewhere + ", reference sample",
         samples=1 if ctx.samples else 0,
         caveats=[
             "Launches that ran before the change now also run with the new options: if an option changes numerics "
@@ -649,8 +652,11 @@ def _ignored_write_finding(
 # ---------------------------------------------------------------------------------------------- entry
 
 
-def evaluate(ctx: RuleContext) -> RuleResult:
-    findings: list[Finding] = []
+PRIORITY = 2  # after CS-1 (a new kernel), before CS-6 (a new type instance)
+
+
+def _events(ctx: RuleContext) -> dict[tuple[str, str], list[tuple[HashChange, list[Cause]]]]:
+    """Rebuilds an option changed after the first load explains, per module and device."""
     by_module: dict[tuple[str, str], list[tuple[HashChange, list[Cause]]]] = defaultdict(list)
     for ch in ctx.changes:
         if ch.status.startswith("error"):
@@ -658,7 +664,16 @@ def evaluate(ctx: RuleContext) -> RuleResult:
         causes = [c for c in ch.causes if c.kind == "option_changed"]
         if causes:
             by_module[(ch.module, ch.device)].append((ch, causes))
-    for (module, device), items in by_module.items():
+    return by_module
+
+
+def claims(ctx: RuleContext) -> list[Claim]:
+    return [Claim(ch.to_seq, MECHANISM, PRIORITY) for items in _events(ctx).values() for ch, _ in items]
+
+
+def evaluate(ctx: RuleContext) -> RuleResult:
+    findings: list[Finding] = []
+    for (module, device), items in _events(ctx).items():
         findings.append(_late_option_finding(ctx, module, device, items))
     lates = late_config_assignments(ctx)
     for late in lates:

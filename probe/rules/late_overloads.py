@@ -27,7 +27,6 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from warp_compile.probe.diagnosis_models import Cause, Evidence, Finding, HashChange, Location, RuledOut, RuleResult
-from warp_compile.probe.hashdiff import unique_family
 from warp_compile.probe.models import Build, KernelInfo, Site
 from warp_compile.probe.rules import helpers
 from warp_compile.probe.rules.context import (
@@ -270,14 +269,6 @@ def _late_text(ctx: RuleContext, late: _LateRegistration, module: str, first: Bu
 # ---------------------------------------------------------------------------------------------- the finding
 
 
-def _claimed_by_cs1(ctx: RuleContext, ch: HashChange) -> bool:
-    """A rebuild that also added (or re-created) a plain kernel: CS-1 sizes it, so it is not counted twice."""
-    later = ctx.build(ch.to_seq)
-    if later is not None and unique_family(later) is not None:
-        return False
-    return any(c.kind in ("kernel_added", "kernel_changed") for c in ch.causes)
-
-
 def _registration_lines(
     ctx: RuleContext,
     parent: str,
@@ -376,8 +367,8 @@ def _finding(
             if entry is not None:
                 locations.append(ctx.loc(entry.file, entry.line, "the call path that brings the new types in"))
 
-    shared = [ch for ch, _ in items if _claimed_by_cs1(ctx, ch)]
-    sized = superseded_by(ctx, [ch for ch, _ in items if ch not in shared])
+    mine, elsewhere = helpers.sized_here(ctx, [ch for ch, _ in items], MECHANISM)
+    sized = superseded_by(ctx, mine)
     if sized.builds:
         evidence.append(sized.removal_evidence(module, "every instance present at the first load"))
 
@@ -425,12 +416,7 @@ def _finding(
         title = f"{module} rebuilt because {launch_names} got a new type instance after the module loaded"
     else:
         title = f"{module} rebuilt because {launch_names} got new type instances after the module loaded"
-    basis = sized.basis(f"the {len(items)} rebuild(s) caused by late instances")
-    if shared:
-        basis += (
-            "; rebuild(s) " + ", ".join(f"#{ch.to_seq}" for ch in shared) + " also added a kernel and "
-            "are sized under CS-1"
-        )
+    basis = sized.basis(f"the {len(items)} rebuild(s) caused by late instances") + elsewhere
     return Finding(
         mechanism=MECHANISM,
         title=title,
@@ -496,6 +482,13 @@ def _groups(ctx: RuleContext) -> list[tuple[str, str, list[str], list[tuple[Hash
             assert set(parents) == members
             out.append((module, device, parents, items))
     return sorted(out, key=lambda g: g[3][0][0].to_seq)
+
+
+PRIORITY = 1  # a rebuild that also added a kernel or changed an option is sized by CS-1 / CS-3
+
+
+def claims(ctx: RuleContext) -> list[helpers.Claim]:
+    return [helpers.Claim(ch.to_seq, MECHANISM, PRIORITY) for *_, items in _groups(ctx) for ch, _ in items]
 
 
 def evaluate(ctx: RuleContext) -> RuleResult:
