@@ -268,20 +268,31 @@ def diagnose_command(
 ) -> tuple[Report, Diagnosis]:
     """Measure `command`, scan `source` (default: `cwd`), diagnose. The source is checked before anything runs."""
     from warp_compile.probe.measure import measure
-    from warp_compile.probe.scan import scan
 
     if source is not None and not Path(source).expanduser().is_dir():
         raise UsageError(f"source directory does not exist or is not a directory: {source}")
     report = measure(
         command, Path(cwd), samples=samples, timeout_s=timeout_s, label=label, progress=progress, cancel=cancel
     )
-    if progress:
-        progress("scan")
     src = Path(source).expanduser().resolve() if source is not None else Path(report.cwd)
-    facts = scan(src)
+    return report, diagnose_sources(report, src, progress)
+
+
+def diagnose_sources(report: Report, source: str | Path | None, progress: Progress | None = None) -> Diagnosis:
+    """Scan the project's sources, then diagnose: the one path the CLI, the MCP server and the evals share.
+
+    `source` None skips the scan (locations then come from the measurement only, and the diagnosis says so).
+    """
+    from warp_compile.probe.scan import scan
+
+    facts = None
+    if source is not None:
+        if progress:
+            progress(f"scan: reading the source under {source}")
+        facts = scan(Path(source))
     if progress:
-        progress("rules")
-    return report, diagnose(report, facts, root=src)
+        progress("rules: matching the measurement against the mechanisms")
+    return diagnose(report, facts, root=source)
 
 
 # ---------------------------------------------------------------------------------------------- text

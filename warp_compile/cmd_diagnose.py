@@ -66,7 +66,7 @@ def _source_dir(value: str) -> Path:
 
 def _from_report(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
     from warp_compile.probe.compare import load_report
-    from warp_compile.probe.diagnose import diagnose
+    from warp_compile.probe.diagnose import diagnose_sources
 
     # --label names a new measurement; a saved report keeps the label it was measured with
     opts = (("--samples", ns.samples), ("--cwd", ns.cwd), ("--timeout", ns.timeout), ("--label", ns.label))
@@ -83,12 +83,7 @@ def _from_report(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
     report = load_report(ns.report)
     if source is None and report.cwd and Path(report.cwd).is_dir():
         source = Path(report.cwd)
-    facts = None
-    if source is not None:
-        from warp_compile.probe.scan import scan
-
-        facts = scan(source)
-    return report, diagnose(report, facts, root=source)
+    return report, diagnose_sources(report, source)
 
 
 def _from_command(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
