@@ -155,9 +155,9 @@ def test_command_without_warp(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 def test_cli_and_server_diagnose_a_saved_report_through_one_core_path() -> None:
     """`diagnose --report` (CLI) and the server's saved-report path both end in probe.diagnose.diagnose_sources: same
     report and sources in, the same diagnosis out, and the progress says what it is doing."""
-    from warp_compile.server.app import _diagnose_report
     from tests.golden_render import FIXTURES, _load_report
     from warp_compile.probe.diagnose import diagnose_sources
+    from warp_compile.server.app import _diagnose_report
 
     golden = Path(__file__).resolve().parent / "golden" / "particle_prep"
     report = _load_report(golden / "project.report.json")
