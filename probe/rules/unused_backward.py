@@ -224,28 +224,13 @@ def _noise_text(ctx: RuleContext) -> str:
 
 
 def _remaining(ctx: RuleContext) -> tuple[list[Build], list[Build]]:
-    """(remaining, superseded) compiled builds of the cold run.
-
-    Per module, device and block_dim the build that remains once every rebuild is fixed is the compiled build of the
-    last identity loaded (its hash); the other compiled builds were superseded by a rebuild, whose cost the rebuild
-    mechanisms claim. A last identity that was never compiled in this run leaves the last compiled build."""
-    last_load: dict[tuple[str, str, int | None], Build] = {}
-    compiled: dict[tuple[str, str, int | None], list[Build]] = {}
-    for b in sorted(ctx.report.builds, key=lambda b: b.seq):
-        key = (b.module, b.device, b.block_dim)
-        if b.status in ("compiled", "cached"):
-            last_load[key] = b
-        if b.status == "compiled":
-            compiled.setdefault(key, []).append(b)
-    remaining: list[Build] = []
-    superseded: list[Build] = []
-    for key, builds in compiled.items():
-        final = last_load.get(key)
-        same = [b for b in builds if final is not None and b.hash == final.hash]
-        keep = same[-1] if same else builds[-1]
-        remaining.append(keep)
-        superseded.extend(b for b in builds if b is not keep)
-    return sorted(remaining, key=lambda b: b.seq), sorted(superseded, key=lambda b: b.seq)
+    """(remaining, superseded) compiled builds of the cold run: per module, device and block_dim the build that
+    remains once every rebuild is fixed (`context.remaining_builds`, the one notion the rebuild rules share); the
+    other compiled builds were superseded by a rebuild, whose cost the rebuild mechanisms claim."""
+    keep = {k: b for k, b in _context.remaining_builds(ctx).items() if b.status == "compiled"}
+    kept = {b.seq for b in keep.values()}
+    superseded = [b for b in ctx.compiled if _context.build_key(b) in keep and b.seq not in kept]
+    return sorted(keep.values(), key=lambda b: b.seq), sorted(superseded, key=lambda b: b.seq)
 
 
 def _concurrency(builds: list[Build]) -> float:
