@@ -23,7 +23,7 @@ from warp_compile.probe.hashdiff import explain_changes, render_change
 from warp_compile.probe.models import Report
 from warp_compile.probe.report_text import warp_text
 from warp_compile.probe.rules import load_rules
-from warp_compile.probe.rules.context import RuleContext, dedupe_locations, fmt_ms
+from warp_compile.probe.rules.context import RuleContext, dedupe_locations, fmt_ms, plan_removals
 from warp_compile.probe.rules.helpers import Claim
 from warp_compile.probe.scan_models import ScanFacts
 
@@ -86,7 +86,8 @@ def _samples_failed(report: Report) -> bool:
 
 
 def arbitrate(ctx: RuleContext, modules: list[ModuleType] | None = None, warnings: list[str] | None = None) -> None:
-    """Give each rebuild event to one mechanism: the highest-priority rule that claims it sizes it.
+    """Give each rebuild event to one mechanism (the highest-priority rule that claims it sizes it), and decide once,
+    for all owned events together, which build each one's fix removes (`context.plan_removals`).
 
     Rules declare the events they explain (`claims(ctx)`, optional); no rule looks at another. A rule that fails to
     declare loses its claims, not the diagnosis. Ties go to the lower mechanism number.
@@ -109,6 +110,7 @@ def arbitrate(ctx: RuleContext, modules: list[ModuleType] | None = None, warning
             if cur is None or (c.priority, -_mech_number(c.mechanism)) > (cur.priority, -_mech_number(cur.mechanism)):
                 best[c.event] = c
     ctx.owners = {event: c.mechanism for event, c in best.items()}
+    ctx.removals = plan_removals(ctx, [ch for ch in ctx.changes if ch.to_seq in ctx.owners])
 
 
 def _run_rules(ctx: RuleContext, warnings: list[str]) -> tuple[list[RuleResult], set[str]]:
