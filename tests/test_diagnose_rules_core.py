@@ -109,8 +109,17 @@ def test_cs1_fires_on_added_kernels_at_the_scanned_def_line() -> None:
     r = R([B(1, "app.kernels", [K("a", line=9)]), B(2, "app.kernels", [K("a", line=9), late], h="b")])
     scan = ScanFacts(
         kernels=[
-            KernelDef(file="app/kernels.py", line=30, name="b", qualname="mk.<locals>.b", python_module="app.kernels",
-                      nested=True, enclosing_function="mk", scope="function", function="mk")
+            KernelDef(
+                file="app/kernels.py",
+                line=30,
+                name="b",
+                qualname="mk.<locals>.b",
+                python_module="app.kernels",
+                nested=True,
+                enclosing_function="mk",
+                scope="function",
+                function="mk",
+            )
         ]
     )
     res = late_kernels.evaluate(ctx_of(r, scan))
@@ -168,10 +177,22 @@ def test_cs3_option_change_points_at_the_setter_and_merges_into_the_module_scope
     r = R([B(1, "app.kernels", [K("a")]), B(2, "app.kernels", [K("a")], h="b", options={**OPTS, "fast_math": "True"})])
     scan = ScanFacts(
         module_options=[
-            ModuleOptionsFact(file="app/kernels.py", line=5, options={"enable_backward": "False"}, target="app.kernels",
-                              target_has_kernels=True),
-            ModuleOptionsFact(file="app/kernels.py", line=40, options={"fast_math": "True"}, target="app.kernels",
-                              target_has_kernels=True, scope="function", function="configure"),
+            ModuleOptionsFact(
+                file="app/kernels.py",
+                line=5,
+                options={"enable_backward": "False"},
+                target="app.kernels",
+                target_has_kernels=True,
+            ),
+            ModuleOptionsFact(
+                file="app/kernels.py",
+                line=40,
+                options={"fast_math": "True"},
+                target="app.kernels",
+                target_has_kernels=True,
+                scope="function",
+                function="configure",
+            ),
         ]
     )
     (f,) = late_options.evaluate(ctx_of(r, scan)).findings
@@ -185,8 +206,14 @@ def _deadline_scan(option: str) -> ScanFacts:
     return ScanFacts(
         python_modules_with_kernels={"app.kernels": "app/kernels.py"},
         config_sets=[
-            ConfigSetFact(file="app/__main__.py", line=4, name=option, value="4" if option == "max_unroll" else "False",
-                          copied_at_module_creation=True, after_kernel_imports=[ref])
+            ConfigSetFact(
+                file="app/__main__.py",
+                line=4,
+                name=option,
+                value="4" if option == "max_unroll" else "False",
+                copied_at_module_creation=True,
+                after_kernel_imports=[ref],
+            )
         ],
     )
 
@@ -208,8 +235,9 @@ def test_cs3_import_deadline_needs_the_config_shadow() -> None:
 def test_cs3_set_module_options_in_a_module_without_kernels() -> None:
     r = R([B(1, "app.kernels", [K("a")])])
     fact = ModuleOptionsFact(file="app/__main__.py", line=3, options={"fast_math": "True"}, target="app.__main__")
-    scan = ScanFacts(modules=[ModuleInfo(file="app/__main__.py", name="app.__main__", main_alias="__main__")],
-                     module_options=[fact])
+    scan = ScanFacts(
+        modules=[ModuleInfo(file="app/__main__.py", name="app.__main__", main_alias="__main__")], module_options=[fact]
+    )
     (f,) = late_options.evaluate(ctx_of(r, scan)).findings
     assert "holds no kernels" in f.title and f.locations[0].line == 3
     fact.target_has_kernels = True
@@ -221,8 +249,14 @@ def test_cs3_set_module_options_in_a_module_without_kernels() -> None:
 
 def _small_modules(n: int, fn: str = "step", files: bool = False) -> list[Build]:
     return [
-        B(i + 1, f"app.m{i}", [K(f"k{i}", file=f"app/m{i}.py", line=7)], h="abcdef"[i], ms=100.0 + i,
-          trig=(f"app/run{i if files else ''}.py", 20 + i, f"{fn}{i}" if fn == "varies" else fn))
+        B(
+            i + 1,
+            f"app.m{i}",
+            [K(f"k{i}", file=f"app/m{i}.py", line=7)],
+            h="abcdef"[i],
+            ms=100.0 + i,
+            trig=(f"app/run{i if files else ''}.py", 20 + i, f"{fn}{i}" if fn == "varies" else fn),
+        )
         for i in range(n)
     ]
 
@@ -282,17 +316,32 @@ def test_cs9_fires_on_stable_unique_modules_and_spares_varying_ones() -> None:
 
 
 def test_diagnose_no_compilation() -> None:
-    r = Report(command=["python", "x.py"], cwd=ROOT, samples=1,
-               sample_results=[SampleResult(index=0, ok=True, cold=RunResult(phase="cold", wall_ms=5, exit_code=0))])
+    r = Report(
+        command=["python", "x.py"],
+        cwd=ROOT,
+        samples=1,
+        sample_results=[SampleResult(index=0, ok=True, cold=RunResult(phase="cold", wall_ms=5, exit_code=0))],
+    )
     d = diagnose(r, None)
     assert d.compiled_nothing and d.findings == [] and d.summary.startswith("no Warp compilation observed")
     assert "no Warp compilation observed" in render_text(d)
 
 
 def test_diagnose_all_samples_failed() -> None:
-    r = Report(command=["python", "x.py"], cwd=ROOT, samples=1, failed_samples=1,
-               sample_results=[SampleResult(index=0, ok=False, failure="cold run exited with 1",
-                                            cold=RunResult(phase="cold", wall_ms=5, exit_code=1))])
+    r = Report(
+        command=["python", "x.py"],
+        cwd=ROOT,
+        samples=1,
+        failed_samples=1,
+        sample_results=[
+            SampleResult(
+                index=0,
+                ok=False,
+                failure="cold run exited with 1",
+                cold=RunResult(phase="cold", wall_ms=5, exit_code=1),
+            )
+        ],
+    )
     d = diagnose(r, None)
     assert not d.compiled_nothing and d.findings == [] and "Every sample failed" in d.summary
 
@@ -393,3 +442,39 @@ def test_an_app_cache_outside_the_sandbox_that_was_already_full_is_said_first() 
     assert compiled.summary.startswith("Caution: the app sets kernel_cache_dir")
     inside = diagnose(R([B(1, "app.kernels", [K("a")], status="cached", ms=2.0)]), ScanFacts())
     assert not inside.summary.startswith(("NOT A COLD", "Caution"))
+
+
+def test_the_engine_plans_removals_once_so_two_mechanisms_never_charge_one_build() -> None:
+    """Two rebuilds diffed from the same earlier load and sized by different mechanisms: alone, each would charge
+    that load; planned together, the second falls back to the other superseded build, and the two fixes remove
+    exactly the builds that go (all but the one that remains)."""
+    from tests.helpers import synth_build
+    from warp_compile.probe.diagnosis_models import HashChange
+    from warp_compile.probe.models import Report
+    from warp_compile.probe.rules.context import RuleContext, plan_removals, superseded_by
+
+    builds = [synth_build(i, "app.k", h, ms=100.0 * i) for i, h in ((1, "a"), (2, "b"), (3, "c"))]
+    report = Report(command=["python", "app.py"], cwd="/p", samples=1, builds=builds)
+
+    def change(src: int, dst: int) -> HashChange:
+        return HashChange(
+            module="app.k",
+            device="cpu",
+            from_hash="x",
+            to_hash="y",
+            from_seq=src,
+            to_seq=dst,
+            status="compiled",
+            cost_ms=100.0 * dst,
+        )
+
+    by_kernel, by_option = change(1, 2), change(1, 3)
+    alone = RuleContext(report=report, scan=None, changes=[by_kernel, by_option])
+    assert [b.seq for b in superseded_by(alone, [by_kernel]).builds] == [1]
+    assert [b.seq for b in superseded_by(alone, [by_option]).builds] == [1]  # the double charge, unplanned
+    planned = RuleContext(report=report, scan=None, changes=[by_kernel, by_option])
+    planned.owners = {2: "CS-1", 3: "CS-3"}
+    planned.removals = plan_removals(planned, [by_kernel, by_option])
+    first, second = superseded_by(planned, [by_kernel]), superseded_by(planned, [by_option])
+    assert [b.seq for b in first.builds] == [1] and [b.seq for b in second.builds] == [2]
+    assert first.ms + second.ms == 300.0 and [b.seq for b in second.remaining] == [3]
