@@ -109,17 +109,8 @@ def test_cs1_fires_on_added_kernels_at_the_scanned_def_line() -> None:
     r = R([B(1, "app.kernels", [K("a", line=9)]), B(2, "app.kernels", [K("a", line=9), late], h="b")])
     scan = ScanFacts(
         kernels=[
-            KernelDef(
-                file="app/kernels.py",
-                line=30,
-                name="b",
-                qualname="mk.<locals>.b",
-                python_module="app.kernels",
-                nested=True,
-                enclosing_function="mk",
-                scope="function",
-                function="mk",
-            )
+            KernelDef(file="app/kernels.py", line=30, name="b", qualname="mk.<locals>.b", python_module="app.kernels",
+                      nested=True, enclosing_function="mk", scope="function", function="mk")
         ]
     )
     res = late_kernels.evaluate(ctx_of(r, scan))
@@ -177,22 +168,10 @@ def test_cs3_option_change_points_at_the_setter_and_merges_into_the_module_scope
     r = R([B(1, "app.kernels", [K("a")]), B(2, "app.kernels", [K("a")], h="b", options={**OPTS, "fast_math": "True"})])
     scan = ScanFacts(
         module_options=[
-            ModuleOptionsFact(
-                file="app/kernels.py",
-                line=5,
-                options={"enable_backward": "False"},
-                target="app.kernels",
-                target_has_kernels=True,
-            ),
-            ModuleOptionsFact(
-                file="app/kernels.py",
-                line=40,
-                options={"fast_math": "True"},
-                target="app.kernels",
-                target_has_kernels=True,
-                scope="function",
-                function="configure",
-            ),
+            ModuleOptionsFact(file="app/kernels.py", line=5, options={"enable_backward": "False"}, target="app.kernels",
+                              target_has_kernels=True),
+            ModuleOptionsFact(file="app/kernels.py", line=40, options={"fast_math": "True"}, target="app.kernels",
+                              target_has_kernels=True, scope="function", function="configure"),
         ]
     )
     (f,) = late_options.evaluate(ctx_of(r, scan)).findings
@@ -206,14 +185,8 @@ def _deadline_scan(option: str) -> ScanFacts:
     return ScanFacts(
         python_modules_with_kernels={"app.kernels": "app/kernels.py"},
         config_sets=[
-            ConfigSetFact(
-                file="app/__main__.py",
-                line=4,
-                name=option,
-                value="4" if option == "max_unroll" else "False",
-                copied_at_module_creation=True,
-                after_kernel_imports=[ref],
-            )
+            ConfigSetFact(file="app/__main__.py", line=4, name=option, value="4" if option == "max_unroll" else "False",
+                          copied_at_module_creation=True, after_kernel_imports=[ref])
         ],
     )
 
@@ -235,9 +208,8 @@ def test_cs3_import_deadline_needs_the_config_shadow() -> None:
 def test_cs3_set_module_options_in_a_module_without_kernels() -> None:
     r = R([B(1, "app.kernels", [K("a")])])
     fact = ModuleOptionsFact(file="app/__main__.py", line=3, options={"fast_math": "True"}, target="app.__main__")
-    scan = ScanFacts(
-        modules=[ModuleInfo(file="app/__main__.py", name="app.__main__", main_alias="__main__")], module_options=[fact]
-    )
+    scan = ScanFacts(modules=[ModuleInfo(file="app/__main__.py", name="app.__main__", main_alias="__main__")],
+                     module_options=[fact])
     (f,) = late_options.evaluate(ctx_of(r, scan)).findings
     assert "holds no kernels" in f.title and f.locations[0].line == 3
     fact.target_has_kernels = True
@@ -249,14 +221,8 @@ def test_cs3_set_module_options_in_a_module_without_kernels() -> None:
 
 def _small_modules(n: int, fn: str = "step", files: bool = False) -> list[Build]:
     return [
-        B(
-            i + 1,
-            f"app.m{i}",
-            [K(f"k{i}", file=f"app/m{i}.py", line=7)],
-            h="abcdef"[i],
-            ms=100.0 + i,
-            trig=(f"app/run{i if files else ''}.py", 20 + i, f"{fn}{i}" if fn == "varies" else fn),
-        )
+        B(i + 1, f"app.m{i}", [K(f"k{i}", file=f"app/m{i}.py", line=7)], h="abcdef"[i], ms=100.0 + i,
+          trig=(f"app/run{i if files else ''}.py", 20 + i, f"{fn}{i}" if fn == "varies" else fn))
         for i in range(n)
     ]
 
@@ -316,32 +282,17 @@ def test_cs9_fires_on_stable_unique_modules_and_spares_varying_ones() -> None:
 
 
 def test_diagnose_no_compilation() -> None:
-    r = Report(
-        command=["python", "x.py"],
-        cwd=ROOT,
-        samples=1,
-        sample_results=[SampleResult(index=0, ok=True, cold=RunResult(phase="cold", wall_ms=5, exit_code=0))],
-    )
+    r = Report(command=["python", "x.py"], cwd=ROOT, samples=1,
+               sample_results=[SampleResult(index=0, ok=True, cold=RunResult(phase="cold", wall_ms=5, exit_code=0))])
     d = diagnose(r, None)
     assert d.compiled_nothing and d.findings == [] and d.summary.startswith("no Warp compilation observed")
     assert "no Warp compilation observed" in render_text(d)
 
 
 def test_diagnose_all_samples_failed() -> None:
-    r = Report(
-        command=["python", "x.py"],
-        cwd=ROOT,
-        samples=1,
-        failed_samples=1,
-        sample_results=[
-            SampleResult(
-                index=0,
-                ok=False,
-                failure="cold run exited with 1",
-                cold=RunResult(phase="cold", wall_ms=5, exit_code=1),
-            )
-        ],
-    )
+    r = Report(command=["python", "x.py"], cwd=ROOT, samples=1, failed_samples=1,
+               sample_results=[SampleResult(index=0, ok=False, failure="cold run exited with 1",
+                                            cold=RunResult(phase="cold", wall_ms=5, exit_code=1))])
     d = diagnose(r, None)
     assert not d.compiled_nothing and d.findings == [] and "Every sample failed" in d.summary
 
