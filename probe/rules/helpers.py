@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable
+from collections import defaultdict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from warp_compile.probe.diagnosis_models import HashChange
+from warp_compile.probe.diagnosis_models import Cause, Evidence, HashChange
 from warp_compile.probe.models import Build
 from warp_compile.probe.stats import band, median
 
@@ -33,6 +34,9 @@ __all__ = [
     "noise_ms",
     "norm_value",
     "pch_off",
+    "claims_of",
+    "events_by_module",
+    "rebuild_evidence",
     "rebuilt_sentence",
     "severity_of_share",
     "share_of_compile",
@@ -52,6 +56,29 @@ class Claim:
     event: int
     mechanism: str
     priority: int
+
+
+Events = dict[tuple[str, str], list[tuple[HashChange, list[Cause]]]]
+
+
+def events_by_module(
+    ctx: RuleContext, kinds: tuple[str, ...], keep: Callable[[HashChange], bool] | None = None
+) -> Events:
+    """Rebuilds (not failed loads) with causes of these kinds, per module and device, in load order: (change, the
+    causes of those kinds). `keep` drops changes another notion excludes."""
+    out: Events = defaultdict(list)
+    for ch in ctx.changes:
+        if ch.status.startswith("error") or (keep is not None and not keep(ch)):
+            continue
+        causes = [c for c in ch.causes if c.kind in kinds]
+        if causes:
+            out[(ch.module, ch.device)].append((ch, causes))
+    return out
+
+
+def claims_of(events: Events, mechanism: str, priority: int) -> list[Claim]:
+    """The declaration of every rebuild in `events` for the engine's arbiter."""
+    return [Claim(ch.to_seq, mechanism, priority) for items in events.values() for ch, _ in items]
 
 
 def sized_here(ctx: RuleContext, changes: list[HashChange], mechanism: str) -> tuple[list[HashChange], str]:
@@ -137,6 +164,15 @@ def literal_dict(options: dict[str, str]) -> str:
         return f'"{bare}"' if bare is not None and bare != v.strip() else v
 
     return "{" + ", ".join(f'"{k}": {value(v)}' for k, v in options.items()) + "}"
+
+
+def rebuild_evidence(ch: HashChange, module: str, why: str, trigger: str = "; triggered at {}") -> Evidence:
+    """The evidence line of one rebuild: `rebuilt_sentence` + why + where it was triggered, with its builds and ms."""
+    return Evidence(
+        fact=rebuilt_sentence(ch, module) + why + (trigger.format(ch.trigger) if ch.trigger else ""),
+        builds=[ch.from_seq, ch.to_seq],
+        ms=ch.cost_ms,
+    )
 
 
 def rebuilt_sentence(ch: HashChange, module: str) -> str:

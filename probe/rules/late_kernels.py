@@ -13,13 +13,11 @@ they needed. Locations are the definitions of the late kernels, at the scan's `d
 
 from __future__ import annotations
 
-from collections import defaultdict
-
 from warp_compile.probe.diagnosis_models import Evidence, Finding, HashChange, RuledOut, RuleResult
 from warp_compile.probe.hashdiff import unique_family
 from warp_compile.probe.models import Build, KernelInfo
 from warp_compile.probe.rules.context import RuleContext, dedupe_locations, fmt_ms, superseded_by
-from warp_compile.probe.rules.helpers import Claim, first_load, sized_here
+from warp_compile.probe.rules.helpers import Claim, Events, claims_of, events_by_module, first_load, sized_here
 
 MECHANISM = "CS-1"
 TITLE = "Kernels defined after their module loaded"
@@ -155,23 +153,19 @@ def _evaluate_module(ctx: RuleContext, module: str, device: str, items: list[tup
 PRIORITY = 3  # a rebuild that also added a kernel is sized here: the kernel set is what the module's hash covers
 
 
-def _events(ctx: RuleContext) -> dict[tuple[str, str], list[tuple[HashChange, list]]]:
-    """Rebuilds a kernel added or re-created after the first load explains, per module and device."""
-    by_module: dict[tuple[str, str], list[tuple[HashChange, list]]] = defaultdict(list)
-    for change in ctx.changes:
-        if change.status.startswith("error"):
-            continue
-        later = ctx.build(change.to_seq)
-        if later is not None and unique_family(later) is not None:
-            continue  # a unique family's members differ by design (CS-9 territory)
-        causes = [c for c in change.causes if c.kind in ("kernel_added", "kernel_changed")]
-        if causes:
-            by_module[(change.module, change.device)].append((change, causes))
-    return by_module
+def _events(ctx: RuleContext) -> Events:
+    """Rebuilds a kernel added or re-created after the first load explains, per module and device; a unique
+    family's members differ by design (CS-9 territory)."""
+
+    def not_unique(ch: HashChange) -> bool:
+        later = ctx.build(ch.to_seq)
+        return later is None or unique_family(later) is None
+
+    return events_by_module(ctx, ("kernel_added", "kernel_changed"), keep=not_unique)
 
 
 def claims(ctx: RuleContext) -> list[Claim]:
-    return [Claim(ch.to_seq, MECHANISM, PRIORITY) for items in _events(ctx).values() for ch, _ in items]
+    return claims_of(_events(ctx), MECHANISM, PRIORITY)
 
 
 def evaluate(ctx: RuleContext) -> RuleResult:

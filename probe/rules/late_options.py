@@ -15,7 +15,6 @@ Deadline findings have no measured saving: the option never arrived, so its effe
 from __future__ import annotations
 
 import re
-from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,9 +32,12 @@ from warp_compile.probe.rules.context import (
 from warp_compile.probe.rules.helpers import (
     MEDIUM_SHARE,
     Claim,
+    Events,
+    claims_of,
+    events_by_module,
     first_load,
     literal_dict,
-    rebuilt_sentence,
+    rebuild_evidence,
     share_of_compile,
     sized_here,
 )
@@ -111,14 +113,7 @@ def _late_option_finding(
     first = first_load(ctx.report.builds, module, device)
     first_at = f"{ctx.rel(first.trigger.file)}:{first.trigger.line}" if first and first.trigger else None
     for ch, causes in items:
-        evidence.append(
-            Evidence(
-                fact=f"{rebuilt_sentence(ch, module)}: {'; '.join(c.detail for c in causes)}"
-                + (f"; triggered at {ch.trigger}" if ch.trigger else ""),
-                builds=[ch.from_seq, ch.to_seq],
-                ms=ch.cost_ms,
-            )
-        )
+        evidence.append(rebuild_evidence(ch, module, f": {'; '.join(c.detail for c in causes)}"))
     headers = sup.headers
     if headers:
         pch_ms = sum(p.ms for p in headers)
@@ -655,20 +650,13 @@ def _ignored_write_finding(
 PRIORITY = 2  # after CS-1 (a new kernel), before CS-6 (a new type instance)
 
 
-def _events(ctx: RuleContext) -> dict[tuple[str, str], list[tuple[HashChange, list[Cause]]]]:
+def _events(ctx: RuleContext) -> Events:
     """Rebuilds an option changed after the first load explains, per module and device."""
-    by_module: dict[tuple[str, str], list[tuple[HashChange, list[Cause]]]] = defaultdict(list)
-    for ch in ctx.changes:
-        if ch.status.startswith("error"):
-            continue
-        causes = [c for c in ch.causes if c.kind == "option_changed"]
-        if causes:
-            by_module[(ch.module, ch.device)].append((ch, causes))
-    return by_module
+    return events_by_module(ctx, ("option_changed",))
 
 
 def claims(ctx: RuleContext) -> list[Claim]:
-    return [Claim(ch.to_seq, MECHANISM, PRIORITY) for items in _events(ctx).values() for ch, _ in items]
+    return claims_of(_events(ctx), MECHANISM, PRIORITY)
 
 
 def evaluate(ctx: RuleContext) -> RuleResult:

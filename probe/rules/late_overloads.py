@@ -353,14 +353,8 @@ def _finding(
             how.append(
                 f"{' and '.join(by_launch)} {'was' if len(by_launch) == 1 else 'were'} launched with new argument types"
             )
-        evidence.append(
-            Evidence(
-                fact=f"{helpers.rebuilt_sentence(ch, module)} because {', and '.join(how)}: {'; '.join(parts)}"
-                + (f" (triggered at {ch.trigger})" if ch.trigger else ""),
-                builds=[ch.from_seq, ch.to_seq],
-                ms=ch.cost_ms,
-            )
-        )
+        why = f" because {', and '.join(how)}: {'; '.join(parts)}"
+        evidence.append(helpers.rebuild_evidence(ch, module, why, trigger=" (triggered at {})"))
         if later is not None and by_launch:
             locations.append(ctx.trigger_loc(later, "launch of a generic kernel with a new type instance"))
             entry = _divergence(ctx.build(ch.from_seq), later)
