@@ -214,6 +214,37 @@ def test_cs10_final_build_without_backward_is_not_a_candidate() -> None:
     assert "final build" in ro.signal and "#1" in ro.signal
 
 
+# ---------------------------------------------------------------------------------------------- the machine's speed
+
+# Builds and headers as the slow tests below measured them on this project's 2-core VM (warp 1.19, one sample):
+# (module, native ms, codegen ms, source bytes, adjoint bytes), and the run's precompiled header.
+TWO_SMALL = ([("sim.alpha", 171.0, 6.0, 10_558, 6_042), ("sim.beta", 152.0, 4.0, 17_313, 10_695)], 1368.0)
+LARGE = ([("plate.stencils", 1345.0, 24.0, 148_459, 94_346)], 1207.0)
+
+
+def _as_measured(case, factor: float) -> RuleContext:  # type: ignore[no-untyped-def]
+    rows, header = case
+    builds = [
+        bld(i, module, native=native * factor, codegen=cg * factor, src=src, bwd=bwd)
+        for i, (module, native, cg, src, bwd) in enumerate(rows, 1)
+    ]
+    return ctx_of(rep(builds, **with_header(builds, header * factor)))
+
+
+@pytest.mark.parametrize("factor", [1.0, 2.0, 3.0])
+def test_cs10_materiality_holds_on_a_slower_machine(factor: float) -> None:
+    """The same runs on a machine 2x and 3x slower: the two small modules stay ruled out and the large one still
+    fires, because the bar is a share of the compile and the calibrated fixed part grows with the machine (by the
+    run's own header) instead of staying at the calibration's ms, which made small estimates outgrow the compile."""
+    small = unused_backward.evaluate(_as_measured(TWO_SMALL, factor))
+    assert cs10(small) == [], [f.estimated_saving_ms for f in cs10(small)]
+    ctx = _as_measured(LARGE, factor)
+    (f,) = cs10(unused_backward.evaluate(ctx))
+    assert f.estimated_saving_ms is not None and f.estimated_saving_ms / ctx.cold_compile_total >= 0.2
+    if factor > 1.0:
+        assert "precompiled header took" in f.saving_basis
+
+
 # ---------------------------------------------------------------------------------------------- 2. the fixed part
 
 

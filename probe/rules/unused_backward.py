@@ -15,7 +15,9 @@ the per-module work of the compiler: the precompiled header's load or, with the 
 parse). Only the size-dependent part shrinks with the adjoint code, so the estimate applies the adjoint share of the
 source to (native - fixed) plus the codegen time. The fixed part comes from a fit over this run's own compiled
 builds when there are at least 3 of one kind with a wide spread of sizes that lie on a line, else from this
-project's calibration (`_CPU_FIXED_MS`, see knowledge/CS-10.md), scaled down for a faster machine by the run's
+project's calibration (`_CPU_FIXED_MS`, see knowledge/CS-10.md), scaled to this machine: up by the run's own
+precompiled header against the calibration's (the same header work on every run of a version, so a slower header
+means a slower machine, and the estimate grows with the compile instead of faster than it), else down by the run's
 smallest build. For CUDA there is no calibration: without an in-run fit the share is applied to the whole native
 time, an upper bound, and the basis says so. Builds that compiled concurrently are divided by their overlap, so
 the figure is elapsed time.
@@ -82,10 +84,11 @@ MIN_SHARE = MEDIUM_SHARE  # below this share of the cold compile (or inside its 
 # The fixed per-module part of a CPU native compile, measured by this project (knowledge/CS-10.md, Figures) on a
 # 2-core x86_64 VM: first Warp version a row applies to, then (fixed ms, native ms of the smallest module measured:
 # one one-line kernel, forward only) with the precompiled header and with the header off. Before warp 1.13 the CPU
-# has no precompiled header, so every module pays the header parse.
-_CPU_FIXED_MS: list[tuple[tuple[int, int], str, tuple[float, float], tuple[float, float]]] = [
-    ((1, 13), "warp 1.19.0", (55.0, 79.0), (750.0, 801.0)),
-    ((0, 0), "warp 1.10.1", (1060.0, 1091.0), (1060.0, 1091.0)),
+# has no precompiled header, so every module pays the header parse. Last: one CPU header build on that VM (the
+# project's notes, knowledge/CS-12.md: median 1.59 s on warp 1.19), None where the version builds none.
+_CPU_FIXED_MS: list[tuple[tuple[int, int], str, tuple[float, float], tuple[float, float], float | None]] = [
+    ((1, 13), "warp 1.19.0", (55.0, 79.0), (750.0, 801.0), 1590.0),
+    ((0, 0), "warp 1.10.1", (1060.0, 1091.0), (1060.0, 1091.0), None),
 ]
 # An in-run fit is used when it rests on at least _FIT_MIN builds of one kind whose sizes span _FIT_SPREAD x and lie on
 # a line (r^2 >= _FIT_R2) with a fixed part between 0 and the smallest build's native time.
@@ -163,13 +166,20 @@ def _fixed_parts(ctx: RuleContext) -> dict[tuple[str, bool], _Fixed]:
                 "share is applied to the whole native time (an upper bound)",
             )
             continue
-        _, label, with_pch, without = next(
+        _, label, with_pch, without, cal_header = next(
             (row for row in _CPU_FIXED_MS if version is None or version >= row[0]), _CPU_FIXED_MS[-1]
         )
         ms, cal_smallest = without if kind[1] else with_pch
         header = "precompiled header off, " if kind[1] else ""
         basis = f"{ms:.0f} ms per module as calibrated ({label}, {header}2-core x86_64 VM)"
-        if smallest < cal_smallest:  # a faster machine: scale the fixed part by the run's smallest build
+        run_header = min((p.ms for p in ctx.report.pch if p.ms > 0), default=None)
+        if not kind[1] and cal_header and run_header and run_header > cal_header:  # a slower machine
+            ms *= run_header / cal_header
+            basis += (
+                f", scaled to {ms:.0f} ms because this run's precompiled header took {run_header:.0f} ms against "
+                f"the calibration's {cal_header:.0f} ms"
+            )
+        elif smallest < cal_smallest:  # a faster machine: scale the fixed part by the run's smallest build
             ms *= smallest / cal_smallest
             basis += (
                 f", scaled to {ms:.0f} ms because this run's smallest build ({smallest:.0f} ms native) is faster "
