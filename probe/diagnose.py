@@ -38,8 +38,13 @@ def _mech_number(mech: str) -> int:
         return 99
 
 
+DEPENDENCY_RANK = 0.75  # a fix the project cannot make in its own code yields to a project fix of >= 75% its size
+
+
 def _rank_key(f: Finding) -> tuple:
     saving = f.estimated_saving_ms if f.estimated_saving_ms is not None else -1.0
+    if f.owner == "dependency" and saving > 0:
+        saving *= DEPENDENCY_RANK
     return (-saving, _SEVERITY_RANK.get(f.severity, 9), _mech_number(f.mechanism))
 
 
@@ -208,6 +213,7 @@ def diagnose(report: Report, scan: ScanFacts | None, root: str | Path | None = N
     findings: list[Finding] = [f for r in results for f in r.findings]
     for f in findings:
         _fill_excerpt(f)
+        _stamp_owners(f, report, base)
     d.findings = sorted(findings, key=_rank_key)
     fired = {f.mechanism for f in findings}
     seen: set[tuple[str, str]] = set()
@@ -231,6 +237,22 @@ def diagnose(report: Report, scan: ScanFacts | None, root: str | Path | None = N
     if caution:
         d.summary = caution + " " + d.summary
     return d
+
+
+def _stamp_owners(f: Finding, report: Report, base: Path | None) -> None:
+    """Each location says who owns it (resolved when measuring, from the app interpreter's installed metadata);
+    the finding is the project's when any of its places is, a dependency's when all of them are."""
+    from warp_compile.probe.ownership import owner_of
+
+    root = str(base) if base is not None else None
+    kinds = set()
+    for loc in f.locations:
+        hit = owner_of(loc.file, report.owners, root)
+        if hit is not None:
+            loc.owner, loc.distribution = hit.owner, hit.distribution if hit.owner == "dependency" else None
+            kinds.add(hit.owner)
+    if kinds:
+        f.owner = "mixed" if len(kinds) > 1 else kinds.pop()  # type: ignore[assignment]
 
 
 def _not_cold(report: Report) -> str:

@@ -183,13 +183,15 @@ def owners_from_answer(answer: dict[str, Any], project_root: str | None = None) 
 
 
 def owner_of(file: str, owners: dict[str, FileOwner], root: str | None) -> FileOwner | None:
-    """The owner of a location's file (relative to the scanned root, or absolute), as resolved at measure time."""
+    """The owner of a location's file (relative to the scanned root, or absolute), as resolved at measure time.
+
+    Pure (no file system): a relative path lies inside the scanned project, so without a recorded owner it is the
+    project's; an absolute path nobody recorded stays unknown."""
     path = file if os.path.isabs(file) or not root else os.path.join(root, file)
     hit = owners.get(path) or owners.get(os.path.normpath(path))
-    if hit is not None:
-        return hit
-    real = os.path.realpath(path)
-    for p, o in owners.items():
-        if os.path.realpath(p) == real:
-            return o
-    return None
+    if hit is None:
+        want = os.path.normpath(path)
+        hit = next((o for p, o in owners.items() if os.path.normpath(p) == want), None)
+    if hit is None and not os.path.isabs(file):
+        return FileOwner(owner="project")
+    return hit

@@ -7,6 +7,7 @@ Nothing here reads the file system or another rule; `context.py` re-exports `war
 from __future__ import annotations
 
 import ast
+import posixpath
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -212,3 +213,60 @@ def material(ctx: RuleContext, ms: float) -> bool:
     """A saving worth a finding: at least MEDIUM_SHARE of the cold compile, and above the run's noise band."""
     total = ctx.cold_compile_total
     return (total <= 0 or ms / total >= MEDIUM_SHARE) and ms > noise_ms(ctx)
+
+
+# ---- what the measured process reached, and names a user can write down ---------------------------------------
+
+_CONTENT_HASH = re.compile(r"_[0-9a-f]{8}$")
+
+
+def content_hashed(module: str) -> bool:
+    """A module name Warp derived from a content hash (`..._e9110762`): it changes whenever the kernel does, so a
+    fix must never name it."""
+    return bool(_CONTENT_HASH.search(module))
+
+
+def reached(ctx: RuleContext, file: str) -> bool | None:
+    """Did the measured process import `file` (relative to the scanned root, or absolute)? From the hook's record of
+    imported files; None when the report has no such record (an older hook, or the log fallback)."""
+    seen = ctx.report.imported_files
+    if not seen:
+        return None
+    base = str(ctx.root) if ctx.root is not None else ctx.report.cwd
+    path = file if file.startswith("/") else f"{base.rstrip('/')}/{file}"
+    want = _norm_path(path)
+    return any(_norm_path(f) == want for f in seen if not f.startswith("site:"))
+
+
+def _norm_path(path: str) -> str:
+    return posixpath.normpath(path)
+
+
+def installed_owners(ctx: RuleContext, files: Iterable[str]) -> list[str] | None:
+    """The distributions that own `files` when every one of them lies in an installed distribution (recorded when
+    measuring); None when any is the project's or unknown. A fix must then not ask the user to edit them."""
+    from warp_compile.probe.ownership import owner_of
+
+    root = str(ctx.root) if ctx.root is not None else ctx.report.cwd
+    dists: list[str] = []
+    listed = list(files)
+    for f in listed:
+        hit = owner_of(f, ctx.report.owners, root)
+        if hit is None or hit.owner != "dependency":
+            return None
+        name = hit.distribution or "an installed package"
+        if name not in dists:
+            dists.append(name)
+    return dists if listed else None
+
+
+def app_side_options(dists: list[str]) -> str:
+    """What an application can do about compile cost that lives in code it does not own."""
+    who = " and ".join(dists)
+    return (
+        f"These kernels belong to the installed {who}; do not edit it. From the application: keep Warp's kernel "
+        "cache between runs (the default: do not clear it, and do not point WARP_CACHE_PATH or kernel_cache_dir at "
+        "a temporary directory), so only the first run after an install pays this; pin the version of "
+        f"{who} so an upgrade does not invalidate that cache unexpectedly; and, if the cost matters in the first "
+        "run, raise it with the maintainers of " + who + "."
+    )

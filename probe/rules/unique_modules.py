@@ -30,7 +30,7 @@ from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, Rul
 from warp_compile.probe.hashdiff import unique_family
 from warp_compile.probe.models import Build
 from warp_compile.probe.rules.context import RuleContext, dedupe_locations, fmt_ms, warp_key
-from warp_compile.probe.rules.helpers import median
+from warp_compile.probe.rules.helpers import app_side_options, installed_owners, median
 from warp_compile.probe.scan_models import FactoryCallFact, KernelDef
 
 MECHANISM = "CS-9"
@@ -334,6 +334,9 @@ def evaluate(ctx: RuleContext) -> RuleResult:
             f'Stop giving {names} module="unique": let them join their defining module (or one named module) so they '
             f"build together once{together}."
         )
+    installed = installed_owners(ctx, [loc.file for loc in locations if loc is not None])
+    if installed:
+        fix = app_side_options(installed)
     caveats = [
         'Keep module="unique" for kernels built from runtime data (plugins, user-supplied transforms, '
         "per-request specializations): there it stops them invalidating a shared module.",

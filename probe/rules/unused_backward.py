@@ -40,11 +40,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, RuledOut, RuleResult
-from warp_compile.probe.models import Build
+from warp_compile.probe.models import Build, EntryPoint
 from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules import context as _context
 from warp_compile.probe.rules.context import RuleContext
-from warp_compile.probe.rules.helpers import MEDIUM_SHARE, is_cpu, is_false, material, noise_ms, pch_off, warp_key
+from warp_compile.probe.rules.helpers import (
+    MEDIUM_SHARE,
+    content_hashed,
+    is_cpu,
+    is_false,
+    material,
+    noise_ms,
+    pch_off,
+    reached,
+    warp_key,
+)
 from warp_compile.probe.scan_models import (
     ConfigSetFact,
     ImportFact,
@@ -69,6 +79,8 @@ class _Module:
     adjoint_launches: int = 0
     tapes: list[TapeFact] = field(default_factory=list)
     taped_kernels: set[str] = field(default_factory=set)
+    unreached_tapes: list[TapeFact] = field(default_factory=list)  # tapes in files this command never imported
+    tapes_measured: bool = False  # reachability of the tapes came from the hook's record, not the scan alone
     late: bool = False
 
     @property
@@ -418,6 +430,12 @@ def _collect(ctx: RuleContext) -> dict[str, _Module]:
         if ctx.scan is not None:
             for kd in m.defs:
                 for t in ctx.scan.tapes_launching(kd.name):
+                    hit = reached(ctx, t.file)
+                    m.tapes_measured = m.tapes_measured or hit is not None
+                    if hit is False:  # a tape on another entry point's path: not this command's
+                        if t not in m.unreached_tapes:
+                            m.unreached_tapes.append(t)
+                        continue
                     m.taped_kernels.add(kd.name)
                     if t not in m.tapes:
                         m.tapes.append(t)
@@ -438,7 +456,11 @@ def _ruled_out_for(m: _Module) -> RuledOut:
     if m.adjoint_launches:
         why.append(f"{m.adjoint_launches} adjoint launch(es) of its kernels were measured")
     if m.tapes:
-        why.append(_tape_text(m))
+        how = (
+            " (in a file the measured process imported)" if m.tapes_measured
+            else " (found by the scan; the run kept no record of what it imported)"
+        )
+        why.append(_tape_text(m) + how)
     forward_only = sorted(d.name for d in m.defs if d.name not in m.taped_kernels)
     signal = f"{m.name} generates backward code that is used: " + "; ".join(why)
     if forward_only and m.tapes:
@@ -447,6 +469,61 @@ def _ruled_out_for(m: _Module) -> RuledOut:
             "module could drop their adjoints)"
         )
     return RuledOut(mechanism=MECHANISM, signal=signal)
+
+
+LINE = "wp.config.enable_backward = False  # forward-only run; delete to revert"
+
+
+def _launcher(entry: EntryPoint) -> str:
+    """A launcher of the user's own that sets the option before an installed entry point imports anything."""
+    rest = "the same arguments"
+    if entry.kind == "console_script" and ":" in entry.name:
+        mod, func = entry.name.split(":", 1)
+        body = f"from {mod} import {func}\n{func}()"
+        name = f"run_{func}.py"
+    elif entry.kind == "module":
+        body = f'runpy.run_module("{entry.name}", run_name="__main__", alter_sys=True)'
+        name = f"run_{entry.name.rsplit('.', 1)[-1]}.py"
+    else:
+        body = f'runpy.run_path("{entry.file}", run_name="__main__")'
+        name = "run_forward_only.py"
+    imports = "import runpy\n" if "runpy" in body else ""
+    owner = f" (it belongs to the installed {entry.distribution})" if entry.distribution else " (it is installed)"
+    return (
+        f"The entry point {entry.name or entry.file} is not yours to edit{owner}. Start it through a launcher of "
+        f"your own that sets the option before anything imports the kernel modules, e.g. {name}:\n"
+        f"{imports}import warp as wp\n{LINE}\n{body}\n"
+        f"and run `python {name}` with {rest}. Every module the process creates is then forward-only."
+    )
+
+
+def _entry_line_fix(ctx: RuleContext, why: str) -> tuple[str, Location | None]:
+    """One line where the measured command enters Python, or a launcher when that file is an installed one."""
+    entry = ctx.report.entry
+    if entry is not None and entry.owner == "dependency":
+        return _launcher(entry), None
+    if entry is not None and entry.file and entry.owner == "project":
+        where = ctx.rel(entry.file)
+        return (
+            f"At the top of the entry point {where} ({why}), before anything imports the kernel modules, add:\n"
+            f"import warp as wp\n{LINE}\n"
+            "A module copies enable_backward from wp.config when it is created, so the line must run first.",
+            ctx.loc(entry.file, 1, "set wp.config.enable_backward = False at the top"),
+        )
+    return (
+        f"At the top of the script or module you run ({why}), before anything imports the kernel modules, add:\n"
+        f"import warp as wp\n{LINE}\n"
+        "A module copies enable_backward from wp.config when it is created, so the line must run first.",
+        None,
+    )
+
+
+def _module_lines(names: list[str]) -> tuple[str, list[str]]:
+    """Per-module option lines for the names a user can write down; generated (content-hashed) names are left out."""
+    stable = [n for n in names if not content_hashed(n)]
+    hashed = [n for n in names if content_hashed(n)]
+    lines = "\n".join(f'wp.get_module("{n}").options["enable_backward"] = False' for n in stable)
+    return lines, hashed
 
 
 def evaluate(ctx: RuleContext) -> RuleResult:
@@ -484,7 +561,8 @@ def evaluate(ctx: RuleContext) -> RuleResult:
     first_import = _first_kernel_import(scan, entry) if (scan is not None and entry is not None) else None
     parents = _parents_reach_kernels(scan, entry) if (scan is not None and entry is not None) else []
     names = sorted(m.name for m in targets)
-    get_module_lines = "\n".join(f'wp.get_module("{n}").options["enable_backward"] = False' for n in names)
+    get_module_lines, hashed_names = _module_lines(names)
+    experiment: dict[str, bool | int | str | None] | None = None if differentiated else {"enable_backward": False}
 
     fixed = _fixed_parts(ctx)
     evidence: list[Evidence] = []
@@ -515,7 +593,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
     if scan is not None:
         if not scan.tapes and not scan.tape_backward_calls:
             evidence.append(Evidence(fact="the sources construct no wp.Tape and call no tape.backward.", source="scan"))
-        else:
+        elif not any(m.unreached_tapes for m in targets):
             evidence.append(
                 Evidence(
                     fact=(
@@ -540,6 +618,26 @@ def evaluate(ctx: RuleContext) -> RuleResult:
         caveats.append(
             "Tile modules: use the module option, not @wp.kernel(enable_backward=False); the per-kernel flag still "
             "links the adjoint MathDx GEMMs on CUDA (CS-7)."
+        )
+    elsewhere = [t for m in targets for t in m.unreached_tapes]
+    if elsewhere:
+        seen_t: list[str] = []
+        for t in elsewhere:
+            where_t = f"{t.file}:{t.line}"
+            if where_t not in seen_t:
+                seen_t.append(where_t)
+        caveats.insert(
+            0,
+            f"Another entry point differentiates these kernels: wp.Tape at {', '.join(seen_t)}, in file(s) this "
+            "command never imported (the hook's record of what it imported). Keep the setting at this entry point "
+            "only; the other one still needs the backward code.",
+        )
+        evidence.append(
+            Evidence(
+                fact=f"the measured process never imported {', '.join(sorted({t.file for t in elsewhere}))}, where "
+                "the only tapes over these kernels are",
+                source="both",
+            )
         )
     confidence = "high"
     if any(not any(b.backward_in_source for b in m.builds) for m in targets):
@@ -600,17 +698,19 @@ def evaluate(ctx: RuleContext) -> RuleResult:
                     "module is created forward-only. Moving it back reverts it."
                 )
             else:
-                fix = (
-                    "A parent package creates the kernel modules before this file runs, so moving the assignment "
-                    "inside it cannot help; reach the existing modules before their first load instead:\n"
-                    + get_module_lines
+                fix, where = _entry_line_fix(
+                    ctx, "a package imported before the assignment already created the kernel modules, so the "
+                    "assignment reaches only modules created after it"
                 )
+                if where is not None:
+                    locations.append(where)
         else:
-            fix = (
-                "wp.config.enable_backward was set to False after these modules were created (build config_shadow), "
-                "but the scan did not find the assignment. Move it above the import that creates them, or set "
-                "before the first load:\n" + get_module_lines
+            fix, where = _entry_line_fix(
+                ctx, "wp.config.enable_backward was set to False after these modules were created (build "
+                "config_shadow), but the scan did not find the assignment"
             )
+            if where is not None:
+                locations.append(where)
         for m in late_mods:
             evidence.append(
                 Evidence(
@@ -628,6 +728,14 @@ def evaluate(ctx: RuleContext) -> RuleResult:
             "wp.config.enable_backward = False would break them. Turn backward off only for the forward-only "
             "modules, from the entry point, before their first load:\n" + get_module_lines
         )
+        if hashed_names:
+            fix += (
+                ("\n" if get_module_lines else "")
+                + f"({len(hashed_names)} more module(s), {', '.join(hashed_names[:3])}"
+                + (", ..." if len(hashed_names) > 3 else "")
+                + ", are generated: their names carry a content hash that changes with the kernel, so they cannot "
+                "be named here; where you own their kernels, pass enable_backward=False in their module options)"
+            )
         if first_import is not None:
             locations.append(
                 ctx.loc(first_import.file, first_import.line, "after this import, before the first launch")
@@ -681,17 +789,19 @@ def evaluate(ctx: RuleContext) -> RuleResult:
             "import. The kernel modules themselves stay unchanged."
         )
         title = "Backward code is generated and compiled for kernels that nothing differentiates"
-    else:
-        why = (
-            f"the parent package(s) {', '.join(parents)} create the kernel modules before the entry point runs"
-            if parents
-            else "the entry point could not be located in the scanned sources"
-        )
+    elif parents and ctx.report.entry is not None and ctx.report.entry.owner != "dependency":
         fix = (
-            f"Set it for this process before the modules first load ({why}), from the application side:\n"
-            + get_module_lines
-            + "\n(or assign wp.config.enable_backward = False before anything imports the kernel modules)."
+            f"The parent package(s) {', '.join(parents)} create the kernel modules before the entry point runs, so "
+            "the line must run before them: put it at the top of the package's __init__.py, before its kernel "
+            f"imports:\nimport warp as wp\n{LINE}\n"
+            f"or start the program through a launcher of your own that sets it first."
         )
+        title = "Backward code is generated and compiled for kernels that nothing differentiates"
+    else:
+        why = "the scan could not place it after a specific import"
+        fix, where = _entry_line_fix(ctx, why)
+        if where is not None:
+            locations.append(where)
         if entry is not None and first_import is not None:
             locations.append(
                 ctx.loc(first_import.file, first_import.line, "after this import, before the first launch")
@@ -765,6 +875,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
                 saving_basis=basis,
                 caveats=caveats,
                 samples=ctx.samples,
+                experiment=experiment,
             )
         ],
         ruled_out=ruled,
