@@ -110,6 +110,9 @@ def evaluate(ctx: RuleContext) -> RuleResult:
         ops = [op for op in ops if op.kind not in ("cuda_cache_disable", "cuda_cache_path")]
 
     measured = bool(warm_ms or warm_builds or reloads or r.cache.cache_kernels is False)
+    lto_calls = [c for c in clear_calls if c.api == "clear_lto_cache" and c.site is not None]
+    if not measured and lto_calls and not any(c.api == "clear_kernel_cache" for c in clear_calls):
+        return _lto_clear_finding(ctx, lto_calls, ops)
     if not measured:
         if warm_measured or not (ops or clear_calls):
             return _ruled_out(ctx, ops, warm_measured)
@@ -211,6 +214,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
                 estimated_saving_ms=round(saving, 1) if saving else None,
                 saving_basis=basis,
                 samples=len(warm_ms) if warm_ms else (1 if reloads and ctx.samples else 0),
+                experiment={"keep_kernel_cache": True} if clear_calls and not r.cache.left_sandbox else None,
                 caveats=[
                     "Share a cache only between compatible builds (same Warp version, module options, target "
                     "architecture, driver/toolchain); a caller that needs a clean build can still clear it on purpose.",
@@ -222,12 +226,86 @@ def evaluate(ctx: RuleContext) -> RuleResult:
     )
 
 
+def _ran(ctx: RuleContext, op: CacheOp) -> bool:
+    """The hook recorded this scanned call running in the measured process (same API, same file and line)."""
+    return any(
+        c.api == op.kind and c.site is not None and ctx.rel(c.site.file) == ctx.rel(op.file) and c.site.line == op.line
+        for c in ctx.report.cache.calls
+    )
+
+
 def _ruled_out(ctx: RuleContext, ops: list[CacheOp], warm_measured: bool) -> RuleResult:
     if not warm_measured:
         signal = "no warm re-run was measured, and neither the sources nor the recorded calls defeat the cache"
     else:
         signal = "the warm re-run loaded every module from the cache"
-        if ops:
-            sites = ", ".join(f"{ctx.rel(op.file)}:{op.line}" for op in ops[:3])
+        ran = [op for op in ops if _ran(ctx, op)]
+        idle = [op for op in ops if not _ran(ctx, op)]
+        if ran:
+            sites = ", ".join(f"{ctx.rel(op.file)}:{op.line}" for op in ran[:3])
+            signal += f"; the cache-defeating code at {sites} ran (recorded by the hook) without costing this run"
+        if idle:
+            sites = ", ".join(f"{ctx.rel(op.file)}:{op.line}" for op in idle[:3])
             signal += f"; the cache-defeating code the scan found ({sites}) did not run in this command"
     return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal=signal)])
+
+
+def _lto_clear_finding(ctx: RuleContext, calls: list, ops: list[CacheOp]) -> RuleResult:
+    """wp.clear_lto_cache() ran in the measured process: on the CPU it costs nothing (no LTO artifacts exist), on
+    CUDA it makes the next process generate every MathDx LTO artifact again. Priced from CUDA builds when the report
+    has them (a --cuda-arch replay or a GPU run), else stated without a figure."""
+    r = ctx.report
+    locations = [ctx.loc(c.site.file, c.site.line, "wp.clear_lto_cache() runs in every process") for c in calls]
+    evidence = [
+        Evidence(fact=f"the hook recorded wp.clear_lto_cache() running at {ctx.rel(c.site.file)}:{c.site.line} "
+                 f"(event {c.seq}) in the measured process")
+        for c in calls
+    ]
+    lto_builds = [b for b in r.cuda_builds if b.lto_artifacts.count]
+    saving = sum(b.phases.get("lto", 0.0) for b in lto_builds) or None
+    if lto_builds:
+        evidence.append(
+            Evidence(
+                fact=f"the CUDA builds of this run made {sum(b.lto_artifacts.count for b in lto_builds)} LTO "
+                f"artifact(s) ({', '.join(sorted({b.module for b in lto_builds}))}); generating them took "
+                f"{fmt_ms(saving)}, which every process after a clear pays again",
+                builds=[],
+                ms=saving,
+            )
+        )
+        basis = "the MathDx LTO generation time of the CUDA builds in this report, paid again after every clear"
+    elif ctx.cpu_only:
+        evidence.append(
+            Evidence(fact="this run compiled for the CPU only, where Warp makes no LTO artifacts: the call cost it "
+                     "nothing")
+        )
+        basis = (
+            "nothing on the CPU; on CUDA, every MathDx tile module (tile_matmul, tile_fft, ...) regenerates its LTO "
+            "artifacts after the clear: measure it with `--cuda-arch 90`"
+        )
+    else:
+        basis = "no LTO artifacts were made in this run"
+    where = ", ".join(f"{ctx.rel(c.site.file)}:{c.site.line}" for c in calls)
+    return RuleResult(
+        findings=[
+            Finding(
+                mechanism=MECHANISM,
+                title="wp.clear_lto_cache() runs in every process: its cost falls on CUDA tile (MathDx) modules",
+                severity=ctx.severity_for(saving) if saving else "low",
+                confidence="high",
+                evidence=evidence,
+                locations=dedupe_locations(locations),
+                fix=f"Remove wp.clear_lto_cache() at {where} (or run it only when the MathDx or Warp version "
+                "changes): it deletes the linked device code that CUDA tile modules reuse between runs. On the CPU it "
+                "does nothing.",
+                estimated_saving_ms=round(saving, 1) if saving else None,
+                saving_basis=basis,
+                samples=1 if ctx.samples else 0,
+                caveats=[
+                    "A stale LTO cache after a MathDx or Warp upgrade is the one reason to clear it; do that once, "
+                    "not in every run."
+                ],
+                experiment={"keep_kernel_cache": True} if lto_builds else None,
+            )
+        ]
+    )

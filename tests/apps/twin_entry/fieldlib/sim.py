@@ -1,7 +1,7 @@
 import numpy as np
 import warp as wp
 
-from fieldlib.kernels import advect, relax
+from fieldlib.kernels import advect, relax, smooth
 
 
 def step(n: int = 64):
@@ -12,4 +12,5 @@ def step(n: int = 64):
     energy = wp.zeros(1, dtype=float, device="cpu", requires_grad=True)
     wp.launch(advect, dim=n, inputs=[src, vel, 0.1, dst], device="cpu")
     wp.launch(relax, dim=n, inputs=[dst, 0.5, energy], device="cpu")
+    wp.launch(smooth, dim=n, inputs=[src, vel], device="cpu")
     return dst, energy
