@@ -11,6 +11,7 @@ one line before anything runs.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,18 +156,22 @@ def run_try(
     max_pairs: int = 20,
     timeout_s: float = 900.0,
     progress: Callable[[str], None] | None = None,
+    cancel: threading.Event | None = None,
 ) -> TryResult:
     """Interleaved pairs by default (drift on a shared machine hits both arms); `samples` measures each arm in turn."""
+    from warp_compile.probe import measure as core
     from warp_compile.probe.compare import compare, interleaved_compare
     from warp_compile.probe.measure import measure
 
     env = settings_env(settings)
     what = describe(settings)
     if samples is not None:
-        before = measure(command, cwd, samples=samples, timeout_s=timeout_s, label="as is", progress=progress)
+        before = measure(
+            command, cwd, samples=samples, timeout_s=timeout_s, label="as is", progress=progress, cancel=cancel
+        )
         after = measure(
             command, cwd, samples=samples, timeout_s=timeout_s, label=f"with {what}", progress=progress,
-            extra_env=env,
+            cancel=cancel, extra_env=env,
         )
         comparison = compare(before, after, before_label="as is", after_label=f"with {what}")
         applied = dict(after.experiment)
@@ -180,10 +185,13 @@ def run_try(
             seen[str(kw.get("label", ""))] = dict(report.experiment)
             return report
 
+        def sample(*args: object, **kw: object) -> object:
+            return core.run_sample(*args, cancel=cancel, **kw)  # type: ignore[arg-type]
+
         comparison = interleaved_compare(
             command, cwd, cwd, samples=pairs, until_decided=until_decided, max_samples=max_pairs,
             timeout_s=timeout_s, progress=progress, arm_env=({}, env), arm_labels=("as is", f"with {what}"),
-            build_report=build,
+            run_sample=sample, build_report=build,
         )
         applied = seen.get("after", {})
     missing = sorted({k for k in settings if applied.get(k) not in ("applied", "hook")})

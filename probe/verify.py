@@ -10,6 +10,7 @@ then ranked by measured saving where there is one. When estimate and measurement
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -69,6 +70,7 @@ def verify(
     pairs: int = 3,
     timeout_s: float = 900.0,
     progress: Callable[[str], None] | None = None,
+    cancel: threading.Event | None = None,
     run: RunTry = run_try,
 ) -> Diagnosis:
     """Measure every finding that declares an experiment; same settings run once even if two findings share them."""
@@ -80,7 +82,9 @@ def verify(
         if key not in done:
             if progress:
                 progress(f"verify {f.mechanism}: try {key}")
-            result = run(command, cwd, f.experiment, pairs=pairs, timeout_s=timeout_s, progress=progress)
+            result = run(
+                command, cwd, f.experiment, pairs=pairs, timeout_s=timeout_s, progress=progress, cancel=cancel
+            )
             c = result.comparison
             k = _clock(c, ESTIMATE_CLOCK)
             done[key] = (

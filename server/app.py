@@ -255,6 +255,10 @@ async def diagnose(
         Field(ge=50, le=199, description="also build the cold run's modules for sm_N through NVRTC after it ran "
               "(no GPU needed), e.g. 90: CUDA builds for CS-5/CS-7/CS-13"),
     ] = None,
+    verify: Annotated[
+        bool, Field(description="then run each finding's experiment (3 interleaved pairs each) and report the "
+                    "measured saving next to the estimate; takes minutes")
+    ] = False,
     client_roots: Annotated[ListRootsResult | None, Resolve(_diagnose_roots)] = None,
 ) -> Annotated[CallToolResult, ServedDiagnosis]:
     """Name why the app compiles: findings per mechanism (CS-1..CS-13) ranked by estimated saving, each with its
@@ -299,6 +303,8 @@ async def diagnose(
             )
             report_id = server.store.add(rep)
             _all_failed(rep, report_id)
+        if verify and not rep.all_failed:
+            diagnosis = await _verify(ctx, diagnosis, rep, roots, timeout_s)
     from warp_compile.probe.render.diagnosis import render_text
 
     if note:
@@ -307,6 +313,23 @@ async def diagnose(
     if report_id:
         text += f"\nreport (summary and parts): {report_uri(report_id)}\n"
     return _result(ServedDiagnosis.of(diagnosis, report_id), text)
+
+
+async def _verify(
+    ctx: Context, diagnosis: Diagnosis, rep: Report, roots: Sequence[Path], timeout_s: float
+) -> Diagnosis:
+    """Run each finding's experiment in the report's own directory (inside the roots), with progress and cancel."""
+    from warp_compile.probe.verify import verify
+
+    server = _server(ctx)
+    where = server.confinement.check_dir(rep.cwd, "the report's cwd", roots)
+    runs = sum(1 for f in diagnosis.findings if f.experiment)
+    return await run_core(
+        lambda progress, cancel: verify(
+            diagnosis, list(rep.command), where, pairs=3, timeout_s=timeout_s, progress=progress, cancel=cancel
+        ),
+        Progress(ctx, expected=max(1, runs) * 14),
+    )
 
 
 def _source_root(server: WarpCompileServer, rep: Report, roots: Sequence[Path]) -> Path | None:

@@ -143,7 +143,7 @@ async def test_lists_five_tools_with_output_schemas_and_annotations(server: Warp
     assert set(tools["measure"].input_schema["required"]) == {"command", "cwd"}
     assert "client_roots" not in tools["measure"].input_schema["properties"]
     assert set(tools["diagnose"].input_schema["properties"]) == {
-        "command", "cwd", "report", "samples", "timeout_s", "cuda_arch"
+        "command", "cwd", "report", "samples", "timeout_s", "cuda_arch", "verify"
     }
     assert set(tools["compare"].input_schema["required"]) == {"before", "after"}
     assert set(tools["compare_interleaved"].input_schema["required"]) == {"command", "before_cwd", "after_cwd"}
