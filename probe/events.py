@@ -229,6 +229,9 @@ def parse_lines(lines: list[str]) -> RunEvents:
                 run.hook.targets = {str(k): str(v) for k, v in targets.items()}
             env = e.get("env") or {}
             run.cuda_cache_disable = env.get("CUDA_CACHE_DISABLE") or run.cuda_cache_disable
+            for key, state in (e.get("experiment_final") or {}).items():
+                if run.experiment.get(str(key)) == "applied":
+                    run.experiment[str(key)] = f"{state} by the application after import"
             main = e.get("main") or {}
             if isinstance(main, dict) and run.main_file is None:
                 run.main_file = main.get("file") or None

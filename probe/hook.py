@@ -1031,6 +1031,18 @@ def _imported_files(limit=5000):
     return sorted(files) + sorted(packages)
 
 
+def _experiment_final(cfg):
+    """Settings the experiment applied that the app itself assigned again later (its value wins)."""
+    out = {}
+    for key, value in _EXPERIMENT.items():
+        try:
+            if key != "keep_kernel_cache" and cfg is not None and hasattr(cfg, key) and getattr(cfg, key) != value:
+                out[key] = "overridden"
+        except Exception:
+            pass
+    return out
+
+
 def _main_module():
     """The entry point this process ran: `__main__`'s file and, for `python -m`, its module name."""
     try:
@@ -1056,6 +1068,7 @@ def _at_exit(warp_mod):
                 "launch_records": _state["launch_records"],
                 "imported_files": _imported_files(),
                 "main": _main_module(),
+                "experiment_final": _experiment_final(cfg),
                 "targets": _state.get("targets", {}),
                 "env": {"CUDA_CACHE_DISABLE": os.environ.get("CUDA_CACHE_DISABLE")},
             },

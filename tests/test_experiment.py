@@ -85,3 +85,15 @@ def test_hook_applies_settings_at_import_and_skips_cache_clears(tmp_path: Path) 
     }
     cleared = [c for c in ev.calls if c.api == "clear_lto_cache"]
     assert cleared and cleared[0].detail.get("skipped") == "experiment keep_kernel_cache"
+
+
+def test_a_setting_the_app_assigns_again_is_reported_as_overridden(tmp_path: Path) -> None:
+    from warp_compile.probe.events import read_events
+    from warp_compile.probe.sandbox import Sandbox
+
+    script = tmp_path / "stubborn.py"
+    script.write_text("import warp as wp\nwp.config.enable_backward = True\nwp.config.max_unroll = 4\n")
+    with Sandbox(settings_env({"enable_backward": False, "max_unroll": 4})) as box:
+        out = box.run([sys.executable, str(script)], tmp_path, 120)
+        ev = read_events(out.events_path)
+    assert ev.experiment == {"enable_backward": "overridden by the application after import", "max_unroll": "applied"}
