@@ -1,4 +1,5 @@
-"""Call facts: calls that may be of a kernel factory, and how fixed their arguments are."""
+"""Call facts: every call of a name (for CallFact), and calls that may be of a kernel factory with how fixed their
+arguments are (for FactoryCallFact / CallerRef)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,68 @@ from .common import (
     _last_ident,
     _text,
 )
+
+# (line, enclosing function's qualname or "<module>", callee's last identifier)
+RawCall = tuple[int, str, str]
+
+
+class CallCollector(ast.NodeVisitor):
+    """Every call `name(...)` / `obj.name(...)` of one file, and the names it defines with `def`.
+
+    Runs on every parsed file, also those the main visitor only skims, so a rule can follow calls through any file.
+    The walk order (decorators, then arguments, then the body; class bases and return annotations skipped) is the
+    order the call facts keep: rules that try call sites in turn take the first that fits.
+    """
+
+    def __init__(self) -> None:
+        self.stack: list[tuple[str, str]] = []  # (kind, qualname) of the enclosing defs and classes
+        self.calls: list[RawCall] = []
+        self.defs: set[str] = set()
+
+    def _qualname(self, name: str) -> str:
+        if not self.stack:
+            return name
+        kind, parent = self.stack[-1]
+        return f"{parent}.{name}" if kind == "class" else f"{parent}.<locals>.{name}"
+
+    def _function(self) -> str:
+        for kind, qual in reversed(self.stack):
+            if kind == "def":
+                return qual
+        return "<module>"
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self.defs.add(node.name)
+        for d in node.decorator_list:
+            self.visit(d)
+        self.visit(node.args)
+        self.stack.append(("def", self._qualname(node.name)))
+        for stmt in node.body:
+            self.visit(stmt)
+        self.stack.pop()
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        for d in node.decorator_list:
+            self.visit(d)
+        self.stack.append(("class", self._qualname(node.name)))
+        for stmt in node.body:
+            self.visit(stmt)
+        self.stack.pop()
+
+    def visit_Call(self, node: ast.Call) -> None:
+        name = _last_ident(node.func)
+        if name:
+            self.calls.append((node.lineno, self._function(), name))
+        self.generic_visit(node)
+
+
+def collect_calls(tree: ast.Module) -> tuple[list[RawCall], set[str]]:
+    """(every call of the file, the names it defines with `def`)."""
+    c = CallCollector()
+    c.visit(tree)
+    return c.calls, c.defs
 
 
 class CallsMixin:

@@ -99,8 +99,15 @@ class ImportsMixin:
                 level=level,
                 project_module=self.project.resolve(module, self.rel),
                 type_checking=self.type_checking > 0,
+                source_line=self._source_line(getattr(node, "lineno", 0)),
             )
         )
+
+    def _source_line(self, line: int) -> str | None:
+        """The physical line `line` of the file as text (what a fix quotes)."""
+        if not 0 < line <= len(self.source_lines):
+            return None
+        return self.source_lines[line - 1].decode("utf-8", errors="replace")
 
     def visit_Import(self, node: ast.Import) -> None:
         for a in node.names:

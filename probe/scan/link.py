@@ -6,6 +6,7 @@ from collections import defaultdict
 
 from ..scan_models import (
     CallerRef,
+    CallFact,
     FactoryCallFact,
     ImportFact,
     ImportRef,
@@ -150,6 +151,7 @@ def _link(facts: ScanFacts, scans: list[_FileScan], project: _Project) -> None:
             la.kernel_name = next(iter(by_factory[la.kernel_factory]))
 
     _link_factory_calls(facts, scans, project)
+    _link_calls(facts, scans)
     _link_option_callers(facts, scans, project)
 
     # tapes: kernels launched by functions called inside the with-block (matched by name, transitively)
@@ -178,6 +180,20 @@ def _link(facts: ScanFacts, scans: list[_FileScan], project: _Project) -> None:
             if not level or len(seen) > 500:
                 break
         t.indirect_kernels = sorted(found)
+
+
+def _link_calls(facts: ScanFacts, scans: list[_FileScan]) -> None:
+    """ScanFacts.calls: every call whose name some scanned file defines with `def` (no other call can reach a project
+    function), kept in scan order; the rest of each file's calls are dropped."""
+    defined: set[str] = set()
+    for fs in scans:
+        defined |= fs.def_names
+    for fs in scans:
+        for line, function, name in fs.raw_calls:
+            if name in defined:
+                scope = "module" if function == "<module>" else "function"
+                facts.calls.append(CallFact(file=fs.rel, line=line, function=function, scope=scope, name=name))
+        fs.raw_calls = []
 
 
 def _link_factory_calls(facts: ScanFacts, scans: list[_FileScan], project: _Project) -> None:
