@@ -5,6 +5,11 @@ User code is never imported or executed: files are read as bytes and parsed. A f
 
 Two passes: each file is scanned on its own (aliases, scopes, facts), then facts are linked across files
 (which modules define kernels, what an import brings in, which launches a tape block reaches, ...).
+
+Layout: `files` (which files, module names, import resolution), `visitor` (the per-file walk: scopes, bindings,
+dispatch), one mixin per fact family that the visitor is made of (`imports`, `options`, `caches`, `kernels`,
+`calls`), `common` (shared names and helpers), `link` (the cross-file pass). Everything a rule needs from the
+sources (also the call sites and import lines a fix quotes) ends up in ScanFacts, so no rule reads a file.
 """
 
 from __future__ import annotations

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from ..scan_models import (
-    CacheOp,
-)
+from ..scan_models import CacheOp
 from .common import (
     _ENV_KEYS,
     _STAMP_ATTRS,

@@ -5,13 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from .common import (
-    _PURE_CALLS,
-    _RUNTIME_NAMES,
-    _CallSite,
-    _last_ident,
-    _text,
-)
+from .common import _PURE_CALLS, _RUNTIME_NAMES, _CallSite, _last_ident, _text
 
 # (line, enclosing function's qualname or "<module>", callee's last identifier)
 RawCall = tuple[int, str, str]

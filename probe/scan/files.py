@@ -8,9 +8,7 @@ import stat
 from collections import defaultdict
 from pathlib import Path
 
-from ..scan_models import (
-    SkippedFile,
-)
+from ..scan_models import SkippedFile
 from .common import SKIP_DIRS
 
 # ---- files and module names ------------------------------------------------------------------------------------

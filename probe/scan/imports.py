@@ -5,13 +5,8 @@ from __future__ import annotations
 import ast
 from collections import defaultdict
 
-from ..scan_models import (
-    ImportFact,
-)
-from .common import (
-    _canon,
-    _iter_stmts,
-)
+from ..scan_models import ImportFact
+from .common import _canon, _iter_stmts
 
 
 class ImportsMixin:

@@ -1,4 +1,8 @@
-"""The per-file AST walk: scopes, bindings and dispatch to the fact families."""
+"""The per-file AST walk: scopes, bindings and dispatch to the fact families.
+
+`_FileScan` holds the state of one file (frames, aliases, the fact lists); the fact-family mixins it is made of
+(imports, options, caches, kernels, calls) read and fill that state through `self`.
+"""
 
 from __future__ import annotations
 
