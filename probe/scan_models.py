@@ -290,10 +290,11 @@ class FactoryCallFact(Fact):
 
 
 class CallFact(Fact):
-    """A call `name(...)` or `obj.name(...)` whose `name` some scanned file defines with `def` (any other call cannot
-    lead to a project function). `function`/`scope` are the caller's. Unlike FactoryCallFact and CallerRef, nothing
-    is resolved: every file (also those the scan only skims) contributes, matched by the callee's last identifier.
-    Calls in class bases and return annotations are not listed."""
+    """A call `name(...)` or `obj.name(...)` on the way to a function-scope wp.overload registration: a call of the
+    function that holds one, of a function that calls that, and so on (scan.link.CALL_LEVELS names deep).
+    `function`/`scope` are the caller's. Unlike FactoryCallFact and CallerRef nothing is resolved: calls are matched
+    by the callee's last identifier, in every file (also those the scan only skims). Calls in class bases and return
+    annotations are not listed."""
 
     name: str  # last identifier of the callee
 
@@ -339,7 +340,7 @@ class ScanFacts(_Model):
     tile_ops: list[TileOpFact] = Field(default_factory=list)
     loops: list[LoopFact] = Field(default_factory=list)
     factory_calls: list[FactoryCallFact] = Field(default_factory=list)  # linked across files after the per-file scan
-    # Calls of names the project defines, per file in scan order, each file's in AST walk order (outer call first).
+    # Calls that lead to function-scope overload registrations (see CallFact): file order, then walk order.
     calls: list[CallFact] = Field(default_factory=list)
 
     # ---- pure queries -------------------------------------------------------------------------------------------

@@ -890,28 +890,44 @@ CALLS_TREE = {
             main()
     """,
     "app/helpers.py": """
+        from app import setup
+
+
         def prepare(n):
             def inner():
-                return prepare(n - 1)
+                return setup.register(n)
             return inner()
+    """,
+    "app/setup.py": """
+        from typing import Any
+
+        import warp as wp
+
+
+        @wp.kernel
+        def scale(x: wp.array(dtype=Any), s: float):
+            i = wp.tid()
+
+
+        def register(n):
+            wp.overload(scale, {"x": wp.array(dtype=wp.float32)})
+            return n
     """,
 }
 
 
-def test_call_facts_cover_every_file_in_walk_order(tmp_path):
-    """Calls of names the project defines, also in a file the scan only skims (helpers.py never mentions warp);
-    builtins and classes are not project functions; an outer call comes before the calls in its arguments."""
+def test_call_facts_lead_to_late_overload_registrations(tmp_path):
+    """register() holds a function-scope wp.overload: its calls, its callers' calls and theirs, three names deep, in
+    every file (helpers.py never mentions warp, so the scan only skims it). Calls that lead nowhere near a
+    registration (step, main, and go: a fourth level) are not kept."""
     facts = scan(write(tmp_path, CALLS_TREE))
     got = [(c.file, c.line, c.function, c.scope, c.name) for c in facts.calls]
     assert got == [
-        ("app/__main__.py", 7, "Runner.go", "function", "step"),
         ("app/__main__.py", 7, "Runner.go", "function", "prepare"),
-        ("app/__main__.py", 14, "main", "function", "go"),
-        ("app/__main__.py", 18, "<module>", "module", "main"),
-        ("app/helpers.py", 3, "prepare.<locals>.inner", "function", "prepare"),
-        ("app/helpers.py", 4, "prepare", "function", "inner"),
+        ("app/helpers.py", 6, "prepare.<locals>.inner", "function", "register"),
+        ("app/helpers.py", 7, "prepare", "function", "inner"),
     ]
-    assert [c.function_name for c in facts.calls_named("prepare")] == ["go", "inner"]
+    assert [c.function_name for c in facts.calls_named("prepare")] == ["go"]
 
 
 def test_import_facts_carry_their_source_line(tmp_path):

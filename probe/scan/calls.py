@@ -26,8 +26,8 @@ _NO_CALLS = frozenset(
 )
 
 
-def collect_calls(tree: ast.Module) -> tuple[list[RawCall], set[str]]:
-    """(every call `name(...)` / `obj.name(...)` of one file, the names it defines with `def`).
+def collect_calls(tree: ast.Module) -> list[RawCall]:
+    """Every call `name(...)` / `obj.name(...)` of one file.
 
     Runs on every parsed file, also those the main visitor only skims, so a rule can follow calls through any file;
     a plain recursive walk, several times cheaper than an ast.NodeVisitor. The walk is pre-order (an outer call
@@ -36,7 +36,6 @@ def collect_calls(tree: ast.Module) -> tuple[list[RawCall], set[str]]:
     fits. A file nested too deeply to walk keeps the calls found up to that point.
     """
     calls: list[RawCall] = []
-    defs: set[str] = set()
 
     def child(kind: str | None, parent: str | None, name: str) -> str:
         if parent is None:
@@ -52,7 +51,6 @@ def collect_calls(tree: ast.Module) -> tuple[list[RawCall], set[str]]:
             elif type(f) is ast.Attribute:
                 calls.append((node.lineno, fn, f.attr))
         elif t is ast.FunctionDef or t is ast.AsyncFunctionDef:
-            defs.add(node.name)
             for d in node.decorator_list:
                 walk(d, fn, kind, parent)
             walk(node.args, fn, kind, parent)
@@ -80,7 +78,7 @@ def collect_calls(tree: ast.Module) -> tuple[list[RawCall], set[str]]:
         walk(tree, "<module>", None, None)
     except RecursionError:
         pass
-    return calls, defs
+    return calls
 
 
 class CallsMixin:

@@ -173,15 +173,26 @@ def _link(facts: ScanFacts, scans: list[_FileScan], project: _Project) -> None:
         t.indirect_kernels = sorted(found)
 
 
+# How many calls out from a function-scope wp.overload registration ScanFacts.calls reaches (the rules that order a
+# registration against a kernel's first load follow at most this many).
+CALL_LEVELS = 3
+
+
 def _link_calls(facts: ScanFacts, scans: list[_FileScan]) -> None:
-    """ScanFacts.calls: every call whose name some scanned file defines with `def` (no other call can reach a project
-    function), kept in scan order; the rest of each file's calls are dropped."""
-    defined: set[str] = set()
+    """ScanFacts.calls: the calls of functions that hold a function-scope wp.overload registration, of their callers,
+    and so on, CALL_LEVELS names deep, matched by name; in scan order. Every other call is dropped: keeping all of a
+    large tree's calls costs more (objects for the garbage collector to walk) than the scan itself."""
+    wanted = {o.function.rsplit(".", 1)[-1] for o in facts.overloads if o.scope == "function"}
+    level = set(wanted)
+    for _ in range(CALL_LEVELS - 1):
+        if not level:
+            break
+        callers = {fn.rsplit(".", 1)[-1] for fs in scans for _l, fn, name in fs.raw_calls if name in level}
+        level = callers - wanted - {"<module>"}
+        wanted |= level
     for fs in scans:
-        defined |= fs.def_names
-    for fs in scans:
-        for line, function, name in fs.raw_calls:
-            if name in defined:
+        for line, function, name in fs.raw_calls if wanted else ():
+            if name in wanted:
                 scope = "module" if function == "<module>" else "function"
                 facts.calls.append(CallFact(file=fs.rel, line=line, function=function, scope=scope, name=name))
         fs.raw_calls = []

@@ -91,8 +91,7 @@ class _FileScan(ImportsMixin, OptionsMixin, CachesMixin, KernelsMixin, CallsMixi
         self.loop_stack: list[_LoopEntry] = []
         self.call_sites: list[_CallSite] = []
         self.decorators: set[int] = set()  # Call nodes used as decorators
-        self.raw_calls: list[RawCall] = []  # every call of the file (CallFacts once the project's defs are known)
-        self.def_names: set[str] = set()  # names the file defines with `def`
+        self.raw_calls: list[RawCall] = []  # every call of the file (the link pass keeps those ScanFacts.calls needs)
 
     # ---- driver ------------------------------------------------------------------------------------------------
 
@@ -101,13 +100,13 @@ class _FileScan(ImportsMixin, OptionsMixin, CachesMixin, KernelsMixin, CallsMixi
         self._collect_constants()
         self.visit(self.tree)
         self._finish()
-        self.raw_calls, self.def_names = collect_calls(self.tree)
+        self.raw_calls = collect_calls(self.tree)
 
     def run_light(self) -> None:
         """For files that cannot hold a Warp fact (no "warp", "CUDA_CACHE" or "rmtree" in the bytes): statements
         only, for imports, scopes, the main guard and the names each function calls."""
         self._light(self.tree.body)
-        self.raw_calls, self.def_names = collect_calls(self.tree)
+        self.raw_calls = collect_calls(self.tree)
 
     def _light(self, body: list[ast.stmt]) -> None:
         for node in body:
