@@ -15,14 +15,7 @@ from pathlib import Path
 
 from warp_compile.probe.diagnosis_models import Cause, Evidence, HashChange, Location, Severity
 from warp_compile.probe.models import Build, KernelInfo, PchBuild, Report
-from warp_compile.probe.scan_models import (
-    CREATION_OPTIONS,
-    CallFact,
-    ConfigSetFact,
-    ImportRef,
-    KernelDef,
-    ScanFacts,
-)
+from warp_compile.probe.scan_models import CREATION_OPTIONS, CallFact, ConfigSetFact, ImportRef, KernelDef, ScanFacts
 
 
 @dataclass
@@ -403,5 +396,6 @@ CallSite = CallFact  # a call `name(...)` / `obj.name(...)` in the scanned sourc
 
 
 def call_sites(ctx: RuleContext, name: str) -> list[CallSite]:
-    """Every call of a function or method named `name` in the scanned Python files, in file and walk order."""
+    """The scanned calls of a function or method named `name`, in file and walk order. The scan keeps the calls on
+    the way to a function-scope wp.overload registration (ScanFacts.calls), which is what CS-6 follows."""
     return ctx.scan.calls_named(name) if ctx.scan is not None else []
