@@ -70,6 +70,9 @@ class ImportFact(Fact):
     type_checking: bool = False  # under `if TYPE_CHECKING:` (never runs)
     defines_kernels: bool = False  # project_module itself defines a @wp.kernel
     reaches_kernels: bool = False  # it or anything it imports at module scope (or a parent package) defines one
+    # The physical source line at `line` as written (the first line of a multi-line import): what a fix quotes when it
+    # says "move X above `from pkg import solver`", so a rule never reads the file back.
+    source_line: str | None = None
 
 
 class ModuleInfo(_Model):
@@ -286,6 +289,21 @@ class FactoryCallFact(Fact):
     decorator: bool = False  # used as a decorator: @factory(...)
 
 
+class CallFact(Fact):
+    """A call `name(...)` or `obj.name(...)` on the way to a function-scope wp.overload registration: a call of the
+    function that holds one, of a function that calls that, and so on (scan.link.CALL_LEVELS names deep).
+    `function`/`scope` are the caller's. Unlike FactoryCallFact and CallerRef nothing is resolved: calls are matched
+    by the callee's last identifier, in every file (also those the scan only skims). Calls in class bases and return
+    annotations are not listed."""
+
+    name: str  # last identifier of the callee
+
+    @property
+    def function_name(self) -> str:
+        """The caller's own name, as a frame's co_name shows it ("<module>" at module scope)."""
+        return self.function.rsplit(".", 1)[-1]
+
+
 class ParseError(_Model):
     file: str
     reason: str
@@ -322,6 +340,8 @@ class ScanFacts(_Model):
     tile_ops: list[TileOpFact] = Field(default_factory=list)
     loops: list[LoopFact] = Field(default_factory=list)
     factory_calls: list[FactoryCallFact] = Field(default_factory=list)  # linked across files after the per-file scan
+    # Calls that lead to function-scope overload registrations (see CallFact): file order, then walk order.
+    calls: list[CallFact] = Field(default_factory=list)
 
     # ---- pure queries -------------------------------------------------------------------------------------------
 
@@ -360,6 +380,18 @@ class ScanFacts(_Model):
 
     def imports_in(self, file: str) -> list[ImportFact]:
         return [i for i in self.imports if i.file == file]
+
+    def source_line(self, file: str, line: int) -> str | None:
+        """The source line an import fact of `file` recorded at `line` (None when no import starts there)."""
+        return next((i.source_line for i in self.imports if i.file == file and i.line == line), None)
+
+    def calls_named(self, name: str) -> list[CallFact]:
+        """Every call of a function or method named `name`, in file and walk order."""
+        return [c for c in self.calls if c.name == name]
+
+    def module_options_in(self, file: str, function: str | None = None) -> list[ModuleOptionsFact]:
+        """Module-option writes of one file (and one function of it)."""
+        return [m for m in self.module_options if m.file == file and (function is None or m.function == function)]
 
     def config_sets_named(self, name: str) -> list[ConfigSetFact]:
         return [c for c in self.config_sets if c.name == name]

@@ -2,16 +2,30 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.helpers import synth_build
 from tests.helpers import write_tree as write
 from warp_compile.probe.errors import UsageError
+from warp_compile.probe.models import KernelInfo, Report
+from warp_compile.probe.rules import late_options
+from warp_compile.probe.rules.context import RuleContext, call_sites
 from warp_compile.probe.scan import module_name_for, scan
-from warp_compile.probe.scan_models import FACT_LISTS, ScanFacts
+from warp_compile.probe.scan_models import (
+    FACT_LISTS,
+    CallFact,
+    ConfigSetFact,
+    ImportFact,
+    ImportRef,
+    KernelDef,
+    ModuleInfo,
+    ScanFacts,
+)
 
 
 def line_of(root: Path, rel: str, needle: str, nth: int = 0) -> int:
@@ -849,3 +863,243 @@ def test_a_directory_that_cannot_be_inspected_is_left_out(tmp_path, monkeypatch)
     monkeypatch.setattr(Path, "exists", exists)
     facts = scan(tmp_path)
     assert facts.files_scanned == 1  # app.py only: the directory that raised was skipped, not fatal
+
+
+# ---- facts the rules read instead of the files ------------------------------------------------------------------
+
+CALLS_TREE = {
+    "app/__init__.py": "",
+    "app/__main__.py": """
+        import warp as wp
+        from app import helpers
+
+
+        class Runner:
+            def go(self):
+                self.step(helpers.prepare(len([1])))
+
+            def step(self, n):
+                print(n)
+
+
+        def main():
+            Runner().go()
+
+
+        if __name__ == "__main__":
+            main()
+    """,
+    "app/helpers.py": """
+        from app import setup
+
+
+        def prepare(n):
+            def inner():
+                return setup.register(n)
+            return inner()
+    """,
+    "app/setup.py": """
+        from typing import Any
+
+        import warp as wp
+
+
+        @wp.kernel
+        def scale(x: wp.array(dtype=Any), s: float):
+            i = wp.tid()
+
+
+        def register(n):
+            wp.overload(scale, {"x": wp.array(dtype=wp.float32)})
+            return n
+    """,
+}
+
+
+def test_call_facts_lead_to_late_overload_registrations(tmp_path):
+    """register() holds a function-scope wp.overload: its calls, its callers' calls and theirs, three names deep, in
+    every file (helpers.py never mentions warp, so the scan only skims it). Calls that lead nowhere near a
+    registration (step, main, and go: a fourth level) are not kept."""
+    facts = scan(write(tmp_path, CALLS_TREE))
+    got = [(c.file, c.line, c.function, c.scope, c.name) for c in facts.calls]
+    assert got == [
+        ("app/__main__.py", 7, "Runner.go", "function", "prepare"),
+        ("app/helpers.py", 6, "prepare.<locals>.inner", "function", "register"),
+        ("app/helpers.py", 7, "prepare", "function", "inner"),
+    ]
+    assert [c.function_name for c in facts.calls_named("prepare")] == ["go"]
+
+
+def test_import_facts_carry_their_source_line(tmp_path):
+    write(
+        tmp_path,
+        {
+            "app.py": """
+                import os, sys  # two at once
+                from json import (
+                    dumps,
+                    loads,
+                )
+            """
+        },
+    )
+    facts = scan(tmp_path)
+    assert {i.module: i.source_line for i in facts.imports} == {
+        "os": "import os, sys  # two at once",
+        "sys": "import os, sys  # two at once",
+        "json": "from json import (",  # a multi-line import: its first line
+    }
+    assert facts.source_line("app.py", 2) == "from json import (" and facts.source_line("app.py", 3) is None
+
+
+FS_CALLS = frozenset(
+    {"open", "read_text", "read_bytes", "exists", "is_file", "is_dir", "stat", "lstat", "walk", "listdir", "scandir"}
+    | {"glob", "rglob", "iterdir", "getline", "getlines", "parse", "samefile", "resolve", "realpath", "access"}
+)
+FS_MODULES = frozenset({"ast", "linecache", "tokenize", "io", "glob", "shutil", "tempfile"})
+
+
+def file_system_uses(source: str) -> list[str]:
+    """Calls that read or probe files (`open(`, `.read_text(`, `ast.parse(`, `.exists(` ...) and imports of modules
+    for reading or parsing sources, by line."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+            if name in FS_CALLS:
+                found.append((node.lineno, f"{name}()"))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            found += [(node.lineno, f"import {m}") for m in mods if m.split(".")[0] in FS_MODULES]
+    return [f"{line}: {what}" for line, what in sorted(found)]
+
+
+def test_the_check_below_sees_file_access():
+    """The static check must be able to fail: the old ways the rules read sources are all caught."""
+    old = (
+        "import ast\nfrom pathlib import Path\n"
+        "def f(p, ctx):\n"
+        "    tree = ast.parse(Path(p).read_text(encoding='utf-8'))\n"
+        "    if (ctx.root / p).exists() and Path(p).is_file():\n"
+        "        return open(p).read(), Path(p).stat().st_mtime_ns\n"
+    )
+    assert file_system_uses(old) == [
+        "1: import ast",
+        "4: parse()",
+        "4: read_text()",
+        "5: exists()",
+        "5: is_file()",
+        "6: open()",
+        "6: stat()",
+    ]
+
+
+def test_rules_never_touch_the_file_system():
+    """Rules are functions of (report, scan facts): nothing under probe/rules/ opens, reads, parses or probes a file,
+    so a saved report and scan diagnose the same wherever and whenever they are read."""
+    rules_dir = Path(__file__).resolve().parents[1] / "probe" / "rules"
+    sources = sorted(rules_dir.glob("*.py"))
+    assert len(sources) >= 14  # every rule module plus context and the registry
+    offenders = {p.name: hits for p in sources if (hits := file_system_uses(p.read_text()))}
+    assert offenders == {}
+
+
+def _deadline_report(cwd: str) -> Report:
+    """One build of app.kernels that kept max_unroll=16 while wp.config said 4: the late assignment never arrived."""
+    build = synth_build(
+        1,
+        "app.kernels",
+        "a",
+        ms=420.0,
+        options={"max_unroll": "16"},
+        config_shadow={"max_unroll": ["16", "4"]},
+        kernels=[KernelInfo(key="step", file=f"{cwd}/app/kernels.py", line=4)],
+    )
+    return Report(builds=[build], warp_version="1.19.0", command=["python", "-m", "app"], cwd=cwd, samples=1)
+
+
+def _deadline_findings(ctx: RuleContext) -> list:
+    return [f for f in late_options.evaluate(ctx).findings if "max_unroll" in f.title]
+
+
+def test_late_options_finding_from_facts_built_in_memory():
+    """No tree anywhere: the scan facts are written by hand, and the fix quotes the import line they carry."""
+    line = "from app import kernels as sk, plots  # the solver's kernels"
+    facts = ScanFacts(
+        root="/nowhere/proj",
+        modules=[
+            ModuleInfo(file="app/__main__.py", name="app.__main__", main_alias="__main__"),
+            ModuleInfo(file="app/kernels.py", name="app.kernels", kernel_count=1, module_scope_kernel_count=1),
+        ],
+        imports=[
+            ImportFact(
+                file="app/__main__.py",
+                line=2,
+                module="app.kernels",
+                names=["sk"],
+                project_module="app.kernels",
+                defines_kernels=True,
+                reaches_kernels=True,
+                source_line=line,
+            )
+        ],
+        kernels=[KernelDef(file="app/kernels.py", line=4, name="step", qualname="step", python_module="app.kernels")],
+        config_sets=[
+            ConfigSetFact(
+                file="app/__main__.py",
+                line=4,
+                name="max_unroll",
+                value="4",
+                copied_at_module_creation=True,
+                after_kernel_imports=[
+                    ImportRef(module="app.kernels", line=2, kernel_modules=["app.kernels"], created_at_import=True)
+                ],
+            )
+        ],
+        calls=[CallFact(file="app/__main__.py", line=9, function="main", scope="function", name="run")],
+    )
+    ctx = RuleContext(report=_deadline_report("/nowhere/proj"), scan=facts, root=None)
+    (finding,) = _deadline_findings(ctx)
+    assert finding.mechanism == "CS-3" and finding.modules == ["app.kernels"]
+    assert "above `from app import kernels as sk, plots` (line 2 of app/__main__.py)" in finding.fix
+    assert [(c.file, c.line, c.function_name) for c in call_sites(ctx, "run")] == [("app/__main__.py", 9, "main")]
+
+
+DEADLINE_TREE = {
+    "app/__init__.py": "",
+    "app/plots.py": "",
+    "app/kernels.py": """
+        import warp as wp
+
+        @wp.kernel
+        def step(x: wp.array(dtype=float)):
+            i = wp.tid()
+    """,
+    "app/__main__.py": """
+        import warp as wp
+        from app import kernels as sk, plots  # the solver's kernels
+
+        wp.config.max_unroll = 4
+    """,
+}
+
+
+def test_a_saved_scan_diagnoses_the_same_after_the_sources_change(tmp_path):
+    """The fix quotes the import as it was when scanned; editing or deleting the sources afterwards changes nothing."""
+    root = write(tmp_path, DEADLINE_TREE)
+    saved = scan(root).model_dump_json()
+    report = _deadline_report(str(root))
+
+    def fix() -> str:
+        facts = ScanFacts.model_validate_json(saved)
+        (finding,) = _deadline_findings(RuleContext(report=report, scan=facts, root=root))
+        return finding.fix
+
+    before = fix()
+    assert "above `from app import kernels as sk, plots` (line 2 of app/__main__.py)" in before
+    main = root / "app" / "__main__.py"
+    main.write_text(main.read_text().replace("kernels as sk, plots", "kernels as renamed"))
+    assert fix() == before
+    main.unlink()
+    assert fix() == before

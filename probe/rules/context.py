@@ -1,12 +1,12 @@
 """What every rule reads: the measurement, the static scan and the hash diffs, plus small shared helpers.
 
-Rules are pure functions `evaluate(ctx) -> RuleResult`; they read facts only, never a project's name or path.
+Rules are pure functions `evaluate(ctx) -> RuleResult`; they read facts only, never a project's name or path, and
+never the file system: whatever they quote from the sources (call sites, import lines) the scan put in ScanFacts.
+`root` only shortens the paths a finding prints.
 """
 
 from __future__ import annotations
 
-import ast
-import functools
 import os
 import re
 from collections import defaultdict
@@ -22,7 +22,7 @@ from warp_compile.probe.rules.helpers import (  # noqa: F401 (fmt_ms, norm_value
     share_of_compile,
     warp_key,
 )
-from warp_compile.probe.scan_models import CREATION_OPTIONS, ConfigSetFact, ImportRef, KernelDef, ScanFacts
+from warp_compile.probe.scan_models import CREATION_OPTIONS, CallFact, ConfigSetFact, ImportRef, KernelDef, ScanFacts
 
 
 @dataclass
@@ -392,90 +392,10 @@ def superseded_by(ctx: RuleContext, changes: list[HashChange]) -> Superseded:
 
 # ---------------------------------------------------------------------------------------------- call sites
 
-
-@dataclass(frozen=True)
-class CallSite:
-    """A call `name(...)` or `obj.name(...)` in the scanned sources."""
-
-    file: str  # as the scan records it (relative to the scanned root)
-    line: int
-    function: str  # qualname of the enclosing def ("<module>" at module scope), as the scan writes it
-    name: str
-
-    @property
-    def function_name(self) -> str:
-        """The enclosing function's own name, as a frame's co_name shows it."""
-        return self.function.rsplit(".", 1)[-1]
-
-
-class _CallVisitor(ast.NodeVisitor):
-    def __init__(self, file: str) -> None:
-        self.file = file
-        self.stack: list[tuple[str, str]] = []  # (kind, qualname)
-        self.calls: list[CallSite] = []
-
-    def _qualname(self, name: str) -> str:
-        if not self.stack:
-            return name
-        kind, parent = self.stack[-1]
-        return f"{parent}.{name}" if kind == "class" else f"{parent}.<locals>.{name}"
-
-    def _function(self) -> str:
-        fns = [q for k, q in self.stack if k == "def"]
-        return fns[-1] if fns else "<module>"
-
-    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        for d in node.decorator_list:
-            self.visit(d)
-        self.visit(node.args)
-        self.stack.append(("def", self._qualname(node.name)))
-        for stmt in node.body:
-            self.visit(stmt)
-        self.stack.pop()
-
-    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
-
-    def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        for d in node.decorator_list:
-            self.visit(d)
-        self.stack.append(("class", self._qualname(node.name)))
-        for stmt in node.body:
-            self.visit(stmt)
-        self.stack.pop()
-
-    def visit_Call(self, node: ast.Call) -> None:
-        f = node.func
-        name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
-        if name:
-            self.calls.append(CallSite(file=self.file, line=node.lineno, function=self._function(), name=name))
-        self.generic_visit(node)
-
-
-@functools.lru_cache(maxsize=256)
-def _calls_in(path: str, rel: str, mtime_ns: int, size: int) -> tuple[CallSite, ...]:
-    try:
-        tree = ast.parse(Path(path).read_text(encoding="utf-8", errors="replace"))
-    except (OSError, SyntaxError, ValueError):
-        return ()
-    v = _CallVisitor(rel)
-    v.visit(tree)
-    return tuple(v.calls)
+CallSite = CallFact  # a call `name(...)` / `obj.name(...)` in the scanned sources (the scan's fact, by its old name)
 
 
 def call_sites(ctx: RuleContext, name: str) -> list[CallSite]:
-    """Every call of a function or method named `name` in the scanned Python files, in file and line order."""
-    scan = ctx.scan
-    if scan is None:
-        return []
-    base = Path(scan.root) if scan.root else ctx.root
-    if base is None:
-        return []
-    out: list[CallSite] = []
-    for m in scan.modules:
-        path = base / m.file
-        try:
-            st = path.stat()
-        except OSError:
-            continue
-        out.extend(c for c in _calls_in(str(path), m.file, st.st_mtime_ns, st.st_size) if c.name == name)
-    return out
+    """The scanned calls of a function or method named `name`, in file and walk order. The scan keeps the calls on
+    the way to a function-scope wp.overload registration (ScanFacts.calls), which is what CS-6 follows."""
+    return ctx.scan.calls_named(name) if ctx.scan is not None else []

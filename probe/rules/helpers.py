@@ -6,7 +6,6 @@ Nothing here reads the file system or another rule; `context.py` re-exports `war
 
 from __future__ import annotations
 
-import ast
 import posixpath
 import re
 from collections import defaultdict
@@ -133,11 +132,15 @@ def is_false(text: str | None) -> bool:
     t = text.strip()
     if not t:
         return True  # str("") as recorded
+    if t in _FALSY_LITERALS:
+        return True
     try:
-        value = ast.literal_eval(t)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return False
-    return not value
+        return float(t.replace("_", "")) == 0.0  # 0, 0.0, -0, 0e3 ...
+    except ValueError:
+        return False  # a non-empty string, a name, a call: not known to be false
+
+
+_FALSY_LITERALS = {"False", "None", "''", '""', "[]", "{}", "()", "set()", "dict()", "list()", "tuple()"}
 
 
 def pch_off(build: Build) -> bool:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 from warp_compile.probe.diagnosis_models import Cause, Evidence, Finding, HashChange, Location, RuledOut, RuleResult
 from warp_compile.probe.models import Build
@@ -205,7 +204,7 @@ def _late_option_finding(
 def _import_statement(ctx: RuleContext, file: str, ref: ImportRef) -> str:
     """The import at `file:ref.line` as written: the source line when it is one whole statement, else rebuilt from
     the scan's import facts (`from pkg import a, b` or `import pkg.mod`)."""
-    text = _source_line(ctx, file, ref.line)
+    text = ctx.scan.source_line(file, ref.line) if ctx.scan is not None and ref.line > 0 else None
     if text is not None:
         stmt = text.split("#", 1)[0].strip().rstrip(";").strip()
         whole = re.match(r"(import|from)\s", stmt) and not stmt.endswith(("(", "\\", ",")) and ";" not in stmt
@@ -218,21 +217,6 @@ def _import_statement(ctx: RuleContext, file: str, ref: ImportRef) -> str:
         names = [n for i in facts if i.module == parent or i.module.rpartition(".")[0] == parent for n in i.names]
         return f"from {parent} import {', '.join(dict.fromkeys(names))}"
     return f"import {ref.module}"
-
-
-def _source_line(ctx: RuleContext, file: str, line: int) -> str | None:
-    if line <= 0:
-        return None
-    path = Path(file)
-    if not path.is_absolute():
-        if ctx.root is None:
-            return None
-        path = ctx.root / path
-    try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return None
-    return lines[line - 1] if line <= len(lines) else None
 
 
 def _deadline_finding(ctx: RuleContext, late: LateConfig) -> Finding:
