@@ -45,4 +45,5 @@ def test_report_files_and_owner_lookup_by_relative_path(tmp_path: Path) -> None:
     assert report_files(dump) == {"/p/a.py", "/p/b.py"}
     owners = {os.path.join(str(tmp_path), "pkg", "m.py"): FileOwner(owner="dependency", distribution="eng")}
     assert owner_of("pkg/m.py", owners, str(tmp_path)).distribution == "eng"  # type: ignore[union-attr]
-    assert owner_of("other.py", owners, str(tmp_path)) is None
+    assert owner_of("other.py", owners, str(tmp_path)).owner == "project"  # type: ignore[union-attr]  # inside the root
+    assert owner_of("/elsewhere/x.py", owners, str(tmp_path)) is None  # nobody recorded it

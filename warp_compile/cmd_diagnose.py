@@ -68,7 +68,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="for each finding that has an experiment (`warp-compile try` settings), measure it and report the "
         "measured saving next to the estimate; findings are then ranked by measured saving",
     )
-    v.add_argument("--verify-pairs", type=int, default=3, metavar="N", help="interleaved pairs per experiment (3)")
+    v.add_argument(
+        "--verify-pairs", type=int, default=3, metavar="N", help="interleaved pairs per experiment (default 3)"
+    )
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=run)
 

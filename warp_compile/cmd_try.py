@@ -52,7 +52,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--samples", type=int, metavar="N",
                    help="measure each arm N times in turn instead of interleaving")
     p.add_argument("--until-decided", action="store_true", help="stop once the verdict cannot change")
-    p.add_argument("--max-pairs", type=int, default=20, metavar="M", help="most pairs with --until-decided")
+    p.add_argument(
+        "--max-pairs", type=int, default=20, metavar="M", help="most pairs with --until-decided (default 20)"
+    )
     p.add_argument("--cwd", metavar="DIR", help="directory to run the command in (default: current)")
     p.add_argument("--timeout", type=seconds, default=900.0, metavar="S", help="seconds per run (default 900)")
     p.add_argument("--json", metavar="FILE", help="write the result as JSON ('-': stdout); its directory must exist")
