@@ -228,6 +228,19 @@ class LtoArtifacts(_Model):
     bytes: int = 0
 
 
+class CudaForward(_Model):
+    """The same (module, block_dim) rebuilt with enable_backward False (replay of a backward MathDx tile module)."""
+
+    ms: float = 0.0
+    phases: dict[str, float] = Field(default_factory=dict)
+    source_bytes: int = 0
+    lto_artifacts: LtoArtifacts = Field(default_factory=LtoArtifacts)
+    link_inputs: int = 0
+    status: str = "compiled"
+    error: str | None = None
+    warm_cache: bool = False  # built in-process after the serial pass (no fork), NVRTC's header cache warm
+
+
 class CudaBuild(_Model):
     """One (module, block_dim) built for a CUDA architecture: by the `--cuda-arch` replay, or on a device."""
 
@@ -238,6 +251,9 @@ class CudaBuild(_Model):
     ms: float = 0.0
     phases: dict[str, float] = Field(default_factory=dict)  # codegen, lto (MathDx generation), nvrtc (+ link), other
     source_bytes: int = 0
+    backward: bool | None = None  # built with the module's enable_backward True
+    backward_source_bytes: int | None = None  # adjoint code in the generated CUDA source
+    forward: CudaForward | None = None  # the forward-only rebuild, measured for backward MathDx tile modules
     lto_artifacts: LtoArtifacts = Field(default_factory=LtoArtifacts)  # .lto files this build added to the cache
     link_inputs: int = 0  # LTO-IR / fatbin inputs handed to the link inside the NVRTC build
     binary: str = ""
