@@ -455,7 +455,13 @@ def _concurrent(ctx, cfg, entries, arch, root):
     for t in threads:
         t.join()
     wall = (time.perf_counter() - t0) * 1000.0
+    try:
+        load = round(os.getloadavg()[0], 2)  # other work on the machine takes the cores the threads would use
+    except (AttributeError, OSError):
+        load = None
     return {
+        "cpus": os.cpu_count() or 0,
+        "load_avg": load,
         "workers": workers,
         "tasks": len(tasks),
         "wall_ms": round(wall, 3),

@@ -276,6 +276,8 @@ class CudaConcurrent(_Model):
     errors: int = 0
     warm_cache: bool = False  # ran after the serial pass (no fork): NVRTC's header cache was already warm
     error: str | None = None
+    cpus: int = 0  # os.cpu_count() of the measuring machine
+    load_avg: float | None = None  # 1-minute load average when the concurrent pass ended
 
 
 class CudaReplay(_Model):

@@ -100,11 +100,20 @@ def _replay(ctx: RuleContext) -> RuleResult | None:
         + (", header cache already warm" if conc.warm_cache else ", both passes from a cold NVRTC header cache")
         + f"); the theoretical ceiling, sum over the largest module ({total:.0f} / {largest:.0f} ms), is "
         f"{total / largest:.2f}x"
+        + (
+            f"; measured on {conc.cpus} CPU(s) with a load average of {conc.load_avg:.1f}"
+            if conc.cpus and conc.load_avg is not None
+            else ""
+        )
     )
     if speedup < MIN_CEILING:
-        return RuleResult(
-            ruled_out=[RuledOut(mechanism=MECHANISM, signal=f"measured, overlapping does not pay here: {measured}")]
+        busy = conc.load_avg is not None and conc.cpus and conc.load_avg >= conc.cpus
+        signal = f"measured, overlapping does not pay here: {measured}" + (
+            "; the machine had no idle core for the threads, so re-measure on a quiet one before ruling it out there"
+            if busy
+            else ""
         )
+        return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal=signal)])
     groups: dict[int | None, list[str]] = defaultdict(list)
     for b in builds:
         if b.module not in groups[b.block_dim]:
