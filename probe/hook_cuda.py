@@ -423,6 +423,21 @@ def _entries(ctx):
     return out
 
 
+def _cpu_ms():
+    """CPU time this process used so far (all its threads), or None where the platform does not say.
+
+    Set against a pass's wall time it gives the cores the pass actually had: a machine busy with other work can
+    leave a concurrent pass no second core, which wall times alone would read as "overlap does not pay".
+    """
+    try:
+        import resource
+
+        r = resource.getrusage(resource.RUSAGE_SELF)
+        return (r.ru_utime + r.ru_stime) * 1000.0
+    except Exception:
+        return None
+
+
 def _concurrent(ctx, cfg, entries, arch, root):
     """The same builds on worker threads, one task per module (its block_dims in turn), as a preload would run.
 
@@ -448,6 +463,7 @@ def _concurrent(ctx, cfg, entries, arch, root):
                 with _lock:
                     results.append(r)
 
+    cpu0 = _cpu_ms()
     t0 = time.perf_counter()
     threads = [threading.Thread(target=work, name="warp-compile-cuda-%d" % n, daemon=True) for n in range(workers)]
     for t in threads:
@@ -455,11 +471,13 @@ def _concurrent(ctx, cfg, entries, arch, root):
     for t in threads:
         t.join()
     wall = (time.perf_counter() - t0) * 1000.0
+    cpu1 = _cpu_ms()
     try:
         load = round(os.getloadavg()[0], 2)  # other work on the machine takes the cores the threads would use
     except (AttributeError, OSError):
         load = None
     return {
+        "cpu_ms": round(cpu1 - cpu0, 3) if cpu0 is not None and cpu1 is not None else None,
         "cpus": os.cpu_count() or 0,
         "load_avg": load,
         "workers": workers,
@@ -602,14 +620,17 @@ def replay(warp_mod, ctx, bld, arch):
             conc = conc_child.ask(True)
         cfg.kernel_cache_dir = os.path.join(root, "serial-cache")
         lto_root = os.path.join(root, "serial-cache", "lto")
+        cpu0 = _cpu_ms()
         for i, e in enumerate(entries):
             builds.append(_build(ctx, cfg, e, arch, os.path.join(root, "serial", str(i)), lto_root))
+        cpu1 = _cpu_ms()
         if several and conc is None:
             cfg.kernel_cache_dir = os.path.join(root, "concurrent-cache")
             conc = _concurrent(ctx, cfg, entries, arch, root)
             conc["warm_cache"] = True
         if conc is not None:
             conc["serial_ms"] = round(sum(b["ms"] for b in builds), 3)
+            conc["serial_cpu_ms"] = round(cpu1 - cpu0, 3) if cpu0 is not None and cpu1 is not None else None
         wanted = [i for i, b in enumerate(builds) if _needs_forward(b)]
         if wanted:
             fwd = forward_child.ask(wanted) if forward_child is not None else None

@@ -277,6 +277,8 @@ class CudaConcurrent(_Model):
     warm_cache: bool = False  # ran after the serial pass (no fork): NVRTC's header cache was already warm
     error: str | None = None
     cpus: int = 0  # os.cpu_count() of the measuring machine
+    cpu_ms: float | None = None  # CPU time of the concurrent pass (all threads): cpu_ms / wall_ms = cores it had
+    serial_cpu_ms: float | None = None  # CPU time of the serial pass, against serial_ms
     load_avg: float | None = None  # 1-minute load average when the concurrent pass ended
 
 

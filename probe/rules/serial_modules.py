@@ -107,13 +107,22 @@ def _replay(ctx: RuleContext) -> RuleResult | None:
         )
     )
     if speedup < MIN_CEILING:
-        busy = conc.load_avg is not None and conc.cpus and conc.load_avg >= conc.cpus
-        signal = f"measured, overlapping does not pay here: {measured}" + (
-            "; the machine had no idle core for the threads, so re-measure on a quiet one before ruling it out there"
-            if busy
-            else ""
+        cores = conc.cpu_ms / conc.wall_ms if conc.cpu_ms is not None and conc.wall_ms > 0 else None
+        if cores is not None and conc.workers > 1 and cores < 1.0 + 0.5 * (conc.workers - 1):
+            serial = (
+                f" ({conc.serial_cpu_ms / conc.serial_ms:.2f} in the serial pass)"
+                if conc.serial_cpu_ms is not None and conc.serial_ms > 0
+                else ""
+            )
+            reason = (
+                f"not decided on this machine: {measured}; the {conc.workers} threads had {cores:.2f} core(s) on "
+                f"average (CPU time over wall){serial}, so there was no free core to overlap on; re-measure where "
+                "cores are idle"
+            )
+            return RuleResult(not_reached=[NotReached(mechanism=MECHANISM, reason=reason)])
+        return RuleResult(
+            ruled_out=[RuledOut(mechanism=MECHANISM, signal=f"measured, overlapping does not pay here: {measured}")]
         )
-        return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal=signal)])
     groups: dict[int | None, list[str]] = defaultdict(list)
     for b in builds:
         if b.module not in groups[b.block_dim]:
