@@ -675,6 +675,7 @@ def _at_exit(warp_mod, ctx, bld, emit, hook_error, arch):
                 "arch": arch,
                 "ms": round((time.perf_counter() - t0) * 1000.0, 3),
                 "toolkit": _toolkit(ctx),
+                "nvrtc_pch": _accepts(getattr(bld, "build_cuda", None), "use_precompiled_headers"),
                 "driver": bool(getattr(getattr(ctx, "runtime", None), "driver_version", None)),
                 "error": error,
             },

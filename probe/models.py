@@ -288,6 +288,7 @@ class CudaReplay(_Model):
     arch: int
     ms: float = 0.0  # the whole replay, taken out of the cold run's wall time
     toolkit: str = ""
+    nvrtc_pch: bool | None = None  # this Warp's build_cuda can pass NVRTC a precompiled header (warp >= 1.13)
     driver: bool = False
     error: str | None = None
 

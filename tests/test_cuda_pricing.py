@@ -88,10 +88,19 @@ def _finding_result(mechanism: str, modules: list[str]):  # type: ignore[no-unty
                                                  ("12.8", "toolkit 12): NVRTC uses a precompiled header")])
 def test_cs12_on_cuda_depends_on_the_replayed_toolkit(toolkit: str, expect: str) -> None:
     report = _report([_cuda("m", 256, 500.0, ["k"])], [_cpu(1, "m", ["k"])])
-    report.cuda_replay = CudaReplay(arch=90, ms=600.0, toolkit=toolkit)
+    report.cuda_replay = CudaReplay(arch=90, ms=600.0, toolkit=toolkit, nvrtc_pch=True)
     kind, r = _outcome(report, "CS-12")
     text = r.signal if kind == "ruled_out" else r.reason
     assert expect in text
+
+
+def test_cs12_on_cuda_is_not_applicable_where_warp_has_no_nvrtc_header() -> None:
+    report = _report([_cuda("m", 256, 500.0, ["k"])], [_cpu(1, "m", ["k"])])
+    report.warp_version = "1.10.1"
+    report.cuda_replay = CudaReplay(arch=90, ms=600.0, toolkit="12.8", nvrtc_pch=False)
+    kind, r = _outcome(report, "CS-12")
+    text = r.signal if kind == "ruled_out" else r.reason
+    assert "not applicable, warp 1.10.1 has no NVRTC precompiled header" in text
 
 
 def _four(conc: CudaConcurrent) -> tuple[str, object]:

@@ -159,10 +159,16 @@ def cs12(ctx: RuleContext, result: RuleResult) -> RuleResult:
     src = where(report)
     major = toolkit_major(report)
     nvrtc = sum(b.phases.get("nvrtc", 0.0) for b in builds(report))
+    no_param = report.cuda_replay is not None and report.cuda_replay.nvrtc_pch is False
     if major is not None and major >= 13:
         note = (
             f"on CUDA ({src}): not applicable on toolkit >= 13, where Warp passes NVRTC no precompiled header "
             f"({len(builds(report))} build(s), NVRTC {fmt_ms(nvrtc)})"
+        )
+    elif no_param:
+        note = (
+            f"on CUDA ({src}): not applicable, warp {report.warp_version} has no NVRTC precompiled header (from "
+            f"1.13) ({len(builds(report))} build(s), NVRTC {fmt_ms(nvrtc)})"
         )
     else:
         firsts: dict[int | None, CudaBuild] = {}
