@@ -136,3 +136,12 @@ def test_backward_tile_module_is_rebuilt_forward_only_and_cs10_carries_the_cuda_
     assert cuda.ms == pytest.approx(b.ms - f.ms, abs=0.1)
     assert f"measured: {b.ms:.0f} ms with backward code, {f.ms:.0f} ms rebuilt forward-only" in cuda.fact
     assert "sm_90 via NVRTC, no device" in cuda.fact
+
+
+def test_a_plain_backward_module_is_rebuilt_forward_only_and_cs10_carries_the_measured_difference() -> None:
+    report = _measure("plain_backward.py")
+    (b,) = report.cuda_builds
+    assert b.backward and b.backward_source_bytes and b.forward is not None and b.forward.status == "compiled"
+    assert b.forward.source_bytes < b.source_bytes and b.lto_artifacts.count == 0
+    cuda = _finding(report, "CS-10").evidence[-1]
+    assert cuda.ms == pytest.approx(max(0.0, b.ms - b.forward.ms), abs=0.1) and "rebuilt forward-only" in cuda.fact
