@@ -44,7 +44,8 @@ def test_cs10_estimates_from_the_adjoint_share_of_the_cuda_source_without_a_rebu
     kind, f = _outcome(_report([plain], [_backward_cpu(1, "m")]), "CS-10")
     assert kind == "finding"
     assert f.evidence[-1].ms == pytest.approx(0.25 * (2.0 + 1000.0))
-    assert "estimated (upper bound): the adjoint share of the generated CUDA source (1,000 of 4,000 B, 25%)" in f.evidence[-1].fact
+    fact = f.evidence[-1].fact
+    assert "estimated (upper bound): the adjoint share of the generated CUDA source (1,000 of 4,000 B, 25%)" in fact
 
 
 def test_cs10_without_adjoint_code_on_cuda_says_so_in_the_ruled_out() -> None:

@@ -62,7 +62,8 @@ def backward_cost(b: CudaBuild) -> tuple[float, str] | None:
             f"{f.lto_artifacts.count} .lto artifact(s)"
         )
         warm = "; the forward-only build ran with NVRTC's header cache warm" if f.warm_cache else ""
-        return max(0.0, b.ms - f.ms), f"measured: {b.ms:.0f} ms with backward code, {f.ms:.0f} ms rebuilt forward-only{lto}{warm}"
+        how = f"measured: {b.ms:.0f} ms with backward code, {f.ms:.0f} ms rebuilt forward-only{lto}{warm}"
+        return max(0.0, b.ms - f.ms), how
     if not b.source_bytes or b.backward_source_bytes is None:
         return None
     share = b.backward_source_bytes / b.source_bytes
