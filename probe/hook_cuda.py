@@ -276,6 +276,11 @@ def _unpatch(patched):
 
 
 def _accepts(fn, name):
+    for _ in range(8):  # the hook's own phase wrappers take *args: read the wrapped function
+        inner = getattr(fn, "__wrapped__", None)
+        if inner is None:
+            break
+        fn = inner
     code = getattr(fn, "__code__", None)
     return code is not None and name in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
 
