@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 from warp_compile.probe.diagnosis_models import Diagnosis, Finding, NotReached, RuleResult, Totals
 from warp_compile.probe.errors import UsageError
@@ -20,7 +21,8 @@ from warp_compile.probe.hashdiff import explain_changes
 from warp_compile.probe.models import Report, Warn, WarningCode, warn
 from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules import load_rules
-from warp_compile.probe.rules.context import RuleContext
+from warp_compile.probe.rules.context import RuleContext, dedupe_locations, plan_removals
+from warp_compile.probe.rules.helpers import Claim
 from warp_compile.probe.scan_models import ScanFacts
 
 Progress = Callable[[str], None]
@@ -77,8 +79,38 @@ def _ok_samples(report: Report) -> int:
     return max(0, report.samples - report.failed_samples)
 
 
+def arbitrate(ctx: RuleContext, modules: list[ModuleType] | None = None, warnings: list[Warn] | None = None) -> None:
+    """Give each rebuild event to one mechanism (the highest-priority rule that claims it sizes it), and decide once,
+    for all owned events together, which build each one's fix removes (`context.plan_removals`).
+
+    Rules declare the events they explain (`claims(ctx)`, optional); no rule looks at another. A rule that fails to
+    declare loses its claims, not the diagnosis. Ties go to the lower mechanism number.
+    """
+    if modules is None:
+        modules = load_rules()[0]
+    best: dict[int, Claim] = {}
+    for mod in modules:
+        declare = getattr(mod, "claims", None)
+        if not callable(declare):
+            continue
+        try:
+            claims = list(declare(ctx))
+        except Exception as exc:  # one broken declaration costs its claims only
+            if warnings is not None:
+                rule = mod.__name__.rsplit(".", 1)[-1]
+                warnings.append(warn(WarningCode.RULE_CLAIMS_FAILED, rule=rule, error=str(exc)))
+            continue
+        for c in claims:
+            cur = best.get(c.event)
+            if cur is None or (c.priority, -_mech_number(c.mechanism)) > (cur.priority, -_mech_number(cur.mechanism)):
+                best[c.event] = c
+    ctx.owners = {event: c.mechanism for event, c in best.items()}
+    ctx.removals = plan_removals(ctx, [ch for ch in ctx.changes if ch.to_seq in ctx.owners])
+
+
 def _run_rules(ctx: RuleContext, warnings: list[Warn]) -> tuple[list[RuleResult], set[str]]:
     modules, skipped = load_rules()
+    arbitrate(ctx, modules, warnings)
     results: list[RuleResult] = []
     covered: set[str] = set()
     for name, why in skipped.items():
@@ -98,6 +130,8 @@ def _run_rules(ctx: RuleContext, warnings: list[Warn]) -> tuple[list[RuleResult]
                 RuleResult(not_reached=[NotReached(mechanism=mech, reason=f"the rule failed ({type(exc).__name__})")])
             )
             continue
+        for f in res.findings:
+            f.locations = dedupe_locations(f.locations)  # one file:line once per finding, whoever built the list
         results.append(res)
     return results, covered
 
@@ -232,7 +266,6 @@ def diagnose_command(
 ) -> tuple[Report, Diagnosis]:
     """Measure `command`, scan `source` (default: `cwd`), diagnose. The source is checked before anything runs."""
     from warp_compile.probe.measure import measure
-    from warp_compile.probe.scan import scan
 
     if source is not None and not Path(source).expanduser().is_dir():
         raise UsageError(f"source directory does not exist or is not a directory: {source}")
@@ -240,10 +273,24 @@ def diagnose_command(
         command, Path(cwd), samples=samples, timeout_s=timeout_s, label=label, progress=progress, cancel=cancel,
         cuda_arch=cuda_arch,
     )
-    if progress:
-        progress("scan")
     src = Path(source).expanduser().resolve() if source is not None else Path(report.cwd)
-    facts = scan(src)
+    return report, diagnose_sources(report, src, progress)
+
+
+def diagnose_sources(report: Report, source: str | Path | None, progress: Progress | None = None) -> Diagnosis:
+    """Scan the project's sources, then diagnose: the one path the CLI, the MCP server and the evals share.
+
+    `source` None skips the scan (locations then come from the measurement only, and the diagnosis says so).
+    """
+    from warp_compile.probe.scan import scan
+
+    facts = None
+    if source is not None:
+        if progress:
+            progress(f"scan: reading the source under {source}")
+        facts = scan(Path(source))
     if progress:
-        progress("rules")
-    return report, diagnose(report, facts, root=src)
+        progress("rules: matching the measurement against the mechanisms")
+    return diagnose(report, facts, root=source)
+
+

@@ -66,6 +66,7 @@ class WarningCode(str, Enum):
     # diagnose (Diagnosis.warnings)
     RULE_SKIPPED = "rule_skipped"  # rule, why
     RULE_FAILED = "rule_failed"  # rule, mechanism, error
+    RULE_CLAIMS_FAILED = "rule_claims_failed"  # rule, error: it could not declare the rebuilds it explains
     NO_SOURCE_SCAN = "no_source_scan"  # cwd: set when the report's cwd was not a directory inside the allowed roots
     # a warning read from an older report that stored only its text
     TEXT = "text"  # text

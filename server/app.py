@@ -318,16 +318,9 @@ def _source_root(server: WarpCompileServer, rep: Report, roots: Sequence[Path]) 
 
 
 def _diagnose_report(rep: Report, root: Path | None, progress: Any) -> Diagnosis:
-    from warp_compile.probe.diagnose import diagnose as core_diagnose
+    from warp_compile.probe.diagnose import diagnose_sources
 
-    facts = None
-    if root is not None:
-        from warp_compile.probe.scan import scan
-
-        progress(f"scan: reading the source under {root}")
-        facts = scan(root)
-    progress("rules: matching the measurement against the mechanisms")
-    return core_diagnose(rep, facts, root=root)
+    return diagnose_sources(rep, root, progress)
 
 
 async def _load_report(

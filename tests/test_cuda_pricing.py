@@ -54,14 +54,16 @@ def test_cs10_without_adjoint_code_on_cuda_says_so_in_the_ruled_out() -> None:
 
 
 def test_cs10_is_not_called_small_when_its_cuda_cost_is_material() -> None:
-    cpu = _backward_cpu(1, "t", ms=60.0, native=50.0)  # small on the CPU: below CS-10's materiality
-    small = _report([_cuda("t", 32, 500.0, ["mm"], backward=False)], [cpu])
+    # small on the CPU: a sliver of a cold compile dominated by another module, below CS-10's materiality
+    big = _cpu(2, "o", ["ko"]).model_copy(update={"ms": 6000.0, "native_ms": 5900.0})
+    cpu = [_backward_cpu(1, "t", ms=60.0, native=50.0), big]
+    small = _report([_cuda("t", 32, 500.0, ["mm"], backward=False)], cpu)
     cpu_only = _outcome(small, "CS-10")
     assert cpu_only[0] == "ruled_out" and "it is small" in cpu_only[1].signal
     fwd = CudaForward(ms=1000.0, phases={"lto": 800.0})
     tile = _cuda("t", 32, 8000.0, ["mm"], backward=True, backward_source_bytes=2000, forward=fwd,
                  phases={"lto": 7000.0, "nvrtc": 1000.0}, link_inputs=3)
-    kind, f = _outcome(_report([tile], [cpu]), "CS-10")
+    kind, f = _outcome(_report([tile], cpu), "CS-10")
     assert kind == "finding" and f.evidence[-1].ms == pytest.approx(7000.0)
 
 

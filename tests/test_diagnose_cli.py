@@ -150,3 +150,24 @@ def test_command_without_warp(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert d["compiled_nothing"] is True and d["findings"] == []
     assert d["summary"].startswith("no Warp compilation observed")
     assert "no Warp compilation observed" in out
+
+
+def test_cli_and_server_diagnose_a_saved_report_through_one_core_path() -> None:
+    """`diagnose --report` (CLI) and the server's saved-report path both end in probe.diagnose.diagnose_sources: same
+    report and sources in, the same diagnosis out, and the progress says what it is doing."""
+    from tests.golden_render import FIXTURES, _load_report
+    from warp_compile.probe.diagnose import diagnose_sources
+    from warp_compile.probe.models import WarningCode
+    from warp_compile.server.app import _diagnose_report
+
+    golden = Path(__file__).resolve().parent / "golden" / "particle_prep"
+    report = _load_report(golden / "project.report.json")
+    source = FIXTURES / "particle_prep" / "project"
+    seen: list[str] = []
+    served = _diagnose_report(report, source, seen.append)
+    core = diagnose_sources(report, source)
+    assert served.model_dump() == core.model_dump()
+    assert [f.mechanism for f in core.findings] == ["CS-3"]
+    assert seen[0].startswith("scan: reading the source under") and seen[-1].startswith("rules:")
+    unscanned = diagnose_sources(report, None)
+    assert any(w.code == WarningCode.NO_SOURCE_SCAN for w in unscanned.warnings)

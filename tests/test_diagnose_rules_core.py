@@ -396,3 +396,39 @@ def test_an_app_cache_outside_the_sandbox_that_was_already_full_is_said_first() 
     assert compiled.summary.startswith("Caution: the app sets kernel_cache_dir")
     inside = diagnose(R([B(1, "app.kernels", [K("a")], status="cached", ms=2.0)]), ScanFacts())
     assert not inside.summary.startswith(("NOT A COLD", "Caution"))
+
+
+def test_the_engine_plans_removals_once_so_two_mechanisms_never_charge_one_build() -> None:
+    """Two rebuilds diffed from the same earlier load and sized by different mechanisms: alone, each would charge
+    that load; planned together, the second falls back to the other superseded build, and the two fixes remove
+    exactly the builds that go (all but the one that remains)."""
+    from tests.helpers import synth_build
+    from warp_compile.probe.diagnosis_models import HashChange
+    from warp_compile.probe.models import Report
+    from warp_compile.probe.rules.context import RuleContext, plan_removals, superseded_by
+
+    builds = [synth_build(i, "app.k", h, ms=100.0 * i) for i, h in ((1, "a"), (2, "b"), (3, "c"))]
+    report = Report(command=["python", "app.py"], cwd="/p", samples=1, builds=builds)
+
+    def change(src: int, dst: int) -> HashChange:
+        return HashChange(
+            module="app.k",
+            device="cpu",
+            from_hash="x",
+            to_hash="y",
+            from_seq=src,
+            to_seq=dst,
+            status="compiled",
+            cost_ms=100.0 * dst,
+        )
+
+    by_kernel, by_option = change(1, 2), change(1, 3)
+    alone = RuleContext(report=report, scan=None, changes=[by_kernel, by_option])
+    assert [b.seq for b in superseded_by(alone, [by_kernel]).builds] == [1]
+    assert [b.seq for b in superseded_by(alone, [by_option]).builds] == [1]  # the double charge, unplanned
+    planned = RuleContext(report=report, scan=None, changes=[by_kernel, by_option])
+    planned.owners = {2: "CS-1", 3: "CS-3"}
+    planned.removals = plan_removals(planned, [by_kernel, by_option])
+    first, second = superseded_by(planned, [by_kernel]), superseded_by(planned, [by_option])
+    assert [b.seq for b in first.builds] == [1] and [b.seq for b in second.builds] == [2]
+    assert first.ms + second.ms == 300.0 and [b.seq for b in second.remaining] == [3]

@@ -22,7 +22,7 @@ import pytest
 
 from tests.helpers import synth_build
 from tests.helpers import warp110_python as _warp110_python
-from warp_compile.probe.diagnose import diagnose, diagnose_command
+from warp_compile.probe.diagnose import arbitrate, diagnose, diagnose_command
 from warp_compile.probe.diagnosis_models import Diagnosis, Finding
 from warp_compile.probe.hashdiff import explain_changes
 from warp_compile.probe.measure import measure
@@ -233,10 +233,37 @@ def test_cs6_rebuild_that_also_added_a_kernel_is_sized_once_under_cs1() -> None:
     g32, g64 = _generic("g", "a1f4", 12), _generic("g", "a1f8", 12)
     r = R([B(1, [plain, g32], ms=100.0, h="a"), B(2, [plain, late, g32, g64], ms=180.0, h="b")])
     ctx = ctx_of(r)
+    arbitrate(ctx)  # the engine decides who sizes the shared rebuild; the rules only declare it
+    assert ctx.owners == {2: "CS-1"}
     (k,) = late_kernels.evaluate(ctx).findings
     (o,) = late_overloads.evaluate(ctx).findings
     assert k.estimated_saving_ms == 100.0 and o.estimated_saving_ms == 0.0
     assert "sized under CS-1" in o.saving_basis
+    d = diagnose(r, None)
+    assert sorted((f.mechanism, f.estimated_saving_ms) for f in d.findings) == [("CS-1", 100.0), ("CS-6", 0.0)]
+
+
+def test_unarbitrated_rules_each_size_what_they_explain() -> None:
+    """Without the engine a rule sees no owner and sizes every rebuild it explains: the arbiter is what dedupes."""
+    plain, late = K("a", KF), K("mk__locals__b", KF, 40)
+    g32, g64 = _generic("g", "a1f4", 12), _generic("g", "a1f8", 12)
+    ctx = ctx_of(R([B(1, [plain, g32], ms=100.0, h="a"), B(2, [plain, late, g32, g64], ms=180.0, h="b")]))
+    (o,) = late_overloads.evaluate(ctx).findings
+    assert o.estimated_saving_ms == 100.0 and "sized under" not in o.saving_basis
+
+
+def test_a_rebuild_with_a_kernel_an_option_and_an_instance_is_sized_once() -> None:
+    """Three mechanisms explain one rebuild: CS-1 sizes it, CS-3 and CS-6 name it, and the savings add up."""
+    plain, late = K("a", KF), K("mk__locals__b", KF, 40)
+    g32, g64 = _generic("g", "a1f4", 12), _generic("g", "a1f8", 12)
+    fast = {**OPTS, "fast_math": "True"}
+    r = R([B(1, [plain, g32], ms=100.0, h="a"), B(2, [plain, late, g32, g64], ms=180.0, h="b", options=fast)])
+    d = diagnose(r, None)
+    got = {f.mechanism: f for f in d.findings}
+    assert set(got) == {"CS-1", "CS-3", "CS-6"}
+    assert got["CS-1"].estimated_saving_ms == 100.0
+    assert got["CS-3"].estimated_saving_ms == 0.0 and got["CS-6"].estimated_saving_ms == 0.0
+    assert "sized under CS-1" in got["CS-3"].saving_basis and "sized under CS-1" in got["CS-6"].saving_basis
 
 
 # ---------------------------------------------------------------------------------------------- 3. late registrations

@@ -157,7 +157,6 @@ async def test_stdio_cancellation_leaves_no_process_and_no_temp_root(app: Path, 
 @pytest.mark.slow
 @pytest.mark.anyio
 async def test_stdio_real_diagnose_finds_cs3_with_progress(app: Path, server_tmp: Path) -> None:
-    pytest.importorskip("warp_compile.probe.diagnose", reason="probe/diagnose.py has not landed yet")
     events: list[tuple[float, float | None, str | None]] = []
 
     async def progress(p: float, total: float | None, message: str | None) -> None:

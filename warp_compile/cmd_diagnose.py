@@ -71,7 +71,7 @@ def _source_dir(value: str) -> Path:
 
 
 def _from_report(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
-    from warp_compile.probe.diagnose import diagnose
+    from warp_compile.probe.diagnose import diagnose_sources
     from warp_compile.probe.models import Report
 
     # --label names a new measurement; a saved report keeps the label it was measured with
@@ -92,12 +92,7 @@ def _from_report(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
     report = Report.load(ns.report)
     if source is None and report.cwd and Path(report.cwd).is_dir():
         source = Path(report.cwd)
-    facts = None
-    if source is not None:
-        from warp_compile.probe.scan import scan
-
-        facts = scan(source)
-    return report, diagnose(report, facts, root=source)
+    return report, diagnose_sources(report, source)
 
 
 def _from_command(ns: argparse.Namespace):  # type: ignore[no-untyped-def]

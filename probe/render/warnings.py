@@ -38,6 +38,7 @@ _TEMPLATES: dict[WarningCode, str] = {
     "reused a cache",
     C.HOOK_ERRORS: "the {side} hook reported {count} internal error(s): {first}",
     C.PYTHON_RESOLVED: "command[0] {name!r} was resolved on the server's PATH to {path}; to be sure, {advice}",
+    C.RULE_CLAIMS_FAILED: "rule {rule} could not declare its rebuilds: {error}",
     C.HOOK_MODES_DIFFER: "the hooks ran in different modes: {before} vs {after}",
     C.LAUNCH_PREFIX_CHECKED: "launch list truncated: checked the first {checked:,} of {total:,} launches, totals equal",
     C.BEFORE_BUILD_ERRORS: "the BEFORE run had {count} build error(s) (first: module {module})",

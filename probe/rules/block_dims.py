@@ -21,18 +21,10 @@ from warp_compile.probe.models import Build, CudaBuild
 from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules import cuda_replay as cr
 from warp_compile.probe.rules.context import RuleContext
+from warp_compile.probe.rules.helpers import HIGH_SHARE, is_cpu, share_of_compile, warp_key
 from warp_compile.probe.scan_models import KernelDef, LaunchFact, ScanFacts
 
 MECHANISM = "CS-5"
-
-
-def _is_cpu(device: str) -> bool:
-    return device == "cpu" or device.startswith("cpu")
-
-
-def warp_key(qualname: str) -> str:
-    """The key Warp gives a kernel defined with this Python qualname (codegen.make_full_qualified_name)."""
-    return re.sub("[^0-9a-zA-Z_]+", "", qualname.replace(".", "__"))
 
 
 def _scan_kernel(scan: ScanFacts | None, key: str) -> KernelDef | None:
@@ -229,7 +221,7 @@ def _finding(ctx: RuleContext, mod: str, dev: str, by_bd: dict[int | None, list[
     return Finding(
         mechanism=MECHANISM,
         title=f"{mod} is compiled once per block_dim ({len(by_bd)} variants)",
-        severity="high" if saving >= 1000 else "medium",
+        severity="high" if share_of_compile(ctx, saving) >= HIGH_SHARE else "medium",
         confidence="high",
         modules=[mod],
         evidence=evidence,
@@ -365,8 +357,8 @@ def evaluate(ctx: RuleContext) -> RuleResult:
             if len(by_bd) > 1:
                 variants[(mod, dev)] = dict(by_bd)
 
-    cuda_variants = {k: v for k, v in variants.items() if not _is_cpu(k[1])}
-    cpu_variants = {k: v for k, v in variants.items() if _is_cpu(k[1])}
+    cuda_variants = {k: v for k, v in variants.items() if not is_cpu(k[1])}
+    cpu_variants = {k: v for k, v in variants.items() if is_cpu(k[1])}
     if cuda_variants:
         return RuleResult(
             findings=[_finding(ctx, mod, dev, by_bd) for (mod, dev), by_bd in sorted(cuda_variants.items())]

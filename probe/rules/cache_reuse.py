@@ -18,6 +18,7 @@ from __future__ import annotations
 from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, RuledOut, RuleResult
 from warp_compile.probe.models import Build
 from warp_compile.probe.rules.context import RuleContext, dedupe_locations, fmt_ms
+from warp_compile.probe.rules.helpers import median
 from warp_compile.probe.scan_models import CacheOp
 
 MECHANISM = "CS-2"
@@ -89,12 +90,8 @@ def _warm_compiled(ctx: RuleContext) -> tuple[list[Build], list[float], list[flo
     return builds, module_ms, pch_ms
 
 
-def _median(xs: list[float]) -> float | None:
-    if not xs:
-        return None
-    s = sorted(xs)
-    n = len(s)
-    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+def _median_or_none(xs: list[float]) -> float | None:
+    return median(xs) if xs else None
 
 
 def evaluate(ctx: RuleContext) -> RuleResult:
@@ -126,10 +123,14 @@ def evaluate(ctx: RuleContext) -> RuleResult:
         evidence.append(
             Evidence(
                 fact=f"the warm re-run, against the cache the cold run had just filled, compiled {n} module(s) again "
-                f"({names}): {fmt_ms(_median(warm_ms))} of module work"
-                + (f" plus {fmt_ms(_median(warm_pch))} for the precompiled header" if _median(warm_pch) else ""),
+                f"({names}): {fmt_ms(_median_or_none(warm_ms))} of module work"
+                + (
+                    f" plus {fmt_ms(_median_or_none(warm_pch))} for the precompiled header"
+                    if _median_or_none(warm_pch)
+                    else ""
+                ),
                 builds=[b.seq for b in warm_builds],
-                ms=_median(warm_ms),
+                ms=_median_or_none(warm_ms),
             )
         )
     for ch, c in reloads:
@@ -175,12 +176,12 @@ def evaluate(ctx: RuleContext) -> RuleResult:
         )
     fix = "; ".join(dict.fromkeys(fixes))
     fix = fix[0].upper() + fix[1:] + ". The second run of the same command should then load every module from cache."
-    saving = _median(warm_ms)
+    saving = _median_or_none(warm_ms)
     if saving is None and warm_builds:
         saving = sum(b.ms for b in warm_builds)
     if saving is None and reloads:
         saving = sum(ch.cost_ms for ch, _ in reloads)
-    pch = _median(warm_pch)
+    pch = _median_or_none(warm_pch)
     basis = (
         f"the warm re-run's compiled module work, median of {len(warm_ms)} sample(s)"
         if warm_ms

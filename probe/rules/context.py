@@ -15,7 +15,13 @@ from pathlib import Path
 
 from warp_compile.probe.diagnosis_models import Cause, Evidence, HashChange, Location, Severity
 from warp_compile.probe.models import Build, KernelInfo, PchBuild, Report
-from warp_compile.probe.render.fmt import fmt_ms  # noqa: F401 (rules import it from here)
+from warp_compile.probe.rules.helpers import (  # noqa: F401 (fmt_ms, norm_value, warp_key re-exported)
+    fmt_ms,
+    norm_value,
+    severity_of_share,
+    share_of_compile,
+    warp_key,
+)
 from warp_compile.probe.scan_models import CREATION_OPTIONS, ConfigSetFact, ImportRef, KernelDef, ScanFacts
 
 
@@ -25,6 +31,12 @@ class RuleContext:
     scan: ScanFacts | None
     changes: list[HashChange] = field(default_factory=list)
     root: Path | None = None  # the scanned source root; locations are made relative to it
+    owners: dict[int, str] = field(default_factory=dict)  # rebuild event (to_seq) -> the mechanism that sizes it
+    removals: dict[int, Build | None] = field(default_factory=dict)  # owned event -> the build its fix removes
+
+    def owner(self, change: HashChange) -> str | None:
+        """The mechanism the diagnose engine gave this rebuild to (None: unarbitrated, every claimant sizes it)."""
+        return self.owners.get(change.to_seq)
 
     @property
     def samples(self) -> int:
@@ -91,16 +103,10 @@ class RuleContext:
         return [(ch, c) for ch in self.changes for c in ch.causes if c.kind in kinds]
 
     def severity_for(self, ms: float | None) -> Severity:
-        """Severity from what the fix would save: absolute ms, and its share of the cold compile time."""
+        """Severity from what the fix would save as a share of the cold compile time (`helpers.severity_of_share`)."""
         if ms is None or ms <= 0:
             return "info"
-        total = self.cold_compile_total
-        share = ms / total if total > 0 else 0.0
-        if ms >= 1000 or share >= 0.4:
-            return "high"
-        if ms >= 150 or share >= 0.1:
-            return "medium"
-        return "low"
+        return severity_of_share(share_of_compile(self, ms))
 
     def trigger_loc(self, build: Build, note: str = "") -> Location | None:
         t = build.trigger
@@ -142,11 +148,6 @@ class RuleContext:
         return None
 
 
-def warp_key(qualname: str) -> str:
-    """The key Warp gives a kernel with this Python qualname (`a.<locals>.k` -> `a__locals__k`)."""
-    return re.sub("[^0-9a-zA-Z_]+", "", qualname.replace(".", "__"))
-
-
 def dedupe_locations(locs: list[Location | None]) -> list[Location]:
     """Drop Nones and repeats of one file:line, keeping the first note."""
     out: list[Location] = []
@@ -160,16 +161,6 @@ def dedupe_locations(locs: list[Location | None]) -> list[Location]:
 
 
 # ---------------------------------------------------------------------------------------------- option deadlines
-
-
-def norm_value(text: str | None) -> str | None:
-    """An option value as source text or str(): quotes dropped, so a quoted and a bare value compare equal."""
-    if text is None:
-        return None
-    t = text.strip()
-    if len(t) >= 2 and t[0] == t[-1] and t[0] in "'\"":
-        t = t[1:-1]
-    return t
 
 
 @dataclass
@@ -336,49 +327,63 @@ def _pch_key(b: Build) -> tuple[str | None, ...]:
     return (b.device, *(b.options.get(k) for k in PCH_KEY_OPTIONS))
 
 
-def superseded_by(ctx: RuleContext, changes: list[HashChange]) -> Superseded:
-    """Size the fix of these rebuild events: each event removes one build, the one it superseded.
+def plan_removals(ctx: RuleContext, changes: list[HashChange]) -> dict[int, Build | None]:
+    """Which build each rebuild event's fix removes (event `to_seq` -> build, None when nothing is left to remove).
 
     Without the late arrival the module would have built once, as the build that remains (`remaining_builds`), so
     the saving is every other build of that module/device/block_dim, not the sum of the rebuilds: a rebuild
     carries everything and the last one stays. Each event is charged the build it replaced (its `from` build);
-    when that is the build that remains, or another event of the set already took it, it falls back to the
-    event's own rebuild, then to any still uncounted superseded build of the events' modules. Events on the same
-    module that other mechanisms explain take their own `from` builds, so the findings add up.
-
-    A precompiled header built during a superseded build counts too when no other compiled build shares its key
-    (mode, optimization level, verify_fp, CPU flags, block_dim): with the fix nothing needs it.
+    when that is the build that remains, or another event already took it, it falls back to the event's own
+    rebuild, then to any still uncounted superseded build of the events' modules. The diagnose engine plans every
+    owned event at once, so two mechanisms never charge the same build.
     """
-    keep = remaining_builds(ctx)
-    keep_seqs = {b.seq for b in keep.values()}
+    keep_seqs = {b.seq for b in remaining_builds(ctx).values()}
     by_seq = {b.seq: b for b in ctx.report.builds}
 
     def superseded(b: Build | None) -> bool:
         return b is not None and b.status in ("compiled", "cached") and b.seq not in keep_seqs
 
-    taken: dict[int, Build] = {}
+    plan: dict[int, Build | None] = {}
+    taken: set[int] = set()
     unsized: list[HashChange] = []
     for ch in sorted(changes, key=lambda c: c.to_seq):
         b = by_seq.get(ch.from_seq)
         if superseded(b) and b is not None and b.seq not in taken:
-            taken[b.seq] = b
+            taken.add(b.seq)
+            plan[ch.to_seq] = b
         else:
             unsized.append(ch)
     keys = {build_key(by_seq[s]) for ch in changes for s in (ch.from_seq, ch.to_seq) if s in by_seq}
     for ch in unsized:
         b = by_seq.get(ch.to_seq)
-        if superseded(b) and b is not None and b.seq not in taken:
-            taken[b.seq] = b
-            continue
-        spare = [
-            x
-            for x in sorted(ctx.report.builds, key=lambda x: x.seq)
-            if build_key(x) in keys and superseded(x) and x.seq not in taken and x.seq <= ch.to_seq
-        ]
-        if spare:
-            taken[spare[0].seq] = spare[0]
-    builds = sorted(taken.values(), key=lambda b: b.seq)
+        if not (superseded(b) and b is not None and b.seq not in taken):
+            spare = [
+                x
+                for x in sorted(ctx.report.builds, key=lambda x: x.seq)
+                if build_key(x) in keys and superseded(x) and x.seq not in taken and x.seq <= ch.to_seq
+            ]
+            b = spare[0] if spare else None
+        if b is not None:
+            taken.add(b.seq)
+        plan[ch.to_seq] = b
+    return plan
+
+
+def superseded_by(ctx: RuleContext, changes: list[HashChange]) -> Superseded:
+    """Size the fix of these rebuild events: each event removes one build, the one it superseded (`plan_removals`;
+    the engine's plan when it made one, else planned here for these events alone).
+
+    A precompiled header built during a superseded build counts too when no other compiled build shares its key
+    (mode, optimization level, verify_fp, CPU flags, block_dim): with the fix nothing needs it.
+    """
+    keep = remaining_builds(ctx)
+    by_seq = {b.seq: b for b in ctx.report.builds}
+    own = [ch for ch in changes if ch.to_seq not in ctx.removals]  # events the engine did not plan
+    planned = {ch.to_seq: ctx.removals[ch.to_seq] for ch in changes if ch.to_seq in ctx.removals}
+    planned.update(plan_removals(ctx, own))
+    builds = sorted({b.seq: b for b in planned.values() if b is not None}.values(), key=lambda b: b.seq)
     old = {b.seq for b in builds}
+    keys = {build_key(by_seq[s]) for ch in changes for s in (ch.from_seq, ch.to_seq) if s in by_seq}
     still_used = {_pch_key(b) for b in ctx.compiled if b.seq not in old}
     headers = [p for p in ctx.report.pch if p.during_seq in old and _pch_key(by_seq[p.during_seq]) not in still_used]
     remaining = sorted({keep[k].seq: keep[k] for k in keys if k in keep}.values(), key=lambda b: b.seq)

@@ -17,13 +17,10 @@ from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, Rul
 from warp_compile.probe.models import ApiCall, Build
 from warp_compile.probe.render.fmt import fmt_ms, fmt_span
 from warp_compile.probe.rules.context import RuleContext, dedupe_locations
+from warp_compile.probe.rules.helpers import is_cpu
 from warp_compile.probe.scan_models import LoadCallFact, SettingFact
 
 MECHANISM = "CS-8"
-
-
-def _is_cpu(device: str) -> bool:
-    return device == "cpu" or device.startswith("cpu")
 
 
 def _int_or_none(text: str | int | None) -> int | None:
@@ -52,7 +49,7 @@ def _parallel_value(value: str | int | None) -> tuple[bool, bool]:
 def overlapping_cpu_builds(builds: list[Build]) -> list[tuple[Build, Build]]:
     """Pairs of CPU builds on different threads whose load intervals overlap (in seq order)."""
     cpu = [
-        b for b in builds if _is_cpu(b.device) and b.end_ms > b.start_ms and b.status not in ("skipped_failed_build",)
+        b for b in builds if is_cpu(b.device) and b.end_ms > b.start_ms and b.status not in ("skipped_failed_build",)
     ]
     cpu.sort(key=lambda b: (b.start_ms, b.seq))
     pairs: list[tuple[Build, Build]] = []

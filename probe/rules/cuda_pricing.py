@@ -14,8 +14,8 @@ from warp_compile.probe.diagnosis_models import Evidence, NotReached, RuledOut, 
 from warp_compile.probe.models import CudaBuild, Report
 from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules.context import RuleContext
+from warp_compile.probe.rules.helpers import MEDIUM_SHARE, severity_of_share
 
-MIN_SHARE = 0.05  # a CUDA backward cost below this share of the CUDA builds is small (as CS-10 judges the CPU)
 _SEVERITY = ["info", "low", "medium", "high"]
 
 
@@ -90,7 +90,7 @@ def backward_pays(ctx: RuleContext, modules: list[str]) -> bool:
     """Whether the CUDA builds show a material backward cost for these modules (share of all CUDA build time)."""
     total = sum(b.ms for b in builds(ctx.report))
     cost, _facts = _backward_total(ctx.report, modules)
-    return total > 0 and cost / total >= MIN_SHARE
+    return total > 0 and cost / total >= MEDIUM_SHARE  # the share CS-10 asks of the CPU compile
 
 
 def cs10(ctx: RuleContext, result: RuleResult) -> RuleResult:
@@ -109,8 +109,7 @@ def cs10(ctx: RuleContext, result: RuleResult) -> RuleResult:
         f.saving_basis += (
             f"; on CUDA ({src}) the backward code costs {fmt_ms(cost)} of the {fmt_ms(cuda_total)} CUDA build time"
         )
-        share = cost / cuda_total if cuda_total > 0 else 0.0
-        cuda_sev = "high" if share >= 0.4 else "medium" if share >= 0.1 else "low"
+        cuda_sev = severity_of_share(cost / cuda_total if cuda_total > 0 else 0.0)
         if _SEVERITY.index(cuda_sev) > _SEVERITY.index(f.severity):
             f.severity = cuda_sev
     no_adjoint = [b for b in builds(report) if backward_cost(b) is None]

@@ -13,12 +13,11 @@ they needed. Locations are the definitions of the late kernels, at the scan's `d
 
 from __future__ import annotations
 
-from collections import defaultdict
-
 from warp_compile.probe.diagnosis_models import Evidence, Finding, HashChange, RuledOut, RuleResult
 from warp_compile.probe.hashdiff import unique_family
 from warp_compile.probe.models import Build, KernelInfo
 from warp_compile.probe.rules.context import RuleContext, dedupe_locations, fmt_ms, superseded_by
+from warp_compile.probe.rules.helpers import Claim, Events, claims_of, events_by_module, first_load, sized_here
 
 MECHANISM = "CS-1"
 TITLE = "Kernels defined after their module loaded"
@@ -33,11 +32,6 @@ def _info(build: Build | None, key: str) -> KernelInfo | None:
     return None
 
 
-def _first_load(ctx: RuleContext, module: str, device: str) -> Build | None:
-    loads = [b for b in ctx.report.builds if b.module == module and b.device == device]
-    return min(loads, key=lambda b: b.seq) if loads else None
-
-
 def _display(ctx: RuleContext, key: str, info: KernelInfo | None) -> tuple[str, str | None]:
     """(kernel name as written, enclosing function when it is created inside one)."""
     k = ctx.scan_kernel(info) if info is not None else None
@@ -50,7 +44,7 @@ def _display(ctx: RuleContext, key: str, info: KernelInfo | None) -> tuple[str, 
 
 
 def _evaluate_module(ctx: RuleContext, module: str, device: str, items: list[tuple[HashChange, list]]) -> Finding:
-    first = _first_load(ctx, module, device)
+    first = first_load(ctx.report.builds, module, device)
     late: dict[str, tuple[KernelInfo | None, HashChange, str]] = {}
     evidence: list[Evidence] = []
     changed_only = True
@@ -96,7 +90,8 @@ def _evaluate_module(ctx: RuleContext, module: str, device: str, items: list[tup
                     ms=first.ms,
                 ),
             )
-    sized = superseded_by(ctx, [ch for ch, _ in items])
+    mine, elsewhere = sized_here(ctx, [ch for ch, _ in items], MECHANISM)
+    sized = superseded_by(ctx, mine)
     saving = sized.ms
     if sized.builds:
         evidence.append(sized.removal_evidence(module, "every kernel defined before the first launch"))
@@ -136,7 +131,7 @@ def _evaluate_module(ctx: RuleContext, module: str, device: str, items: list[tup
         locations=dedupe_locations(locations),
         fix=" ".join(parts),
         estimated_saving_ms=round(saving, 1),
-        saving_basis=f"{sized.basis(f'the {n} rebuild(s) caused by late kernels')}, reference sample",
+        saving_basis=f"{sized.basis(f'the {n} rebuild(s) caused by late kernels')}{elsewhere}, reference sample",
         samples=1 if ctx.samples else 0,
         caveats=[
             "Kernels created from runtime data (plugins, user expressions, per-shape specializations) cannot be "
@@ -155,18 +150,26 @@ def _evaluate_module(ctx: RuleContext, module: str, device: str, items: list[tup
     )
 
 
+PRIORITY = 3  # a rebuild that also added a kernel is sized here: the kernel set is what the module's hash covers
+
+
+def _events(ctx: RuleContext) -> Events:
+    """Rebuilds a kernel added or re-created after the first load explains, per module and device; a unique
+    family's members differ by design (CS-9 territory)."""
+
+    def not_unique(ch: HashChange) -> bool:
+        later = ctx.build(ch.to_seq)
+        return later is None or unique_family(later) is None
+
+    return events_by_module(ctx, ("kernel_added", "kernel_changed"), keep=not_unique)
+
+
+def claims(ctx: RuleContext) -> list[Claim]:
+    return claims_of(_events(ctx), MECHANISM, PRIORITY)
+
+
 def evaluate(ctx: RuleContext) -> RuleResult:
-    by_module: dict[tuple[str, str], list[tuple[HashChange, list]]] = defaultdict(list)
-    for change in ctx.changes:
-        if change.status.startswith("error"):
-            continue
-        later = ctx.build(change.to_seq)
-        if later is not None and unique_family(later) is not None:
-            continue  # a unique family's members differ by design (CS-9 territory)
-        causes = [c for c in change.causes if c.kind in ("kernel_added", "kernel_changed")]
-        if causes:
-            by_module[(change.module, change.device)].append((change, causes))
-    findings = [_evaluate_module(ctx, m, d, items) for (m, d), items in by_module.items()]
+    findings = [_evaluate_module(ctx, m, d, items) for (m, d), items in _events(ctx).items()]
     if findings:
         return RuleResult(findings=findings)
     families = {b.module for b in ctx.loads}

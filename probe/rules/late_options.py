@@ -15,7 +15,6 @@ Deadline findings have no measured saving: the option never arrived, so its effe
 from __future__ import annotations
 
 import re
-from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,22 +29,24 @@ from warp_compile.probe.rules.context import (
     norm_value,
     superseded_by,
 )
+from warp_compile.probe.rules.helpers import (
+    MEDIUM_SHARE,
+    Claim,
+    Events,
+    claims_of,
+    events_by_module,
+    first_load,
+    literal_dict,
+    rebuild_evidence,
+    share_of_compile,
+    sized_here,
+)
 from warp_compile.probe.scan_models import ConfigSetFact, ImportRef, KernelDef, ModuleOptionsFact, ScanFacts
 
 MECHANISM = "CS-3"
 OWN_DEADLINE_OPTIONS = frozenset(
     {"max_unroll", "lineinfo", "deterministic", "deterministic_max_records", "compile_time_trace"}
 )  # enable_backward is copied at creation too, but its deadline is reported by CS-10
-
-
-def _literal_dict(options: dict[str, str]) -> str:
-    """Source text of an options dict, with string values double-quoted like the keys."""
-
-    def value(v: str) -> str:
-        bare = norm_value(v)
-        return f'"{bare}"' if bare is not None and bare != v.strip() else v
-
-    return "{" + ", ".join(f'"{k}": {value(v)}' for k, v in options.items()) + "}"
 
 
 # ---------------------------------------------------------------------------------------------- 1. after first load
@@ -97,11 +98,6 @@ def _module_scope_call(ctx: RuleContext, module: str) -> ModuleOptionsFact | Non
     return None
 
 
-def _first_load(ctx: RuleContext, module: str, device: str) -> Build | None:
-    loads = [b for b in ctx.report.builds if b.module == module and b.device == device]
-    return min(loads, key=lambda b: b.seq) if loads else None
-
-
 def _late_option_finding(
     ctx: RuleContext, module: str, device: str, items: list[tuple[HashChange, list[Cause]]]
 ) -> Finding:
@@ -110,21 +106,14 @@ def _late_option_finding(
         for c in causes:
             if all((c.option, c.after) != (x.option, x.after) for x in changed):
                 changed.append(c)
-    sup = superseded_by(ctx, [ch for ch, _ in items])
+    mine, elsewhere = sized_here(ctx, [ch for ch, _ in items], MECHANISM)
+    sup = superseded_by(ctx, mine)
     saving = sup.module_ms
     evidence = []
-    first = _first_load(ctx, module, device)
+    first = first_load(ctx.report.builds, module, device)
     first_at = f"{ctx.rel(first.trigger.file)}:{first.trigger.line}" if first and first.trigger else None
     for ch, causes in items:
-        evidence.append(
-            Evidence(
-                fact=f"build #{ch.to_seq} ({ch.to_hash[:7]}, {ch.status}, {fmt_ms(ch.cost_ms)}) rebuilt {module} "
-                f"after build #{ch.from_seq} ({ch.from_hash[:7]}): {'; '.join(c.detail for c in causes)}"
-                + (f"; triggered at {ch.trigger}" if ch.trigger else ""),
-                builds=[ch.from_seq, ch.to_seq],
-                ms=ch.cost_ms,
-            )
-        )
+        evidence.append(rebuild_evidence(ch, module, f": {'; '.join(c.detail for c in causes)}"))
     headers = sup.headers
     if headers:
         pch_ms = sum(p.ms for p in headers)
@@ -160,17 +149,17 @@ def _late_option_finding(
         where = f"{ctx.rel(f.file)}:{f.line}" + (f" (in {f.function}())" if f.scope == "function" else "")
         host = _module_scope_call(ctx, module)
         if f.api == "get_module_options":
-            stmt = f'wp.get_module("{module}").options.update({_literal_dict(opts)})'
+            stmt = f'wp.get_module("{module}").options.update({literal_dict(opts)})'
             fix = f"Apply `{stmt}` before {module} first loads"
         else:
-            stmt = f"wp.set_module_options({_literal_dict(opts)})"
+            stmt = f"wp.set_module_options({literal_dict(opts)})"
             fix = f"Move the option change at {where} so it runs before {module} first loads"
         fix += f" (first load: {first_at})" if first_at else ""
         if host is not None and host is not f and f.api == "set_module_options":
             merged = {**host.options, **opts}
             fix += (
                 f": merge it into the module-scope call at {ctx.rel(host.file)}:{host.line}, "
-                f"`wp.set_module_options({_literal_dict(merged)})`, and drop it from {where}."
+                f"`wp.set_module_options({literal_dict(merged)})`, and drop it from {where}."
             )
         elif f.api == "set_module_options":
             fix += f": call `{stmt}` at module scope of the file that defines {module}'s kernels, before any launch."
@@ -199,7 +188,7 @@ def _late_option_finding(
         locations=dedupe_locations(locations),
         fix=fix,
         estimated_saving_ms=round(saving, 1),
-        saving_basis=sup.basis(f"the {n} option change(s)") + ", reference sample",
+        saving_basis=sup.basis(f"the {n} option change(s)") + elsewhere + ", reference sample",
         samples=1 if ctx.samples else 0,
         caveats=[
             "Launches that ran before the change now also run with the new options: if an option changes numerics "
@@ -282,7 +271,7 @@ def _deadline_finding(ctx: RuleContext, late: LateConfig) -> Finding:
     return Finding(
         mechanism=MECHANISM,
         title=f"wp.config.{f.name} is assigned after the module(s) that should get it were created",
-        severity="medium" if sum(b.ms for b in late.builds) >= 150 else "low",
+        severity="medium" if share_of_compile(ctx, sum(b.ms for b in late.builds)) >= MEDIUM_SHARE else "low",
         confidence="high",
         modules=mods,
         evidence=evidence,
@@ -350,7 +339,7 @@ def _noop_findings(ctx: RuleContext) -> list[Finding]:
             or sorted(built)[:3]
             or sorted(scan.python_modules_with_kernels)[:3]
         )
-        opts = _literal_dict(f.options) if f.options else (f.options_text or "{...}")
+        opts = literal_dict(f.options) if f.options else (f.options_text or "{...}")
         targets = " or ".join(f'wp.get_module("{m}").options.update({opts})' for m in candidates[:2])
         evidence = [
             Evidence(
@@ -550,7 +539,7 @@ def _ignored_write_finding(
     scan = ctx.scan
     assert scan is not None and f.target is not None
     module = f.target
-    opts = _literal_dict(missed)
+    opts = literal_dict(missed)
     names = ", ".join(missed)
     first_at = f"{ctx.rel(first.trigger.file)}:{first.trigger.line}" if first.trigger else None
     where = f" (first load at {first_at})" if first_at else ""
@@ -658,16 +647,21 @@ def _ignored_write_finding(
 # ---------------------------------------------------------------------------------------------- entry
 
 
+PRIORITY = 2  # after CS-1 (a new kernel), before CS-6 (a new type instance)
+
+
+def _events(ctx: RuleContext) -> Events:
+    """Rebuilds an option changed after the first load explains, per module and device."""
+    return events_by_module(ctx, ("option_changed",))
+
+
+def claims(ctx: RuleContext) -> list[Claim]:
+    return claims_of(_events(ctx), MECHANISM, PRIORITY)
+
+
 def evaluate(ctx: RuleContext) -> RuleResult:
     findings: list[Finding] = []
-    by_module: dict[tuple[str, str], list[tuple[HashChange, list[Cause]]]] = defaultdict(list)
-    for ch in ctx.changes:
-        if ch.status.startswith("error"):
-            continue
-        causes = [c for c in ch.causes if c.kind == "option_changed"]
-        if causes:
-            by_module[(ch.module, ch.device)].append((ch, causes))
-    for (module, device), items in by_module.items():
+    for (module, device), items in _events(ctx).items():
         findings.append(_late_option_finding(ctx, module, device, items))
     lates = late_config_assignments(ctx)
     for late in lates:

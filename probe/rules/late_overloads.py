@@ -27,14 +27,13 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from warp_compile.probe.diagnosis_models import Cause, Evidence, Finding, HashChange, Location, RuledOut, RuleResult
-from warp_compile.probe.hashdiff import unique_family
 from warp_compile.probe.models import Build, KernelInfo, Site
+from warp_compile.probe.rules import helpers
 from warp_compile.probe.rules.context import (
     CallSite,
     RuleContext,
     call_sites,
     dedupe_locations,
-    fmt_ms,
     superseded_by,
 )
 from warp_compile.probe.scan_models import KernelDef, OverloadFact
@@ -130,11 +129,6 @@ def _divergence(first: Build | None, later: Build) -> Site | None:
         if i >= len(a) or (a[i].file, a[i].line) != (entry.file, entry.line):
             return entry if i > 0 else None
     return None
-
-
-def _first_load(ctx: RuleContext, module: str, device: str) -> Build | None:
-    loads = [b for b in ctx.report.builds if b.module == module and b.device == device]
-    return min(loads, key=lambda b: b.seq) if loads else None
 
 
 # ---------------------------------------------------------------------------------------------- late registrations
@@ -275,14 +269,6 @@ def _late_text(ctx: RuleContext, late: _LateRegistration, module: str, first: Bu
 # ---------------------------------------------------------------------------------------------- the finding
 
 
-def _claimed_by_cs1(ctx: RuleContext, ch: HashChange) -> bool:
-    """A rebuild that also added (or re-created) a plain kernel: CS-1 sizes it, so it is not counted twice."""
-    later = ctx.build(ch.to_seq)
-    if later is not None and unique_family(later) is not None:
-        return False
-    return any(c.kind in ("kernel_added", "kernel_changed") for c in ch.causes)
-
-
 def _registration_lines(
     ctx: RuleContext,
     parent: str,
@@ -313,7 +299,7 @@ def _finding(
     items: list[tuple[HashChange, dict[str, list[Cause]]]],
 ) -> Finding:
     last = ctx.build(max(ch.to_seq for ch, _ in items))
-    first_load = _first_load(ctx, module, device)
+    first_load = helpers.first_load(ctx.report.builds, module, device)
     first = ctx.build(min(ch.from_seq for ch, _ in items))
     infos = {p: (_instances(last, p) or _instances(first, p) or [None])[0] for p in parents}
     kdefs = {p: (ctx.scan_kernel(i) if i is not None else None) for p, i in infos.items()}
@@ -367,23 +353,16 @@ def _finding(
             how.append(
                 f"{' and '.join(by_launch)} {'was' if len(by_launch) == 1 else 'were'} launched with new argument types"
             )
-        evidence.append(
-            Evidence(
-                fact=f"build #{ch.to_seq} ({ch.to_hash[:7]}, {ch.status}, {fmt_ms(ch.cost_ms)}) rebuilt {module} after "
-                f"build #{ch.from_seq} ({ch.from_hash[:7]}) because {', and '.join(how)}: {'; '.join(parts)}"
-                + (f" (triggered at {ch.trigger})" if ch.trigger else ""),
-                builds=[ch.from_seq, ch.to_seq],
-                ms=ch.cost_ms,
-            )
-        )
+        why = f" because {', and '.join(how)}: {'; '.join(parts)}"
+        evidence.append(helpers.rebuild_evidence(ch, module, why, trigger=" (triggered at {})"))
         if later is not None and by_launch:
             locations.append(ctx.trigger_loc(later, "launch of a generic kernel with a new type instance"))
             entry = _divergence(ctx.build(ch.from_seq), later)
             if entry is not None:
                 locations.append(ctx.loc(entry.file, entry.line, "the call path that brings the new types in"))
 
-    shared = [ch for ch, _ in items if _claimed_by_cs1(ctx, ch)]
-    sized = superseded_by(ctx, [ch for ch, _ in items if ch not in shared])
+    mine, elsewhere = helpers.sized_here(ctx, [ch for ch, _ in items], MECHANISM)
+    sized = superseded_by(ctx, mine)
     if sized.builds:
         evidence.append(sized.removal_evidence(module, "every instance present at the first load"))
 
@@ -431,12 +410,7 @@ def _finding(
         title = f"{module} rebuilt because {launch_names} got a new type instance after the module loaded"
     else:
         title = f"{module} rebuilt because {launch_names} got new type instances after the module loaded"
-    basis = sized.basis(f"the {len(items)} rebuild(s) caused by late instances")
-    if shared:
-        basis += (
-            "; rebuild(s) " + ", ".join(f"#{ch.to_seq}" for ch in shared) + " also added a kernel and "
-            "are sized under CS-1"
-        )
+    basis = sized.basis(f"the {len(items)} rebuild(s) caused by late instances") + elsewhere
     return Finding(
         mechanism=MECHANISM,
         title=title,
@@ -502,6 +476,13 @@ def _groups(ctx: RuleContext) -> list[tuple[str, str, list[str], list[tuple[Hash
             assert set(parents) == members
             out.append((module, device, parents, items))
     return sorted(out, key=lambda g: g[3][0][0].to_seq)
+
+
+PRIORITY = 1  # a rebuild that also added a kernel or changed an option is sized by CS-1 / CS-3
+
+
+def claims(ctx: RuleContext) -> list[helpers.Claim]:
+    return [helpers.Claim(ch.to_seq, MECHANISM, PRIORITY) for *_, items in _groups(ctx) for ch, _ in items]
 
 
 def evaluate(ctx: RuleContext) -> RuleResult:

@@ -9,18 +9,16 @@ only); the reason names the tile op sites.
 
 from __future__ import annotations
 
-import re
-
 from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, NotReached, RuledOut, RuleResult
 from warp_compile.probe.models import Build
 from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules import cuda_replay as cr
 from warp_compile.probe.rules.context import RuleContext
+from warp_compile.probe.rules.helpers import MEDIUM_SHARE, is_cpu, share_of_compile, warp_key
 from warp_compile.probe.scan_models import ScanFacts, TileOpFact
 
 MECHANISM = "CS-7"
-GAP_SHARE = 0.5  # (ms - native) / ms at or above this ...
-GAP_MIN_MS = 300.0  # ... and at least this many ms outside the native compiler
+GAP_SHARE = 0.5  # (ms - native) / ms at or above this, and the gap a material share of the cold compile
 
 _OPTION = {
     "tile_matmul": "enable_mathdx_gemm",
@@ -31,14 +29,6 @@ _OPTION = {
     "tile_lower_solve": "enable_mathdx_solver",
     "tile_upper_solve": "enable_mathdx_solver",
 }
-
-
-def _is_cpu(device: str) -> bool:
-    return device == "cpu" or device.startswith("cpu")
-
-
-def warp_key(qualname: str) -> str:
-    return re.sub("[^0-9a-zA-Z_]+", "", qualname.replace(".", "__"))
 
 
 def _sites(ops: list[TileOpFact]) -> str:
@@ -184,7 +174,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
             signal += f"; the {len(tile_ops)} tile operation(s) present do not go through MathDx"
         return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal=signal)])
 
-    cuda = [b for b in compiled if not _is_cpu(b.device)]
+    cuda = [b for b in compiled if not is_cpu(b.device)]
     if not cuda:
         signal = "no CUDA module was compiled" if compiled else "no module was compiled in the cold run"
         return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal=signal)])
@@ -199,7 +189,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
     for b in cuda:
         ops = _ops_in_build(scan, b, mathdx) if scan is not None else []
         gap = b.ms - b.native_ms
-        big_gap = b.ms > 0 and gap >= GAP_MIN_MS and gap / b.ms >= GAP_SHARE
+        big_gap = b.ms > 0 and gap / b.ms >= GAP_SHARE and share_of_compile(ctx, gap) >= MEDIUM_SHARE
         if ops and (report.lto_artifacts > 0 or big_gap):
             suspects.append((b, ops))
         elif not ops and report.lto_artifacts > 0 and big_gap and not mathdx:

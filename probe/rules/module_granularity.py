@@ -23,17 +23,12 @@ from warp_compile.probe.diagnosis_models import Evidence, Finding, RuledOut, Rul
 from warp_compile.probe.hashdiff import unique_family
 from warp_compile.probe.models import Build
 from warp_compile.probe.rules.context import RuleContext, dedupe_locations, fmt_ms, norm_value
+from warp_compile.probe.rules.helpers import literal_dict, median
 from warp_compile.probe.scan_models import ModuleOptionsFact
 
 MECHANISM = "CS-4"
 MIN_MODULES = 3
 MAX_KERNELS = 2
-
-
-def _median(xs: list[float]) -> float:
-    s = sorted(xs)
-    n = len(s)
-    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
 
 
 def _options_key(b: Build) -> tuple:
@@ -129,16 +124,6 @@ def _py_literal(value: str) -> str:
     return value
 
 
-def _literal_dict(options: dict[str, str]) -> str:
-    """Source text of an options dict, string values double-quoted like the keys."""
-
-    def value(v: str) -> str:
-        bare = norm_value(v)
-        return f'"{bare}"' if bare is not None and bare != v.strip() else v
-
-    return "{" + ", ".join(f'"{k}": {value(v)}' for k, v in options.items()) + "}"
-
-
 @dataclass
 class _Carried:
     """The module options the small modules set for themselves, which a merged module must be given again."""
@@ -189,7 +174,7 @@ def _carried_options(ctx: RuleContext, group: list[Build]) -> _Carried:
 def _finding(ctx: RuleContext, lifecycle: str, group: list[Build]) -> Finding:
     group = sorted(group, key=lambda b: b.seq)
     n = len(group)
-    med = _median([b.ms for b in group])
+    med = median([b.ms for b in group])
     saving = (n - 1) * med
     modules = [b.module for b in group]
     kernels: list[str] = []
@@ -221,7 +206,7 @@ def _finding(ctx: RuleContext, lifecycle: str, group: list[Build]) -> Finding:
     target = f"{pkg}.kernels" if pkg else "kernels"
     target_file = target.replace(".", "/") + ".py"
     carried = _carried_options(ctx, group)
-    lit = _literal_dict(carried.options)
+    lit = literal_dict(carried.options)
     sites = ", ".join(dict.fromkeys(f"{ctx.rel(f.file)}:{f.line}" for f in carried.sites))
     if carried.options:
         set_by = f"set today by {sites}" if sites else "which the builds carry"

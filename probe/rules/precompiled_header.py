@@ -15,13 +15,13 @@ Every PCH build of the run (thread, block_dim key, ms) is listed in the evidence
 from __future__ import annotations
 
 import re
-import statistics
 
 from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, NotReached, RuledOut, RuleResult
 from warp_compile.probe.models import Build, PchBuild
 from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules import cuda_pricing
 from warp_compile.probe.rules.context import RuleContext
+from warp_compile.probe.rules.helpers import HIGH_SHARE, is_cpu, is_false, median, pch_off, share_of_compile
 from warp_compile.probe.scan_models import SettingFact
 
 MECHANISM = "CS-12"
@@ -34,11 +34,6 @@ _CPU_FIGURES: list[tuple[tuple[int, int], float, float, float]] = [
     ((1, 17), 105.0, 970.0, 1600.0),
     ((1, 13), 120.0, 1500.0, 2400.0),
 ]
-_FALSY = {"false", "0", "no", "off"}
-
-
-def _is_cpu(device: str) -> bool:
-    return device == "cpu" or device.startswith("cpu")
 
 
 def _version(text: str | None) -> tuple[int, int] | None:
@@ -64,11 +59,6 @@ def _cpu_pch_exists(version: tuple[int, int] | None) -> bool:
 def _nvrtc_pch_used(version: tuple[int, int] | None) -> bool:
     # warp 1.19 ships NVRTC 13.x, where get_nvrtc_pch_dir() returns None; earlier wheels ship 12.x.
     return version is not None and version < (1, 19)
-
-
-def _pch_off(b: Build) -> bool:
-    v = b.options.get("use_precompiled_headers")
-    return v is not None and v.strip().lower() in _FALSY
 
 
 def _pch_bd(p: PchBuild) -> str | None:
@@ -100,9 +90,7 @@ def _pch_summary(pch: list[PchBuild]) -> str:
     return head + ": " + "; ".join(describe_pch(pch))
 
 
-def _pch_off_pays(
-    ctx: RuleContext, cpu: list[Build], saving: float, pch_back: float, header_cost: float
-) -> Finding:
+def _pch_off_pays(ctx: RuleContext, cpu: list[Build], saving: float, pch_back: float, header_cost: float) -> Finding:
     """The header is off and, on this workload, that is the cheaper choice: name the mechanism, advise keeping it.
 
     With one or two small CPU modules the header build (~1.6 s per process and thread) outweighs what it saves
@@ -144,12 +132,12 @@ def _pch_off_pays(
 def _pch_off_finding(ctx: RuleContext, off: list[Build], version: tuple[int, int] | None) -> Finding:
     report = ctx.report
     label, fig_with, fig_without, fig_pch = _figures(version)
-    cpu = [b for b in off if _is_cpu(b.device)]
-    cuda = [b for b in off if not _is_cpu(b.device)]
+    cpu = [b for b in off if is_cpu(b.device)]
+    cuda = [b for b in off if not is_cpu(b.device)]
     # A measured PCH-backed compile in the same run is better than the notes' figure.
-    backed = [b.native_ms for b in ctx.compiled if _is_cpu(b.device) and not _pch_off(b) and b.native_ms > 0]
+    backed = [b.native_ms for b in ctx.compiled if is_cpu(b.device) and not pch_off(b) and b.native_ms > 0]
     if backed:
-        typical = statistics.median(backed)
+        typical = median(backed)
         typical_src = f"median native compile of the {len(backed)} PCH-backed CPU module(s) in this run"
     else:
         typical = fig_with
@@ -158,7 +146,7 @@ def _pch_off_finding(ctx: RuleContext, off: list[Build], version: tuple[int, int
     per = [(b, max(0.0, min(b.native_ms - typical, header_cost))) for b in cpu]
     saving = sum(s for _b, s in per)
     pch_measured = [p.ms for p in report.pch]
-    pch_one = statistics.median(pch_measured) if pch_measured else fig_pch
+    pch_one = median(pch_measured) if pch_measured else fig_pch
     keys = {(b.thread, b.block_dim) for b in cpu} or {(0, None)}
     pch_back = pch_one * len(keys)
     net = saving - pch_back
@@ -235,7 +223,7 @@ def _pch_off_finding(ctx: RuleContext, off: list[Build], version: tuple[int, int
         estimated = None
     if cpu and net <= 0:
         severity = "low"
-    elif saving >= 2000 or net >= 1000:
+    elif max(share_of_compile(ctx, saving), share_of_compile(ctx, net)) >= HIGH_SHARE:
         severity = "high"
     else:
         severity = "medium"
@@ -276,14 +264,12 @@ def _pch_off_finding(ctx: RuleContext, off: list[Build], version: tuple[int, int
 def _scan_off_settings(ctx: RuleContext) -> list[SettingFact]:
     if ctx.scan is None:
         return []
-    return [
-        s for s in ctx.scan.settings_named("use_precompiled_headers") if s.value.strip().strip("'\"").lower() in _FALSY
-    ]
+    return [s for s in ctx.scan.settings_named("use_precompiled_headers") if is_false(s.value)]
 
 
 def _cuda_inverse(ctx: RuleContext, version: tuple[int, int] | None) -> Finding | None:
     report = ctx.report
-    cuda = [b for b in ctx.compiled if not _is_cpu(b.device) and not _pch_off(b)]
+    cuda = [b for b in ctx.compiled if not is_cpu(b.device) and not pch_off(b)]
     if not cuda or not _nvrtc_pch_used(version):
         return None
     seqs = {b.seq for b in cuda}
@@ -335,11 +321,11 @@ def _evaluate(ctx: RuleContext) -> RuleResult:
     report = ctx.report
     version = _version(report.warp_version)
     compiled = ctx.compiled
-    off = [b for b in compiled if _pch_off(b)]
+    off = [b for b in compiled if pch_off(b)]
     effective_off = [
         b
         for b in off
-        if (_is_cpu(b.device) and _cpu_pch_exists(version)) or (not _is_cpu(b.device) and _nvrtc_pch_used(version))
+        if (is_cpu(b.device) and _cpu_pch_exists(version)) or (not is_cpu(b.device) and _nvrtc_pch_used(version))
     ]
     if effective_off:
         return RuleResult(findings=[_pch_off_finding(ctx, effective_off, version)])
@@ -362,7 +348,7 @@ def _evaluate(ctx: RuleContext) -> RuleResult:
         devs = sorted({b.device for b in off})
         why = (
             f"warp {report.warp_version} has no CPU precompiled header (from 1.13)"
-            if any(_is_cpu(d) for d in devs)
+            if any(is_cpu(d) for d in devs)
             else f"warp {report.warp_version} ships NVRTC 13, where no NVRTC header is used"
         )
         return RuleResult(
@@ -400,12 +386,12 @@ def _evaluate(ctx: RuleContext) -> RuleResult:
     if report.pch:
         pch_ms = sum(p.ms for p in report.pch)
         signal += f"; {_pch_summary(report.pch)}; modules' native compile {fmt_ms(native)} in total"
-        if any(_is_cpu(b.device) for b in compiled):
+        if any(is_cpu(b.device) for b in compiled):
             signal += (
                 "; turning the CPU header off is not proposed: it is the default, and the few-small-modules "
                 "inversion is evidenced only on CUDA below toolkit 13"
             )
-        if pch_ms > native and not any(_is_cpu(b.device) for b in compiled):
+        if pch_ms > native and not any(is_cpu(b.device) for b in compiled):
             signal += "; the CUDA header costs more than the modules, but this warp ships NVRTC 13 (no header)"
     return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal=signal)])
 

@@ -16,17 +16,13 @@ from warp_compile.probe.models import Build
 from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules import cuda_replay as cr
 from warp_compile.probe.rules.context import RuleContext
+from warp_compile.probe.rules.helpers import MEDIUM_SHARE, is_cpu, share_of_compile
 from warp_compile.probe.stats import overlap_factor
 
 MECHANISM = "CS-13"
 
 SERIAL_OVERLAP = 1.15  # overlap_factor at or below this: builds ran one at a time
 MIN_CEILING = 1.25  # below this one module is (nearly) the whole cost
-MIN_GAIN_MS = 100.0  # sum - largest below this is not worth a preload
-
-
-def _is_cpu(device: str) -> bool:
-    return device == "cpu" or device.startswith("cpu")
 
 
 def _per_module(builds: list[Build]) -> dict[str, list[Build]]:
@@ -188,8 +184,8 @@ def evaluate(ctx: RuleContext) -> RuleResult:
     if not compiled:
         return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal="no module was compiled in the cold run")])
 
-    cuda = [b for b in compiled if not _is_cpu(b.device)]
-    cpu = [b for b in compiled if _is_cpu(b.device)]
+    cuda = [b for b in compiled if not is_cpu(b.device)]
+    cpu = [b for b in compiled if is_cpu(b.device)]
     if not cuda:
         reason = (
             "CUDA only: concurrent first loads on the CPU race Warp's native JIT (CS-8), so CPU builds must stay serial"
@@ -221,7 +217,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
                 )
             ]
         )
-    if ceil < MIN_CEILING or total - largest < MIN_GAIN_MS:
+    if ceil < MIN_CEILING or share_of_compile(ctx, total - largest) < MEDIUM_SHARE:  # not worth a preload
         return RuleResult(
             ruled_out=[
                 RuledOut(

@@ -30,16 +30,11 @@ from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, Rul
 from warp_compile.probe.hashdiff import unique_family
 from warp_compile.probe.models import Build
 from warp_compile.probe.rules.context import RuleContext, dedupe_locations, fmt_ms, warp_key
+from warp_compile.probe.rules.helpers import median
 from warp_compile.probe.scan_models import FactoryCallFact, KernelDef
 
 MECHANISM = "CS-9"
 MIN_MODULES = 2
-
-
-def _median(xs: list[float]) -> float:
-    s = sorted(xs)
-    n = len(s)
-    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
 
 
 def _families(ctx: RuleContext) -> dict[str, list[Build]]:
@@ -239,7 +234,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
         return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal=signal)])
 
     n = len(builds)
-    med = _median([b.ms for b in builds])
+    med = median([b.ms for b in builds])
     saving = (n - 1) * med
     all_defs = _unique_defs(ctx)
     stable_defs: list[KernelDef] = []

@@ -18,21 +18,17 @@ gain, so the finding presents it as a source-size and runtime trade-off.
 from __future__ import annotations
 
 import math
-import re
 
 from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, RuledOut, RuleResult
 from warp_compile.probe.models import Build
 from warp_compile.probe.rules import cuda_pricing
 from warp_compile.probe.rules.context import RuleContext, dedupe_locations
+from warp_compile.probe.rules.helpers import warp_key
 from warp_compile.probe.scan_models import LoopFact, ScanFacts, SettingFact
 
 MECHANISM = "CS-11"
 DEFAULT_MAX_UNROLL = 16
 MIN_BYTES_PER_KERNEL = 8_000  # below this the source is not "large" whatever unrolled it
-
-
-def warp_key(qualname: str) -> str:
-    return re.sub("[^0-9a-zA-Z_]+", "", qualname.replace(".", "__"))
 
 
 def _int(text: str | None) -> int | None:

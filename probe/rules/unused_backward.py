@@ -15,7 +15,9 @@ the per-module work of the compiler: the precompiled header's load or, with the 
 parse). Only the size-dependent part shrinks with the adjoint code, so the estimate applies the adjoint share of the
 source to (native - fixed) plus the codegen time. The fixed part comes from a fit over this run's own compiled
 builds when there are at least 3 of one kind with a wide spread of sizes that lie on a line, else from this
-project's calibration (`_CPU_FIXED_MS`, see knowledge/CS-10.md), scaled down for a faster machine by the run's
+project's calibration (`_CPU_FIXED_MS`, see knowledge/CS-10.md), scaled to this machine: up by the run's own
+precompiled header against the calibration's (the same header work on every run of a version, so a slower header
+means a slower machine, and the estimate grows with the compile instead of faster than it), else down by the run's
 smallest build. For CUDA there is no calibration: without an in-run fit the share is applied to the whole native
 time, an upper bound, and the basis says so. Builds that compiled concurrently are divided by their overlap, so
 the figure is elapsed time.
@@ -43,6 +45,7 @@ from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules import context as _context
 from warp_compile.probe.rules import cuda_pricing
 from warp_compile.probe.rules.context import RuleContext
+from warp_compile.probe.rules.helpers import MEDIUM_SHARE, is_cpu, is_false, material, noise_ms, pch_off, warp_key
 from warp_compile.probe.scan_models import (
     ConfigSetFact,
     ImportFact,
@@ -55,12 +58,6 @@ from warp_compile.probe.scan_models import (
 from warp_compile.probe.stats import overlap_factor
 
 MECHANISM = "CS-10"
-_FALSY = {"false", "0"}
-
-
-def warp_key(qualname: str) -> str:
-    """The key Warp gives a kernel defined with this Python qualname (codegen.make_full_qualified_name)."""
-    return re.sub("[^0-9a-zA-Z_]+", "", qualname.replace(".", "__"))
 
 
 @dataclass
@@ -84,23 +81,22 @@ class _Module:
         return sum(b.ms for b in self.builds)
 
 
-MIN_SAVING_MS = 150.0  # below this (or MIN_SHARE of the cold compile) backward code is not worth a finding
-MIN_SHARE = 0.05
+MIN_SHARE = MEDIUM_SHARE  # below this share of the cold compile (or inside its noise) it is not worth a finding
 
 # The fixed per-module part of a CPU native compile, measured by this project (knowledge/CS-10.md, Figures) on a
 # 2-core x86_64 VM: first Warp version a row applies to, then (fixed ms, native ms of the smallest module measured:
 # one one-line kernel, forward only) with the precompiled header and with the header off. Before warp 1.13 the CPU
-# has no precompiled header, so every module pays the header parse.
-_CPU_FIXED_MS: list[tuple[tuple[int, int], str, tuple[float, float], tuple[float, float]]] = [
-    ((1, 13), "warp 1.19.0", (55.0, 79.0), (750.0, 801.0)),
-    ((0, 0), "warp 1.10.1", (1060.0, 1091.0), (1060.0, 1091.0)),
+# has no precompiled header, so every module pays the header parse. Last: one CPU header build on that VM (the
+# project's notes, knowledge/CS-12.md: median 1.59 s on warp 1.19), None where the version builds none.
+_CPU_FIXED_MS: list[tuple[tuple[int, int], str, tuple[float, float], tuple[float, float], float | None]] = [
+    ((1, 13), "warp 1.19.0", (55.0, 79.0), (750.0, 801.0), 1590.0),
+    ((0, 0), "warp 1.10.1", (1060.0, 1091.0), (1060.0, 1091.0), None),
 ]
 # An in-run fit is used when it rests on at least _FIT_MIN builds of one kind whose sizes span _FIT_SPREAD x and lie on
 # a line (r^2 >= _FIT_R2) with a fixed part between 0 and the smallest build's native time.
 _FIT_MIN = 3
 _FIT_SPREAD = 2.0
 _FIT_R2 = 0.8
-_FALSY_OPT = {"false", "0", "no", "off"}
 
 
 def _version(text: str | None) -> tuple[int, int] | None:
@@ -108,17 +104,9 @@ def _version(text: str | None) -> tuple[int, int] | None:
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
-def _is_cpu(device: str) -> bool:
-    return device == "cpu" or device.startswith("cpu")
-
-
-def _pch_off(b: Build) -> bool:
-    return b.options.get("use_precompiled_headers", "").strip().lower() in _FALSY_OPT
-
-
 def _kind(b: Build) -> tuple[str, bool]:
     """Builds that share a fixed part: same backend, same precompiled-header setting."""
-    return ("cpu" if _is_cpu(b.device) else "cuda", _pch_off(b))
+    return ("cpu" if is_cpu(b.device) else "cuda", pch_off(b))
 
 
 def _kind_text(kind: tuple[str, bool]) -> str:
@@ -180,13 +168,20 @@ def _fixed_parts(ctx: RuleContext) -> dict[tuple[str, bool], _Fixed]:
                 "share is applied to the whole native time (an upper bound)",
             )
             continue
-        _, label, with_pch, without = next(
+        _, label, with_pch, without, cal_header = next(
             (row for row in _CPU_FIXED_MS if version is None or version >= row[0]), _CPU_FIXED_MS[-1]
         )
         ms, cal_smallest = without if kind[1] else with_pch
         header = "precompiled header off, " if kind[1] else ""
         basis = f"{fmt_ms(ms)} per module as calibrated ({label}, {header}2-core x86_64 VM)"
-        if smallest < cal_smallest:  # a faster machine: scale the fixed part by the run's smallest build
+        run_header = min((p.ms for p in ctx.report.pch if p.ms > 0), default=None)
+        if not kind[1] and cal_header and run_header and run_header > cal_header:  # a slower machine
+            ms *= run_header / cal_header
+            basis += (
+                f", scaled to {fmt_ms(ms)} because this run's precompiled header took {fmt_ms(run_header)} against "
+                f"the calibration's {fmt_ms(cal_header)}"
+            )
+        elif smallest < cal_smallest:  # a faster machine: scale the fixed part by the run's smallest build
             ms *= smallest / cal_smallest
             basis += (
                 f", scaled to {fmt_ms(ms)} because this run's smallest build ({fmt_ms(smallest)} native) is faster "
@@ -235,34 +230,19 @@ def _share(ctx: RuleContext, ms: float) -> str:
     return f"{ms / total:.1%} of {fmt_ms(total)} cold compile{pch}"
 
 
-def _material(ctx: RuleContext, ms: float) -> bool:
-    total = ctx.cold_compile_total
-    return ms >= MIN_SAVING_MS and (total <= 0 or ms / total >= MIN_SHARE)
+def _noise_text(ctx: RuleContext) -> str:
+    noise = noise_ms(ctx)
+    return f" of {noise:.0f} ms" if noise > 0 else ""
 
 
 def _remaining(ctx: RuleContext) -> tuple[list[Build], list[Build]]:
-    """(remaining, superseded) compiled builds of the cold run.
-
-    Per module, device and block_dim the build that remains once every rebuild is fixed is the compiled build of the
-    last identity loaded (its hash); the other compiled builds were superseded by a rebuild, whose cost the rebuild
-    mechanisms claim. A last identity that was never compiled in this run leaves the last compiled build."""
-    last_load: dict[tuple[str, str, int | None], Build] = {}
-    compiled: dict[tuple[str, str, int | None], list[Build]] = {}
-    for b in sorted(ctx.report.builds, key=lambda b: b.seq):
-        key = (b.module, b.device, b.block_dim)
-        if b.status in ("compiled", "cached"):
-            last_load[key] = b
-        if b.status == "compiled":
-            compiled.setdefault(key, []).append(b)
-    remaining: list[Build] = []
-    superseded: list[Build] = []
-    for key, builds in compiled.items():
-        final = last_load.get(key)
-        same = [b for b in builds if final is not None and b.hash == final.hash]
-        keep = same[-1] if same else builds[-1]
-        remaining.append(keep)
-        superseded.extend(b for b in builds if b is not keep)
-    return sorted(remaining, key=lambda b: b.seq), sorted(superseded, key=lambda b: b.seq)
+    """(remaining, superseded) compiled builds of the cold run: per module, device and block_dim the build that
+    remains once every rebuild is fixed (`context.remaining_builds`, the one notion the rebuild rules share); the
+    other compiled builds were superseded by a rebuild, whose cost the rebuild mechanisms claim."""
+    keep = {k: b for k, b in _context.remaining_builds(ctx).items() if b.status == "compiled"}
+    kept = {b.seq for b in keep.values()}
+    superseded = [b for b in ctx.compiled if _context.build_key(b) in keep and b.seq not in kept]
+    return sorted(keep.values(), key=lambda b: b.seq), sorted(superseded, key=lambda b: b.seq)
 
 
 def _concurrency(builds: list[Build]) -> float:
@@ -334,7 +314,7 @@ def _late_assignments(ctx: RuleContext) -> list[_Late]:
     if helper is not None:
         out = []
         for lc in helper(ctx):
-            if lc.option == "enable_backward" and _falsy(lc.value):
+            if lc.option == "enable_backward" and is_false(lc.value):
                 out.append(_Late(lc.fact, list(lc.imports), list(lc.modules)))
         if out:
             return out
@@ -345,13 +325,9 @@ def _late_assignments(ctx: RuleContext) -> list[_Late]:
         refs = (
             c.after_kernel_imports + c.after_kernel_imports_transitive + list(getattr(c, "after_package_imports", []))
         )
-        if _falsy(c.value) and (refs or c.after_kernels_in_file):
+        if is_false(c.value) and (refs or c.after_kernels_in_file):
             out.append(_Late(c, refs, []))
     return out
-
-
-def _falsy(value: str) -> bool:
-    return value.strip().strip("'\"").lower() in _FALSY
 
 
 def _entry_module(ctx: RuleContext) -> ModuleInfo | None:
@@ -741,15 +717,15 @@ def _evaluate(ctx: RuleContext) -> RuleResult:
         if superseded
         else ""
     )
-    if estimate is not None and not late and not (_material(ctx, estimate) or cuda_pricing.backward_pays(ctx, names)):
+    if estimate is not None and not late and not (material(ctx, estimate) or cuda_pricing.backward_pays(ctx, names)):
         ruled.append(
             RuledOut(
                 mechanism=MECHANISM,
                 signal=f"backward code is generated for {', '.join(names)} but it is small: about {fmt_ms(estimate)} "
                 f"of compile ({_share(ctx, estimate)}; build(s) {counted}{left_out}"
                 + (f"; divided by {overlap:.2f}, the overlap of these concurrent builds" if overlap > 1.05 else "")
-                + f"), below what is worth acting on (at least {fmt_ms(MIN_SAVING_MS)} and {MIN_SHARE:.0%} of the "
-                "cold compile)",
+                + f"), below what is worth acting on (at least {MIN_SHARE:.0%} of the cold compile, and above "
+                f"the run's noise band{_noise_text(ctx)})",
             )
         )
         return RuleResult(ruled_out=ruled)

@@ -1,0 +1,214 @@
+"""Small helpers every rule shares, defined once: Warp's kernel key, the CPU test, option truth, the first load of a
+module, an options dict as source text, and the one sentence that names a rebuild.
+
+Nothing here reads the file system or another rule; `context.py` re-exports `warp_key` and `norm_value`.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from warp_compile.probe.diagnosis_models import Cause, Evidence, HashChange
+from warp_compile.probe.models import Build
+from warp_compile.probe.render.fmt import fmt_ms  # noqa: F401 (re-exported for the rules)
+from warp_compile.probe.stats import band, median
+
+if TYPE_CHECKING:
+    from warp_compile.probe.rules.context import RuleContext
+
+__all__ = [
+    "Claim",
+    "MEDIUM_SHARE",
+    "HIGH_SHARE",
+    "first_load",
+    "fmt_ms",
+    "is_cpu",
+    "is_false",
+    "literal_dict",
+    "material",
+    "median",
+    "noise_ms",
+    "norm_value",
+    "pch_off",
+    "claims_of",
+    "events_by_module",
+    "rebuild_evidence",
+    "rebuilt_sentence",
+    "severity_of_share",
+    "share_of_compile",
+    "sized_here",
+    "warp_key",
+]
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A rule's declaration that it explains a rebuild event (the change's `to_seq`), with its priority.
+
+    Several mechanisms can explain one rebuild (a kernel and an overload arrived together); the diagnose engine gives
+    each event to its highest-priority claimant, which sizes it, and the others name it without counting it.
+    """
+
+    event: int
+    mechanism: str
+    priority: int
+
+
+Events = dict[tuple[str, str], list[tuple[HashChange, list[Cause]]]]
+
+
+def events_by_module(
+    ctx: RuleContext, kinds: tuple[str, ...], keep: Callable[[HashChange], bool] | None = None
+) -> Events:
+    """Rebuilds (not failed loads) with causes of these kinds, per module and device, in load order: (change, the
+    causes of those kinds). `keep` drops changes another notion excludes."""
+    out: Events = defaultdict(list)
+    for ch in ctx.changes:
+        if ch.status.startswith("error") or (keep is not None and not keep(ch)):
+            continue
+        causes = [c for c in ch.causes if c.kind in kinds]
+        if causes:
+            out[(ch.module, ch.device)].append((ch, causes))
+    return out
+
+
+def claims_of(events: Events, mechanism: str, priority: int) -> list[Claim]:
+    """The declaration of every rebuild in `events` for the engine's arbiter."""
+    return [Claim(ch.to_seq, mechanism, priority) for items in events.values() for ch, _ in items]
+
+
+def sized_here(ctx: RuleContext, changes: list[HashChange], mechanism: str) -> tuple[list[HashChange], str]:
+    """(the rebuilds `mechanism` sizes, a basis note naming those the engine gave to another mechanism)."""
+    mine = [ch for ch in changes if ctx.owner(ch) in (None, mechanism)]
+    others: dict[str, list[int]] = {}
+    for ch in changes:
+        owner = ctx.owner(ch)
+        if owner not in (None, mechanism):
+            others.setdefault(str(owner), []).append(ch.to_seq)
+    note = "".join(
+        f"; rebuild(s) {', '.join(f'#{s}' for s in seqs)} also had another cause and are sized under {owner}"
+        for owner, seqs in sorted(others.items())
+    )
+    return mine, note
+
+
+def warp_key(qualname: str) -> str:
+    """The key Warp gives a kernel with this Python qualname (`a.<locals>.k` -> `a__locals__k`), as
+    codegen.make_full_qualified_name builds it."""
+    return re.sub("[^0-9a-zA-Z_]+", "", qualname.replace(".", "__"))
+
+
+def is_cpu(device: str) -> bool:
+    """A CPU device alias (`cpu`, or a `cpu...` spelling)."""
+    return device == "cpu" or device.startswith("cpu")
+
+
+def norm_value(text: str | None) -> str | None:
+    """An option value as source text or str(): quotes dropped, so a quoted and a bare value compare equal."""
+    if text is None:
+        return None
+    t = text.strip()
+    if len(t) >= 2 and t[0] == t[-1] and t[0] in "'\"":
+        t = t[1:-1]
+    return t
+
+
+def is_false(text: str | None) -> bool:
+    """Whether an option value turns the option off, by Warp's own test: Python truthiness.
+
+    Warp reads boolean options with `if options[...]` and passes them on as `ctypes.c_bool`, so False, 0, None, ""
+    and empty containers are off, while any non-empty string ("off", "no", "false" as a string) is on. The value is
+    either source text (`False`, `'off'`) or the str() the hook records (`False`, `0`, `None`, ``); an expression
+    that is not a literal (a name, a call) is not known to be false. The one blind spot: the hook's str() cannot
+    tell the string "False" from the bool, so it counts as off.
+    """
+    if text is None:
+        return False
+    t = text.strip()
+    if not t:
+        return True  # str("") as recorded
+    try:
+        value = ast.literal_eval(t)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+    return not value
+
+
+def pch_off(build: Build) -> bool:
+    """The build ran with `use_precompiled_headers` off (absent means Warp's default, on)."""
+    v = build.options.get("use_precompiled_headers")
+    return v is not None and is_false(v)
+
+
+def first_load(builds: Iterable[Build], module: str, device: str) -> Build | None:
+    """The earliest build (any status) of `module` on `device`."""
+    loads = [b for b in builds if b.module == module and b.device == device]
+    return min(loads, key=lambda b: b.seq) if loads else None
+
+
+def literal_dict(options: dict[str, str]) -> str:
+    """Source text of an options dict, string values double-quoted like the keys."""
+
+    def value(v: str) -> str:
+        bare = norm_value(v)
+        return f'"{bare}"' if bare is not None and bare != v.strip() else v
+
+    return "{" + ", ".join(f'"{k}": {value(v)}' for k, v in options.items()) + "}"
+
+
+def rebuild_evidence(ch: HashChange, module: str, why: str, trigger: str = "; triggered at {}") -> Evidence:
+    """The evidence line of one rebuild: `rebuilt_sentence` + why + where it was triggered, with its builds and ms."""
+    return Evidence(
+        fact=rebuilt_sentence(ch, module) + why + (trigger.format(ch.trigger) if ch.trigger else ""),
+        builds=[ch.from_seq, ch.to_seq],
+        ms=ch.cost_ms,
+    )
+
+
+def rebuilt_sentence(ch: HashChange, module: str) -> str:
+    """`build #7 (0d422e6, compiled, 133 ms) rebuilt m after build #4 (6d3cdec)`: how every rebuild is named."""
+    return (
+        f"build #{ch.to_seq} ({ch.to_hash[:7]}, {ch.status}, {fmt_ms(ch.cost_ms)}) rebuilt {module} after "
+        f"build #{ch.from_seq} ({ch.from_hash[:7]})"
+    )
+
+
+# ---------------------------------------------------------------------------------------------- materiality
+#
+# Every bar is relative to the run, never an absolute number of ms: a slower machine stretches a saving and the
+# compile it belongs to alike, so the same project gets the same findings on any machine. A cold compile's
+# run-to-run spread is wide (knowledge/CS-10.md: three baseline runs of one project spread from 2.45 s to 3.38 s),
+# so a saving under a tenth of the wait is not worth a finding of its own.
+
+MEDIUM_SHARE = 0.10  # a saving at least this share of the cold compile: medium severity, and worth a finding
+HIGH_SHARE = 0.40  # ... at least this share: high severity
+
+
+def share_of_compile(ctx: RuleContext, ms: float) -> float:
+    """`ms` as a share of the run's cold compile (module loads plus precompiled headers; 0 when nothing built)."""
+    total = ctx.cold_compile_total
+    return ms / total if total > 0 else 0.0
+
+
+def severity_of_share(share: float) -> Literal["high", "medium", "low"]:
+    return "high" if share >= HIGH_SHARE else "medium" if share >= MEDIUM_SHARE else "low"
+
+
+def noise_ms(ctx: RuleContext) -> float:
+    """The run's own noise band on compile elapsed (stats.band: max(1 % of the median, 2 x raw MAD)); 0 with fewer
+    than two samples, where the run cannot say how much it varies."""
+    stat = ctx.report.compile_elapsed_ms
+    if len(stat.values) < 2:
+        return 0.0
+    return band(stat) or 0.0
+
+
+def material(ctx: RuleContext, ms: float) -> bool:
+    """A saving worth a finding: at least MEDIUM_SHARE of the cold compile, and above the run's noise band."""
+    total = ctx.cold_compile_total
+    return (total <= 0 or ms / total >= MEDIUM_SHARE) and ms > noise_ms(ctx)
