@@ -33,6 +33,7 @@ class Case(BaseModel):
     id: str
     title: str = ""
     command: list[str]
+    cuda_arch: int | None = None  # judged with `--cuda-arch N` (CUDA builds replayed without a device)
     expected: Expected
     prompt: str = ""
     reference_fix: str = ""

@@ -12,6 +12,7 @@ clock and reported, so the parent can take it out of the process wall time.
 """
 
 import atexit
+import json
 import os
 import shutil
 import sys
@@ -275,6 +276,11 @@ def _unpatch(patched):
 
 
 def _accepts(fn, name):
+    for _ in range(8):  # the hook's own phase wrappers take *args: read the wrapped function
+        inner = getattr(fn, "__wrapped__", None)
+        if inner is None:
+            break
+        fn = inner
     code = getattr(fn, "__code__", None)
     return code is not None and name in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
 
@@ -285,20 +291,25 @@ def _hex(h):
     return str(h or "")
 
 
-def _compile(ctx, module, block_dim, arch, out_dir, cfg):
-    """Build one (module, block_dim) for sm_<arch> into out_dir; returns the module hash (hex)."""
+def _compile(ctx, module, block_dim, arch, out_dir, cfg, overrides=None):
+    """Build one (module, block_dim) for sm_<arch> into out_dir; returns the module hash (hex).
+
+    `overrides` (e.g. enable_backward False) changes the options of this build only; its hash is then not reported
+    (the module's cached hash describes the options the app used).
+    """
     comp = getattr(module, "_compile", None)
     resolve = getattr(module, "resolve_options", None)
     if comp is not None and _accepts(comp, "options") and resolve is not None and _accepts(resolve, "block_dim"):
         # >= 1.15: a variant is its resolved options; module.options is left alone
         options = resolve(cfg, block_dim=block_dim)
-        mhash = _hex(module.get_module_hash(block_dim))
-        comp(None, out_dir, output_arch=arch, use_ptx=False, options=options)
+        mhash = "" if overrides else _hex(module.get_module_hash(block_dim))
+        comp(None, out_dir, output_arch=arch, use_ptx=False, options=dict(options, **(overrides or {})))
         return mhash
     # <= 1.14: the variant is whatever options["block_dim"] holds when the module is hashed and built
     comp = comp or module.compile
-    old = module.options.get("block_dim")
-    module.options["block_dim"] = block_dim
+    changes = dict(overrides or {}, block_dim=block_dim)
+    old = {k: module.options.get(k) for k in changes}
+    module.options.update(changes)
     module.mark_modified()
     try:
         try:
@@ -306,10 +317,43 @@ def _compile(ctx, module, block_dim, arch, out_dir, cfg):
         except TypeError:
             mhash = _hex(module.get_module_hash())
         comp(None, out_dir, output_arch=arch, use_ptx=False)
-        return mhash
+        return "" if overrides else mhash
     finally:
-        module.options["block_dim"] = old
+        module.options.update(old)
         module.mark_modified()
+
+
+def _backward_enabled(module, cfg):
+    """Whether this module generates adjoint code by its own option (the app's fix target for CS-10)."""
+    value = module.options.get("enable_backward")
+    if value is None:
+        value = getattr(cfg, "enable_backward", True)
+    return bool(value)
+
+
+def _backward_bytes(src):
+    """Bytes of generated adjoint code: top-level functions named *_backward* or adj_* (as the CPU hook counts)."""
+    total = 0
+    in_backward = False
+    for line in src.splitlines(True):
+        if line[:1].isalpha() and "(" in line:
+            head = line.split("(", 1)[0]
+            name = head.split()[-1] if head.split() else ""
+            in_backward = "_backward" in name or name.startswith("adj_")
+        if in_backward:
+            total += len(line)
+    return total
+
+
+def _source_backward_bytes(out_dir):
+    total = 0
+    for path in _files(out_dir, ".cu"):
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                total += _backward_bytes(fh.read())
+        except OSError:
+            pass
+    return total
 
 
 def _files(root, suffix):
@@ -327,15 +371,16 @@ def _files(root, suffix):
     return out
 
 
-def _build(ctx, cfg, entry, arch, out_dir, lto_root):
+def _build(ctx, cfg, entry, arch, out_dir, lto_root, overrides=None):
     """Compile one entry on this thread with a fresh phase clock; returns its report dict."""
     module, bd = entry["module"], entry["block_dim"]
+    backward = _backward_enabled(module, cfg) if not overrides else False
     before = _files(lto_root, ".lto")
     clock = _Clock()
     _tls.clock = clock
     status, error, mhash = "compiled", None, ""
     try:
-        mhash = _compile(ctx, module, bd, arch, out_dir, cfg)
+        mhash = _compile(ctx, module, bd, arch, out_dir, cfg, overrides)
     except Exception as exc:
         status, error = "error", ("%s: %s" % (type(exc).__name__, exc))[:500]
     finally:
@@ -354,6 +399,8 @@ def _build(ctx, cfg, entry, arch, out_dir, lto_root):
         "ms": round((end - clock.t0) * 1000.0, 3),
         "phases": phases,
         "source_bytes": sum(src.values()),
+        "backward": backward,
+        "backward_source_bytes": _source_backward_bytes(out_dir) if src else None,
         "lto_artifacts": {"count": len(lto), "bytes": sum(lto.values())},
         "link_inputs": clock.link_inputs,
         "binary": binaries[0] if binaries else "",
@@ -381,6 +428,21 @@ def _entries(ctx):
     return out
 
 
+def _cpu_ms():
+    """CPU time this process used so far (all its threads), or None where the platform does not say.
+
+    Set against a pass's wall time it gives the cores the pass actually had: a machine busy with other work can
+    leave a concurrent pass no second core, which wall times alone would read as "overlap does not pay".
+    """
+    try:
+        import resource
+
+        r = resource.getrusage(resource.RUSAGE_SELF)
+        return (r.ru_utime + r.ru_stime) * 1000.0
+    except Exception:
+        return None
+
+
 def _concurrent(ctx, cfg, entries, arch, root):
     """The same builds on worker threads, one task per module (its block_dims in turn), as a preload would run.
 
@@ -406,6 +468,7 @@ def _concurrent(ctx, cfg, entries, arch, root):
                 with _lock:
                     results.append(r)
 
+    cpu0 = _cpu_ms()
     t0 = time.perf_counter()
     threads = [threading.Thread(target=work, name="warp-compile-cuda-%d" % n, daemon=True) for n in range(workers)]
     for t in threads:
@@ -413,7 +476,15 @@ def _concurrent(ctx, cfg, entries, arch, root):
     for t in threads:
         t.join()
     wall = (time.perf_counter() - t0) * 1000.0
+    cpu1 = _cpu_ms()
+    try:
+        load = round(os.getloadavg()[0], 2)  # other work on the machine takes the cores the threads would use
+    except (AttributeError, OSError):
+        load = None
     return {
+        "cpu_ms": round(cpu1 - cpu0, 3) if cpu0 is not None and cpu1 is not None else None,
+        "cpus": os.cpu_count() or 0,
+        "load_avg": load,
         "workers": workers,
         "tasks": len(tasks),
         "wall_ms": round(wall, 3),
@@ -422,48 +493,124 @@ def _concurrent(ctx, cfg, entries, arch, root):
     }
 
 
-def _concurrent_cold(ctx, cfg, entries, arch, root):
-    """Run `_concurrent` in a forked child before any CUDA build happened in this process.
-
-    NVRTC keeps an in-process header cache per set of compile options (the first build at each block_dim pays for
-    it; an identical second build here took a third of the time), so a concurrent pass after the serial one would
-    look faster for a reason that is not overlap. The child starts from this process's state with that cache
-    still cold. Without fork (Windows) the pass runs after the serial one and says so (`warm_cache`).
-    """
-    if not hasattr(os, "fork") or threading.active_count() > 1:
-        return None
-    import json
-
-    rfd, wfd = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # child: measure, send one JSON document, leave without running exit handlers
-        code = 0
-        try:
-            os.close(rfd)
-            try:
-                data = _concurrent(ctx, cfg, entries, arch, root)
-            except BaseException as exc:
-                data = {"error": ("%s: %s" % (type(exc).__name__, exc))[:500]}
-            payload = json.dumps(data).encode("utf-8")
-            while payload:
-                payload = payload[os.write(wfd, payload):]
-        except BaseException:
-            code = 1
-        finally:
-            os._exit(code)
-    os.close(wfd)
+def _read_all(fd):
     chunks = []
     while True:
-        chunk = os.read(rfd, 65536)
+        chunk = os.read(fd, 65536)
         if not chunk:
-            break
+            return b"".join(chunks)
         chunks.append(chunk)
-    os.close(rfd)
-    os.waitpid(pid, 0)
-    try:
-        return json.loads(b"".join(chunks).decode("utf-8"))
-    except ValueError:
-        return {"error": "the concurrent build process ended without a result"}
+
+
+def _write_all(fd, payload):
+    while payload:
+        payload = payload[os.write(fd, payload) :]
+
+
+class _Child:
+    """A forked copy of this process, taken before any CUDA build ran here, that runs one job when asked.
+
+    NVRTC keeps an in-process header cache per set of compile options (the first build at each block_dim pays for
+    it; an identical second build here took a third of the time), so a pass measured after the serial one would
+    look faster for a reason that has nothing to do with it. The child keeps this process's state with that cache
+    still cold until it is asked, then sends back one JSON document. Without fork (Windows), or with other threads
+    running, there is no child (`ask` returns None) and the caller measures in-process, saying so.
+    """
+
+    def __init__(self, job):
+        self.pid = None
+        if not hasattr(os, "fork") or threading.active_count() > 1:
+            return
+        req_r, req_w = os.pipe()
+        res_r, res_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # child: wait for the request, answer it, leave without running exit handlers
+            code = 0
+            try:
+                os.close(req_w)
+                os.close(res_r)
+                raw = _read_all(req_r)
+                if raw:
+                    try:
+                        data = job(json.loads(raw.decode("utf-8")))
+                    except BaseException as exc:
+                        data = {"error": ("%s: %s" % (type(exc).__name__, exc))[:500]}
+                    _write_all(res_w, json.dumps(data).encode("utf-8"))
+            except BaseException:
+                code = 1
+            finally:
+                os._exit(code)
+        os.close(req_r)
+        os.close(res_w)
+        self.pid, self.req, self.res = pid, req_w, res_r
+
+    def ask(self, request):
+        if self.pid is None:
+            return None
+        _write_all(self.req, json.dumps(request).encode("utf-8"))
+        os.close(self.req)
+        raw = _read_all(self.res)
+        self._reap()
+        try:
+            return json.loads(raw.decode("utf-8"))
+        except ValueError:
+            return {"error": "the measuring process ended without a result"}
+
+    def close(self):
+        """End an unasked child: an empty request makes it exit at once."""
+        if self.pid is not None:
+            try:
+                os.close(self.req)
+            except OSError:
+                pass
+            self._reap()
+
+    def _reap(self):
+        try:
+            os.close(self.res)
+        except OSError:
+            pass
+        try:
+            os.waitpid(self.pid, 0)
+        except OSError:
+            pass
+        self.pid = None
+
+
+def _forward_builds(ctx, cfg, entries, arch, root, indices):
+    """Forward-only builds (enable_backward False) of the given entries, in serial order: what CS-10's fix leaves.
+
+    NVRTC's first build at each set of options (block_dim among them) carries a start-up cost that later builds
+    skip. The serial pass paid it in the first entry at each block_dim; so that each forward build is compared
+    with its serial build on equal terms, an entry that was not first at its block_dim is preceded here by an
+    untimed build of the one that was.
+    """
+    cfg.kernel_cache_dir = os.path.join(root, "forward-cache")
+    lto_root = os.path.join(root, "forward-cache", "lto")
+    first = {}
+    for j, e in enumerate(entries):
+        first.setdefault(e["block_dim"], j)
+    warmed = set()
+    out = {}
+    for i in sorted(indices):
+        bd = entries[i]["block_dim"]
+        if bd not in warmed and first[bd] != i:
+            _build(ctx, cfg, entries[first[bd]], arch, os.path.join(root, "forward-warm", str(i)), lto_root)
+        warmed.add(bd)
+        r = _build(
+            ctx, cfg, entries[i], arch, os.path.join(root, "forward", str(i)), lto_root, {"enable_backward": False}
+        )
+        out[str(i)] = {
+            k: r[k] for k in ("ms", "phases", "source_bytes", "lto_artifacts", "link_inputs", "status", "error")
+        }
+    return out
+
+
+def _needs_forward(build):
+    """A build with backward code: its cost on CUDA is measured by one forward-only rebuild, since the adjoint
+    share of the source says little about it (NVRTC's fixed per-build cost stays; MathDx adjoint GEMMs multiply
+    the LTO work). The rebuild costs less than the backward build it is compared with."""
+    return build["status"] == "compiled" and bool(build["backward"])
 
 
 def _toolkit(ctx):
@@ -481,22 +628,44 @@ def replay(warp_mod, ctx, bld, arch):
     saved_cache = getattr(cfg, "kernel_cache_dir", None)
     patched = _patch_phases(ctx, bld)
     builds, conc = [], None
+    forward_child = conc_child = None
     try:
+        if any(_backward_enabled(e["module"], cfg) for e in entries):
+            forward_child = _Child(lambda idx: _forward_builds(ctx, cfg, entries, arch, root, idx))
         several = len({e["module"].name for e in entries}) > 1  # something to overlap
         if several:  # first, so both passes start with NVRTC's header cache cold
             cfg.kernel_cache_dir = os.path.join(root, "concurrent-cache")
-            conc = _concurrent_cold(ctx, cfg, entries, arch, root)
+            conc_child = _Child(lambda _req: _concurrent(ctx, cfg, entries, arch, root))
+            conc = conc_child.ask(True)
         cfg.kernel_cache_dir = os.path.join(root, "serial-cache")
         lto_root = os.path.join(root, "serial-cache", "lto")
+        cpu0 = _cpu_ms()
         for i, e in enumerate(entries):
             builds.append(_build(ctx, cfg, e, arch, os.path.join(root, "serial", str(i)), lto_root))
+        cpu1 = _cpu_ms()
         if several and conc is None:
             cfg.kernel_cache_dir = os.path.join(root, "concurrent-cache")
             conc = _concurrent(ctx, cfg, entries, arch, root)
             conc["warm_cache"] = True
         if conc is not None:
             conc["serial_ms"] = round(sum(b["ms"] for b in builds), 3)
+            conc["serial_cpu_ms"] = round(cpu1 - cpu0, 3) if cpu0 is not None and cpu1 is not None else None
+        wanted = [i for i, b in enumerate(builds) if _needs_forward(b)]
+        if wanted:
+            fwd = forward_child.ask(wanted) if forward_child is not None else None
+            warm = fwd is None
+            if warm:  # no fork: in-process, after the serial pass (header cache warm), and said so
+                fwd = _forward_builds(ctx, cfg, entries, arch, root, wanted)
+            for i in wanted:
+                f = fwd.get(str(i)) if isinstance(fwd, dict) else None
+                if f is None:
+                    f = {"status": "error", "error": str(fwd.get("error") if isinstance(fwd, dict) else fwd)}
+                f["warm_cache"] = warm
+                builds[i]["forward"] = f
     finally:
+        for child in (forward_child, conc_child):
+            if child is not None:
+                child.close()
         _unpatch(patched)
         try:
             cfg.kernel_cache_dir = saved_cache
@@ -525,6 +694,7 @@ def _at_exit(warp_mod, ctx, bld, emit, hook_error, arch):
                 "arch": arch,
                 "ms": round((time.perf_counter() - t0) * 1000.0, 3),
                 "toolkit": _toolkit(ctx),
+                "nvrtc_pch": _accepts(getattr(bld, "build_cuda", None), "use_precompiled_headers"),
                 "driver": bool(getattr(getattr(ctx, "runtime", None), "driver_version", None)),
                 "error": error,
             },

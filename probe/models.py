@@ -230,6 +230,19 @@ class LtoArtifacts(_Model):
     bytes: int = 0
 
 
+class CudaForward(_Model):
+    """The same (module, block_dim) rebuilt with enable_backward False (replay of a backward MathDx tile module)."""
+
+    ms: float = 0.0
+    phases: dict[str, float] = Field(default_factory=dict)
+    source_bytes: int = 0
+    lto_artifacts: LtoArtifacts = Field(default_factory=LtoArtifacts)
+    link_inputs: int = 0
+    status: str = "compiled"
+    error: str | None = None
+    warm_cache: bool = False  # built in-process after the serial pass (no fork), NVRTC's header cache warm
+
+
 class CudaBuild(_Model):
     """One (module, block_dim) built for a CUDA architecture: by the `--cuda-arch` replay, or on a device."""
 
@@ -240,6 +253,9 @@ class CudaBuild(_Model):
     ms: float = 0.0
     phases: dict[str, float] = Field(default_factory=dict)  # codegen, lto (MathDx generation), nvrtc (+ link), other
     source_bytes: int = 0
+    backward: bool | None = None  # built with the module's enable_backward True
+    backward_source_bytes: int | None = None  # adjoint code in the generated CUDA source
+    forward: CudaForward | None = None  # the forward-only rebuild, measured for backward MathDx tile modules
     lto_artifacts: LtoArtifacts = Field(default_factory=LtoArtifacts)  # .lto files this build added to the cache
     link_inputs: int = 0  # LTO-IR / fatbin inputs handed to the link inside the NVRTC build
     binary: str = ""
@@ -262,6 +278,10 @@ class CudaConcurrent(_Model):
     errors: int = 0
     warm_cache: bool = False  # ran after the serial pass (no fork): NVRTC's header cache was already warm
     error: str | None = None
+    cpus: int = 0  # os.cpu_count() of the measuring machine
+    cpu_ms: float | None = None  # CPU time of the concurrent pass (all threads): cpu_ms / wall_ms = cores it had
+    serial_cpu_ms: float | None = None  # CPU time of the serial pass, against serial_ms
+    load_avg: float | None = None  # 1-minute load average when the concurrent pass ended
 
 
 class CudaReplay(_Model):
@@ -270,6 +290,7 @@ class CudaReplay(_Model):
     arch: int
     ms: float = 0.0  # the whole replay, taken out of the cold run's wall time
     toolkit: str = ""
+    nvrtc_pch: bool | None = None  # this Warp's build_cuda can pass NVRTC a precompiled header (warp >= 1.13)
     driver: bool = False
     error: str | None = None
 

@@ -1,10 +1,12 @@
 """Record (or check) the golden outputs that pin diagnose / compare / measure-text behaviour over the fixtures.
 
     python scripts/golden.py measure   # re-measure every bundled fixture (project/ and fixed/) into tests/golden/
+    python scripts/golden.py measure cuda_tile_gemm ...   # only the named cases (e.g. the ones just added)
     python scripts/golden.py render    # re-render the expected outputs from the saved reports
 
 The saved reports are the inputs; the rendered outputs are what tests/test_golden.py expects. Re-measuring is only
 needed when the report schema changes; re-rendering only when a behaviour change is intended (say so in the commit).
+A case whose case.json has "cuda_arch" is measured with `--cuda-arch N` (a CUDA replay after the CPU run).
 Paths are stored relative to the project root ("<ROOT>") so a clone anywhere renders the same text.
 """
 
@@ -25,9 +27,16 @@ def cases() -> list[Path]:
     return sorted(p for p in FIXTURES.iterdir() if (p / "case.json").is_file())
 
 
-def measure_all() -> None:
+def measure_all(names: list[str] | None = None) -> None:
+    known = {c.name for c in cases()}
+    unknown = sorted(set(names or []) - known)
+    if unknown:
+        sys.exit(f"golden.py: unknown case(s): {', '.join(unknown)}")
     for case in cases():
+        if names and case.name not in names:
+            continue
         spec = json.loads((case / "case.json").read_text())
+        cuda = ["--cuda-arch", str(spec["cuda_arch"])] if spec.get("cuda_arch") else []
         argv = [sys.executable if spec["command"][0] == "python" else spec["command"][0], *spec["command"][1:]]
         for arm in ("project", "fixed"):
             tree = case / arm
@@ -35,7 +44,7 @@ def measure_all() -> None:
                 continue
             out = GOLDEN / case.name / f"{arm}.report.json"
             out.parent.mkdir(parents=True, exist_ok=True)
-            cmd = [sys.executable, "-m", "warp_compile.cli", "measure", "--samples", "1", "--quiet",
+            cmd = [sys.executable, "-m", "warp_compile.cli", "measure", "--samples", "1", "--quiet", *cuda,
                    "--cwd", str(tree), "--json", str(out), "--", *argv]
             print("measuring", case.name, arm, flush=True)
             subprocess.run(cmd, check=False, stdout=subprocess.DEVNULL)
@@ -59,4 +68,7 @@ def render_all() -> None:
 
 if __name__ == "__main__":
     sys.path.insert(0, str(ROOT))
-    {"measure": measure_all, "render": render_all}[sys.argv[1]]()
+    if sys.argv[1:2] == ["measure"]:
+        measure_all(sys.argv[2:])
+    else:
+        {"render": render_all}[sys.argv[1]]()

@@ -18,9 +18,10 @@ CASES = sorted(p.name for p in GOLDEN.iterdir() if (p / "project.report.json").i
 
 
 def _slower(value: Any, factor: float, timed: bool = False) -> Any:
-    """Every time in a dumped report times `factor`: fields named `ms` / `*_ms`, and the Stats under them."""
+    """Every time in a dumped report times `factor`: fields named `ms` / `*_ms`, the Stats under them, and the
+    per-phase times of a CUDA build (`phases`)."""
     if isinstance(value, dict):
-        return {k: _slower(v, factor, timed or k == "ms" or k.endswith("_ms")) for k, v in value.items()}
+        return {k: _slower(v, factor, timed or k in ("ms", "phases") or k.endswith("_ms")) for k, v in value.items()}
     if isinstance(value, list):
         return [_slower(v, factor, timed) for v in value]
     if timed and isinstance(value, float | int) and not isinstance(value, bool):

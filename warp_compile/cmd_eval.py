@@ -143,7 +143,8 @@ def _self_case(case, ns, progress):  # type: ignore[no-untyped-def]
     from warp_compile.probe.diagnose import diagnose_command
 
     _, diagnosis = diagnose_command(
-        _bind_python(case.command), case.project, samples=ns.samples, progress=progress, timeout_s=ns.timeout
+        _bind_python(case.command), case.project, samples=ns.samples, progress=progress, timeout_s=ns.timeout,
+        cuda_arch=case.cuda_arch,
     )
     return score_case(case, diagnosis)
 

@@ -19,6 +19,7 @@ import re
 from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, NotReached, RuledOut, RuleResult
 from warp_compile.probe.models import Build, PchBuild
 from warp_compile.probe.render.fmt import fmt_ms
+from warp_compile.probe.rules import cuda_pricing
 from warp_compile.probe.rules.context import RuleContext
 from warp_compile.probe.rules.helpers import HIGH_SHARE, is_cpu, is_false, median, pch_off, share_of_compile
 from warp_compile.probe.scan_models import SettingFact
@@ -316,7 +317,7 @@ def _cuda_inverse(ctx: RuleContext, version: tuple[int, int] | None) -> Finding 
     )
 
 
-def evaluate(ctx: RuleContext) -> RuleResult:
+def _evaluate(ctx: RuleContext) -> RuleResult:
     report = ctx.report
     version = _version(report.warp_version)
     compiled = ctx.compiled
@@ -393,3 +394,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
         if pch_ms > native and not any(is_cpu(b.device) for b in compiled):
             signal += "; the CUDA header costs more than the modules, but this warp ships NVRTC 13 (no header)"
     return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal=signal)])
+
+
+def evaluate(ctx: RuleContext) -> RuleResult:
+    return cuda_pricing.cs12(ctx, _evaluate(ctx))  # CUDA figures when the report has CUDA builds

@@ -96,8 +96,26 @@ def _replay(ctx: RuleContext) -> RuleResult | None:
         + (", header cache already warm" if conc.warm_cache else ", both passes from a cold NVRTC header cache")
         + f"); the theoretical ceiling, sum over the largest module ({total:.0f} / {largest:.0f} ms), is "
         f"{total / largest:.2f}x"
+        + (
+            f"; measured on {conc.cpus} CPU(s) with a load average of {conc.load_avg:.1f}"
+            if conc.cpus and conc.load_avg is not None
+            else ""
+        )
     )
     if speedup < MIN_CEILING:
+        cores = conc.cpu_ms / conc.wall_ms if conc.cpu_ms is not None and conc.wall_ms > 0 else None
+        if cores is not None and conc.workers > 1 and cores < 1.0 + 0.5 * (conc.workers - 1):
+            serial = (
+                f" ({conc.serial_cpu_ms / conc.serial_ms:.2f} in the serial pass)"
+                if conc.serial_cpu_ms is not None and conc.serial_ms > 0
+                else ""
+            )
+            reason = (
+                f"not decided on this machine: {measured}; the {conc.workers} threads had {cores:.2f} core(s) on "
+                f"average (CPU time over wall){serial}, so there was no free core to overlap on; re-measure where "
+                "cores are idle"
+            )
+            return RuleResult(not_reached=[NotReached(mechanism=MECHANISM, reason=reason)])
         return RuleResult(
             ruled_out=[RuledOut(mechanism=MECHANISM, signal=f"measured, overlapping does not pay here: {measured}")]
         )

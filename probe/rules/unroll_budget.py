@@ -21,6 +21,7 @@ import math
 
 from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, RuledOut, RuleResult
 from warp_compile.probe.models import Build
+from warp_compile.probe.rules import cuda_pricing
 from warp_compile.probe.rules.context import RuleContext, dedupe_locations
 from warp_compile.probe.rules.helpers import warp_key
 from warp_compile.probe.scan_models import LoopFact, ScanFacts, SettingFact
@@ -118,7 +119,7 @@ def _describe(scan: ScanFacts | None, loops: list[LoopFact], lp: LoopFact, budge
     return text, note
 
 
-def evaluate(ctx: RuleContext) -> RuleResult:
+def _evaluate(ctx: RuleContext) -> RuleResult:
     compiled = ctx.compiled
     if not compiled:
         return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal="no module was compiled in the cold run")])
@@ -232,3 +233,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
             )
         ]
     )
+
+
+def evaluate(ctx: RuleContext) -> RuleResult:
+    return cuda_pricing.cs11(ctx, _evaluate(ctx))  # CUDA figures when the report has CUDA builds

@@ -43,6 +43,7 @@ from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, Rul
 from warp_compile.probe.models import Build, EntryPoint
 from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules import context as _context
+from warp_compile.probe.rules import cuda_pricing
 from warp_compile.probe.rules.context import RuleContext
 from warp_compile.probe.rules.helpers import (
     MEDIUM_SHARE,
@@ -526,7 +527,7 @@ def _module_lines(names: list[str]) -> tuple[str, list[str]]:
     return lines, hashed
 
 
-def evaluate(ctx: RuleContext) -> RuleResult:
+def _evaluate(ctx: RuleContext) -> RuleResult:
     compiled = ctx.compiled
     if not compiled:
         return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal="no module was compiled in the cold run")])
@@ -826,7 +827,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
         if superseded
         else ""
     )
-    if estimate is not None and not late and not material(ctx, estimate):
+    if estimate is not None and not late and not (material(ctx, estimate) or cuda_pricing.backward_pays(ctx, names)):
         ruled.append(
             RuledOut(
                 mechanism=MECHANISM,
@@ -880,3 +881,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
         ],
         ruled_out=ruled,
     )
+
+
+def evaluate(ctx: RuleContext) -> RuleResult:
+    return cuda_pricing.cs10(ctx, _evaluate(ctx))  # CUDA figures when the report has CUDA builds
