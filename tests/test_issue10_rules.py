@@ -9,8 +9,8 @@ from warp_compile.probe.diagnose import _rank_key, _stamp_owners
 from warp_compile.probe.diagnosis_models import Finding, Location
 from warp_compile.probe.models import EntryPoint, FileOwner, Report
 from warp_compile.probe.rules.context import RuleContext
+from warp_compile.probe.rules.entry_fix import entry_line_fix, module_lines
 from warp_compile.probe.rules.helpers import content_hashed, installed_owners, reached
-from warp_compile.probe.rules.unused_backward import _entry_line_fix, _module_lines
 
 SITE = "/venv/lib/python3.11/site-packages"
 
@@ -22,7 +22,7 @@ def _report(**kw) -> Report:  # type: ignore[no-untyped-def]
 def test_content_hashed_names_are_recognised_and_left_out_of_fixes() -> None:
     assert content_hashed("_bsr_mm_compute_values_e9110762") and content_hashed("warp.fem.x.dyn.k_3d04ed1f")
     assert not content_hashed("warp.sparse") and not content_hashed("heat_field.solver")
-    lines, hashed = _module_lines(["warp.sparse", "_diag_mv_kernel_55845888"])
+    lines, hashed = module_lines(["warp.sparse", "_diag_mv_kernel_55845888"])
     assert lines == 'wp.get_module("warp.sparse").options["enable_backward"] = False'
     assert hashed == ["_diag_mv_kernel_55845888"]
 
@@ -38,18 +38,18 @@ def test_an_installed_entry_point_gets_a_launcher_not_an_edit() -> None:
     entry = EntryPoint(kind="module", name="warp.examples.fem.example_diffusion", file=f"{SITE}/warp/x.py",
                        owner="dependency", distribution="warp-lang")
     ctx = RuleContext(report=_report(entry=entry), scan=None, root=Path("/proj"))
-    fix, where = _entry_line_fix(ctx, "why")
+    fix, where = entry_line_fix(ctx, "why")
     assert where is None and "installed warp-lang" in fix
     assert 'runpy.run_module("warp.examples.fem.example_diffusion", run_name="__main__", alter_sys=True)' in fix
     assert fix.index("wp.config.enable_backward = False") < fix.index("runpy.run_module")
     console = EntryPoint(kind="console_script", name="engine.cli:main", owner="dependency", distribution="engine")
-    fix, _ = _entry_line_fix(RuleContext(report=_report(entry=console), scan=None, root=Path("/proj")), "why")
+    fix, _ = entry_line_fix(RuleContext(report=_report(entry=console), scan=None, root=Path("/proj")), "why")
     assert "from engine.cli import main\nmain()" in fix
 
 
 def test_a_project_entry_point_gets_the_line_at_its_top() -> None:
     entry = EntryPoint(kind="script", name="app.py", file="/proj/app.py", owner="project")
-    fix, where = _entry_line_fix(RuleContext(report=_report(entry=entry), scan=None, root=Path("/proj")), "why")
+    fix, where = entry_line_fix(RuleContext(report=_report(entry=entry), scan=None, root=Path("/proj")), "why")
     assert where is not None and (where.file, where.line) == ("app.py", 1)
     assert "import warp as wp\nwp.config.enable_backward = False" in fix
 

@@ -35,24 +35,22 @@ Two shapes of the fix, always scoped to the application, never a library edit:
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, RuledOut, RuleResult
-from warp_compile.probe.models import Build, EntryPoint
+from warp_compile.probe.models import Build
 from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules import context as _context
 from warp_compile.probe.rules import cuda_pricing
+from warp_compile.probe.rules.backward_cost import build_kind, bytes_share, concurrency, estimate_saving, fixed_parts
 from warp_compile.probe.rules.context import RuleContext
+from warp_compile.probe.rules.entry_fix import LINE, entry_line_fix, module_lines
 from warp_compile.probe.rules.helpers import (
     MEDIUM_SHARE,
-    content_hashed,
-    is_cpu,
     is_false,
     material,
     noise_ms,
-    pch_off,
     reached,
     warp_key,
 )
@@ -65,7 +63,6 @@ from warp_compile.probe.scan_models import (
     ScanFacts,
     TapeFact,
 )
-from warp_compile.probe.stats import overlap_factor
 
 MECHANISM = "CS-10"
 
@@ -95,144 +92,6 @@ class _Module:
 
 MIN_SHARE = MEDIUM_SHARE  # below this share of the cold compile (or inside its noise) it is not worth a finding
 
-# The fixed per-module part of a CPU native compile, measured by this project (knowledge/CS-10.md, Figures) on a
-# 2-core x86_64 VM: first Warp version a row applies to, then (fixed ms, native ms of the smallest module measured:
-# one one-line kernel, forward only) with the precompiled header and with the header off. Before warp 1.13 the CPU
-# has no precompiled header, so every module pays the header parse. Last: one CPU header build on that VM (the
-# project's notes, knowledge/CS-12.md: median 1.59 s on warp 1.19), None where the version builds none.
-_CPU_FIXED_MS: list[tuple[tuple[int, int], str, tuple[float, float], tuple[float, float], float | None]] = [
-    ((1, 13), "warp 1.19.0", (55.0, 79.0), (750.0, 801.0), 1590.0),
-    ((0, 0), "warp 1.10.1", (1060.0, 1091.0), (1060.0, 1091.0), None),
-]
-# An in-run fit is used when it rests on at least _FIT_MIN builds of one kind whose sizes span _FIT_SPREAD x and lie on
-# a line (r^2 >= _FIT_R2) with a fixed part between 0 and the smallest build's native time.
-_FIT_MIN = 3
-_FIT_SPREAD = 2.0
-_FIT_R2 = 0.8
-
-
-def _version(text: str | None) -> tuple[int, int] | None:
-    m = re.match(r"(\d+)\.(\d+)", text or "")
-    return (int(m.group(1)), int(m.group(2))) if m else None
-
-
-def _kind(b: Build) -> tuple[str, bool]:
-    """Builds that share a fixed part: same backend, same precompiled-header setting."""
-    return ("cpu" if is_cpu(b.device) else "cuda", pch_off(b))
-
-
-def _kind_text(kind: tuple[str, bool]) -> str:
-    if kind[0] == "cpu":
-        return "CPU, precompiled header off" if kind[1] else "CPU"
-    return "CUDA"
-
-
-def _line_fit(points: list[tuple[float, float]]) -> tuple[float, float, float] | None:
-    """Least squares y = a + b x: (a, b, r^2), or None when x does not vary."""
-    n = len(points)
-    mx = sum(x for x, _ in points) / n
-    my = sum(y for _, y in points) / n
-    sxx = sum((x - mx) ** 2 for x, _ in points)
-    if sxx <= 0:
-        return None
-    b = sum((x - mx) * (y - my) for x, y in points) / sxx
-    a = my - b * mx
-    st = sum((y - my) ** 2 for _, y in points)
-    ss = sum((y - a - b * x) ** 2 for x, y in points)
-    return a, b, (1.0 - ss / st) if st > 0 else 1.0
-
-
-@dataclass
-class _Fixed:
-    """The fixed per-module part of native compile for one kind of build, and where it came from."""
-
-    ms: float
-    basis: str
-
-
-def _fixed_parts(ctx: RuleContext) -> dict[tuple[str, bool], _Fixed]:
-    """Per kind of build: a fit over the run's own compiled builds when they support one, else the calibration."""
-    by_kind: dict[tuple[str, bool], list[Build]] = {}
-    for b in ctx.compiled:
-        if b.native_ms > 0 and b.source_bytes > 0:
-            by_kind.setdefault(_kind(b), []).append(b)
-    out: dict[tuple[str, bool], _Fixed] = {}
-    version = _version(ctx.report.warp_version)
-    for kind, builds in by_kind.items():
-        smallest = min(b.native_ms for b in builds)
-        sizes = [b.source_bytes for b in builds]
-        fit = None
-        if len(builds) >= _FIT_MIN and _concurrency(builds) <= 1.05:  # concurrent builds wait for each other
-            fit = _line_fit([(b.source_bytes / 1000.0, b.native_ms) for b in builds])
-        if fit is not None and max(sizes) >= _FIT_SPREAD * min(sizes):
-            a, slope, r2 = fit
-            if slope > 0 and r2 >= _FIT_R2 and 0 <= a <= smallest:
-                out[kind] = _Fixed(
-                    a,
-                    f"fitted on this run's {len(builds)} compiled {_kind_text(kind)} builds ({min(sizes):,}-"
-                    f"{max(sizes):,} B: {fmt_ms(a)} + {slope:.1f} ms/KB, r^2 {r2:.2f})",
-                )
-                continue
-        if kind[0] != "cpu":
-            out[kind] = _Fixed(
-                0.0,
-                "no fixed part: it is not calibrated for CUDA and this run's builds do not support a fit, so the "
-                "share is applied to the whole native time (an upper bound)",
-            )
-            continue
-        _, label, with_pch, without, cal_header = next(
-            (row for row in _CPU_FIXED_MS if version is None or version >= row[0]), _CPU_FIXED_MS[-1]
-        )
-        ms, cal_smallest = without if kind[1] else with_pch
-        header = "precompiled header off, " if kind[1] else ""
-        basis = f"{fmt_ms(ms)} per module as calibrated ({label}, {header}2-core x86_64 VM)"
-        run_header = min((p.ms for p in ctx.report.pch if p.ms > 0), default=None)
-        if not kind[1] and cal_header and run_header and run_header > cal_header:  # a slower machine
-            ms *= run_header / cal_header
-            basis += (
-                f", scaled to {fmt_ms(ms)} because this run's precompiled header took {fmt_ms(run_header)} against "
-                f"the calibration's {fmt_ms(cal_header)}"
-            )
-        elif smallest < cal_smallest:  # a faster machine: scale the fixed part by the run's smallest build
-            ms *= smallest / cal_smallest
-            basis += (
-                f", scaled to {fmt_ms(ms)} because this run's smallest build ({fmt_ms(smallest)} native) is faster "
-                f"than the calibration's smallest module ({fmt_ms(cal_smallest)})"
-            )
-        out[kind] = _Fixed(ms, basis)
-    return out
-
-
-def _build_saving(b: Build, fixed: dict[tuple[str, bool], _Fixed]) -> float | None:
-    if b.backward_source_bytes is None or not b.source_bytes:
-        return None
-    f = fixed.get(_kind(b))
-    variable = max(b.native_ms - (f.ms if f else 0.0), 0.0)
-    return (variable + b.codegen_ms) * b.backward_source_bytes / b.source_bytes
-
-
-def _estimate(targets: list[_Module], fixed: dict[tuple[str, bool], _Fixed]) -> float | None:
-    """Compile time attributable to adjoint code: per remaining build, the adjoint share of its source times the
-    size-dependent part of its native compile plus its codegen."""
-    total = 0.0
-    if not any(b.status == "compiled" for m in targets for b in m.builds):
-        return None
-    for m in targets:
-        for b in m.builds:
-            if b.status != "compiled":
-                continue
-            part = _build_saving(b, fixed)
-            if part is None:
-                return None
-            total += part
-    return total
-
-
-def _bytes_share(targets: list[_Module]) -> str:
-    back = sum(b.backward_source_bytes or 0 for m in targets for b in m.builds if b.status == "compiled")
-    src = sum(b.source_bytes for m in targets for b in m.builds if b.status == "compiled")
-    return f"{back:,} of {src:,} bytes, {back / src:.0%}" if src else "unknown"
-
 
 def _share(ctx: RuleContext, ms: float) -> str:
     total = ctx.cold_compile_total
@@ -255,13 +114,6 @@ def _remaining(ctx: RuleContext) -> tuple[list[Build], list[Build]]:
     kept = {b.seq for b in keep.values()}
     superseded = [b for b in ctx.compiled if _context.build_key(b) in keep and b.seq not in kept]
     return sorted(keep.values(), key=lambda b: b.seq), sorted(superseded, key=lambda b: b.seq)
-
-
-def _concurrency(builds: list[Build]) -> float:
-    """Summed duration over the union of the builds' intervals when they ran on more than one thread, else 1."""
-    if len({b.thread for b in builds}) < 2:
-        return 1.0
-    return overlap_factor([(b.start_ms, b.end_ms) for b in builds]) or 1.0
 
 
 def _superseded_text(ctx: RuleContext, b: Build) -> str:
@@ -472,60 +324,6 @@ def _ruled_out_for(m: _Module) -> RuledOut:
     return RuledOut(mechanism=MECHANISM, signal=signal)
 
 
-LINE = "wp.config.enable_backward = False  # forward-only run; delete to revert"
-
-
-def _launcher(entry: EntryPoint) -> str:
-    """A launcher of the user's own that sets the option before an installed entry point imports anything."""
-    rest = "the same arguments"
-    if entry.kind == "console_script" and ":" in entry.name:
-        mod, func = entry.name.split(":", 1)
-        body = f"from {mod} import {func}\n{func}()"
-        name = f"run_{func}.py"
-    elif entry.kind == "module":
-        body = f'runpy.run_module("{entry.name}", run_name="__main__", alter_sys=True)'
-        name = f"run_{entry.name.rsplit('.', 1)[-1]}.py"
-    else:
-        body = f'runpy.run_path("{entry.file}", run_name="__main__")'
-        name = "run_forward_only.py"
-    imports = "import runpy\n" if "runpy" in body else ""
-    owner = f" (it belongs to the installed {entry.distribution})" if entry.distribution else " (it is installed)"
-    return (
-        f"The entry point {entry.name or entry.file} is not yours to edit{owner}. Start it through a launcher of "
-        f"your own that sets the option before anything imports the kernel modules, e.g. {name}:\n"
-        f"{imports}import warp as wp\n{LINE}\n{body}\n"
-        f"and run `python {name}` with {rest}. Every module the process creates is then forward-only."
-    )
-
-
-def _entry_line_fix(ctx: RuleContext, why: str) -> tuple[str, Location | None]:
-    """One line where the measured command enters Python, or a launcher when that file is an installed one."""
-    entry = ctx.report.entry
-    if entry is not None and entry.owner == "dependency":
-        return _launcher(entry), None
-    if entry is not None and entry.file and entry.owner == "project":
-        where = ctx.rel(entry.file)
-        return (
-            f"At the top of the entry point {where} ({why}), before anything imports the kernel modules, add:\n"
-            f"import warp as wp\n{LINE}\n"
-            "A module copies enable_backward from wp.config when it is created, so the line must run first.",
-            ctx.loc(entry.file, 1, "set wp.config.enable_backward = False at the top"),
-        )
-    return (
-        f"At the top of the script or module you run ({why}), before anything imports the kernel modules, add:\n"
-        f"import warp as wp\n{LINE}\n"
-        "A module copies enable_backward from wp.config when it is created, so the line must run first.",
-        None,
-    )
-
-
-def _module_lines(names: list[str]) -> tuple[str, list[str]]:
-    """Per-module option lines for the names a user can write down; generated (content-hashed) names are left out."""
-    stable = [n for n in names if not content_hashed(n)]
-    hashed = [n for n in names if content_hashed(n)]
-    lines = "\n".join(f'wp.get_module("{n}").options["enable_backward"] = False' for n in stable)
-    return lines, hashed
-
 
 def _evaluate(ctx: RuleContext) -> RuleResult:
     compiled = ctx.compiled
@@ -562,10 +360,10 @@ def _evaluate(ctx: RuleContext) -> RuleResult:
     first_import = _first_kernel_import(scan, entry) if (scan is not None and entry is not None) else None
     parents = _parents_reach_kernels(scan, entry) if (scan is not None and entry is not None) else []
     names = sorted(m.name for m in targets)
-    get_module_lines, hashed_names = _module_lines(names)
+    getmodule_lines, hashed_names = module_lines(names)
     experiment: dict[str, bool | int | str | None] | None = None if differentiated else {"enable_backward": False}
 
-    fixed = _fixed_parts(ctx)
+    fixed = fixed_parts(ctx)
     evidence: list[Evidence] = []
     for m in sorted(targets, key=lambda m: m.name):
         n_launch = sum(la.count for la in ctx.report.launches if la.module == m.name)
@@ -699,14 +497,14 @@ def _evaluate(ctx: RuleContext) -> RuleResult:
                     "module is created forward-only. Moving it back reverts it."
                 )
             else:
-                fix, where = _entry_line_fix(
+                fix, where = entry_line_fix(
                     ctx, "a package imported before the assignment already created the kernel modules, so the "
                     "assignment reaches only modules created after it"
                 )
                 if where is not None:
                     locations.append(where)
         else:
-            fix, where = _entry_line_fix(
+            fix, where = entry_line_fix(
                 ctx, "wp.config.enable_backward was set to False after these modules were created (build "
                 "config_shadow), but the scan did not find the assignment"
             )
@@ -727,11 +525,11 @@ def _evaluate(ctx: RuleContext) -> RuleResult:
         fix = (
             f"Other modules ({', '.join(differentiated)}) are differentiated, so a process-wide "
             "wp.config.enable_backward = False would break them. Turn backward off only for the forward-only "
-            "modules, from the entry point, before their first load:\n" + get_module_lines
+            "modules, from the entry point, before their first load:\n" + getmodule_lines
         )
         if hashed_names:
             fix += (
-                ("\n" if get_module_lines else "")
+                ("\n" if getmodule_lines else "")
                 + f"({len(hashed_names)} more module(s), {', '.join(hashed_names[:3])}"
                 + (", ..." if len(hashed_names) > 3 else "")
                 + ", are generated: their names carry a content hash that changes with the kernel, so they cannot "
@@ -800,7 +598,7 @@ def _evaluate(ctx: RuleContext) -> RuleResult:
         title = "Backward code is generated and compiled for kernels that nothing differentiates"
     else:
         why = "the scan could not place it after a specific import"
-        fix, where = _entry_line_fix(ctx, why)
+        fix, where = entry_line_fix(ctx, why)
         if where is not None:
             locations.append(where)
         if entry is not None and first_import is not None:
@@ -814,9 +612,9 @@ def _evaluate(ctx: RuleContext) -> RuleResult:
         title = "Backward code is generated and compiled for kernels that nothing differentiates"
 
     total_ms = sum(m.ms for m in targets)
-    estimate = _estimate(targets, fixed)
+    estimate = estimate_saving(targets, fixed)
     counted_builds = [b for m in targets for b in m.builds if b.status == "compiled"]
-    overlap = _concurrency(counted_builds)
+    overlap = concurrency(counted_builds)
     if estimate is not None and overlap > 1.05:
         estimate /= overlap
     late = bool((late_mods or late_sets) and not differentiated)
@@ -840,10 +638,10 @@ def _evaluate(ctx: RuleContext) -> RuleResult:
         )
         return RuleResult(ruled_out=ruled)
     if estimate is not None:
-        used = {_kind(b) for m in targets for b in m.builds if b.status == "compiled"}
+        used = {build_kind(b) for m in targets for b in m.builds if b.status == "compiled"}
         fixed_txt = "; ".join(fixed[k].basis for k in sorted(used) if k in fixed)
         basis = (
-            f"the adjoint share of the generated source ({_bytes_share(targets)}) applied to the size-dependent "
+            f"the adjoint share of the generated source ({bytes_share(targets)}) applied to the size-dependent "
             f"part of the native compile (native minus a fixed per-module part: {fixed_txt}) plus codegen, for "
             + ("the build(s) that remain once rebuilds are fixed: " if superseded else "")
             + f"{', '.join(names)} ({counted}, {fmt_ms(total_ms)}){left_out}"
