@@ -1,7 +1,7 @@
 """The built-in agents that bracket a scorecard: the reference answer, doing nothing, and this project's diagnose.
 
 builtin:oracle  writes the expected mechanisms at the expected locations and replaces its copy with fixed/
-builtin:null    does nothing (the floor, and the A/A control of the judge)
+builtin:null    answers "nothing to fix" and edits nothing (the floor, and the A/A control of the judge)
 builtin:self    runs `warp-compile diagnose` on its copy and writes that diagnosis; no edits
 """
 
@@ -32,7 +32,8 @@ def oracle(ctx: AgentContext) -> None:
 
 
 def null(ctx: AgentContext) -> None:
-    return None
+    """Answers "nothing to fix" and changes nothing: the floor every useful agent must beat."""
+    ctx.answer.write_text(Answer(summary="nothing to fix").model_dump_json(), encoding="utf-8")
 
 
 def self_diagnose(ctx: AgentContext) -> None:

@@ -184,8 +184,10 @@ def run_case(case: Case, agent: Agent, settings: Settings, trial: int = 0,
         if answer is not None:
             _keep(keep, "answer.json", answer.model_dump_json(indent=1))
         expected = case.expected_for(settings.warp_version)
-        result.diagnosis = score_diagnosis(expected, answer or Answer())
-        result.diagnosis.error = error
+        if answer is None:  # no answer is not the answer "nothing to fix"
+            result.diagnosis = DiagnosisScore(expected=sorted(expected.mechanisms), error=error)
+        else:
+            result.diagnosis = score_diagnosis(expected, answer)
         if "fixtures_modified" in result.flags:
             result.score = case_score(result)
             return result

@@ -72,13 +72,13 @@ def score_diagnosis(expected: Expected, answer: Answer) -> DiagnosisScore:
     accepted: dict[str, list[Site]] = {}
     for loc in [*expected.locations, *expected.scan_locations]:
         accepted.setdefault(loc.mechanism, []).extend(loc.sites())
-    # locations of a mechanism that is not expected are already paid for in precision; any of an expected one counts
-    named_locs = [(m, f, ln) for m in hit for f, ln in sorted(by_mech[m])]
+    # every named line must be an accepted site of its mechanism (a wrongly named mechanism has none)
+    named_locs = [(m, f, ln) for m in sorted(named) for f, ln in sorted(by_mech[m])]
     good = sum(1 for m, f, ln in named_locs if any(_at(s, f, ln) for s in accepted.get(m, [])))
     if named_locs:
         loc_precision = good / len(named_locs)
     else:
-        loc_precision = 0.0 if expected.locations else 1.0
+        loc_precision = 0.0 if expected.locations or named - want else 1.0
     pointed = sum(
         1 for loc in expected.locations
         if any(_at(s, f, ln) for s in loc.sites() for f, ln in by_mech.get(loc.mechanism, ()))
