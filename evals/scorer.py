@@ -4,7 +4,7 @@ Diagnosis: F1 of mechanism precision and recall (ids normalised: `cs-3`, `CS3`, 
 F1 of location precision (each named line must be an accepted site, within LINE_SLACK) and recall (each expected
 site pointed at). Fix: credit from the measured verdict, the saving relative to the reference fix, and whether the
 app still printed what it printed and launched what it launched. A case scores the mean of the two, or the
-diagnosis alone where the judge cannot tell the reference fix from noise.
+diagnosis alone where the judge cannot tell the reference fix from noise, or 0 when a DISQUALIFYING flag is set.
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ from warp_compile.evals.models import Answer, Case, CaseResult, DiagnosisScore, 
 
 LINE_SLACK = 2
 DIAGNOSIS_WEIGHT = 0.5
-# flags after which nothing in the case counts: the baseline itself can no longer be trusted
-DISQUALIFYING = ("fixtures_modified",)
+# flags after which nothing in the case counts: the baseline can no longer be trusted (fixtures_modified), or the
+# change broke the app (a user would revert it, diagnosis and all)
+DISQUALIFYING = ("fixtures_modified", "output_changed", "warp_removed", "launches_removed", "run_failed")
 
 
 def fixtures_root() -> Path:

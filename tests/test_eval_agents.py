@@ -73,8 +73,12 @@ print("stand-in done")
 '''
 
 
-@pytest.mark.parametrize("recipe, binary", [("claude.sh", "claude"), ("codex.sh", "codex"),
-                                            ("cursor.sh", "cursor-agent")])
+@pytest.mark.parametrize("recipe, binary", [
+    ("claude.sh", "claude"),
+    # each starts the MCP server once (several seconds on a loaded machine): one recipe in the default run
+    pytest.param("codex.sh", "codex", marks=pytest.mark.slow),
+    pytest.param("cursor.sh", "cursor-agent", marks=pytest.mark.slow),
+])
 def test_recipe_speaks_the_contract_with_a_stand_in(recipe, binary, tmp_path, monkeypatch, capsys):
     bindir = tmp_path / "bin"
     bindir.mkdir()
