@@ -57,7 +57,6 @@ class Settings:
     measure_unchanged: bool = False  # the A/A control: measure even when the agent changed nothing
     warp_version: str = ""
     manifest: dict[str, str] | None = None  # sha256 per file under the suite root (None: a private suite)
-    suite_root: Path | None = None
 
 
 def bind_python(command: list[str]) -> list[str]:

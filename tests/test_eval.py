@@ -224,3 +224,14 @@ def test_bad_input_is_a_one_line_error(argv, message, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("warp-compile: error:") and message in err and err.count("\n") == 1
+
+
+def test_trials_give_each_case_a_mean_and_spread(tmp_path, capsys):
+    suite = _private_suite(tmp_path, "clean_single")
+    out = tmp_path / "card.json"
+    assert main(["eval", "--cases", str(suite), "--agent", "builtin:null", "--quiet", "--trials", "2",
+                 "--json", str(out)]) == 0
+    card = json.loads(out.read_text())
+    case = card["cases"][0]
+    assert card["trials"] == 2 and card["trial_scores"] == [1.0, 1.0] and card["spread"] == 0.0
+    assert [t["trial"] for t in case["trials"]] == [0, 1] and case["spread"] == 0.0

@@ -169,7 +169,7 @@ def run(ns: argparse.Namespace) -> int:
         return 0
     if ns.trials < 1 or ns.pairs < 1:
         raise UsageError("eval: --trials and --pairs must be at least 1")
-    root, shipped, cases = _suite(ns)
+    _root, shipped, cases = _suite(ns)
     check_json_dest(ns.json)
     _check_dest(ns.markdown, "--markdown")
     if ns.list:
@@ -183,7 +183,7 @@ def run(ns: argparse.Namespace) -> int:
     from warp_compile.evals.harness import Settings, run_case
 
     settings = Settings(pairs=ns.pairs, timeout_s=ns.timeout, out=out, measure_unchanged=ns.measure_unchanged,
-                        warp_version=_warp_version(), manifest=shipped, suite_root=root)
+                        warp_version=_warp_version(), manifest=shipped)
     progress = progress_printer(ns.quiet)
     results = []
     for trial in range(ns.trials):
