@@ -137,7 +137,8 @@ def _read_answer(path: Path) -> tuple[Answer | None, str | None]:
 
 
 def _saving_pct(comparison) -> float | None:  # type: ignore[no-untyped-def]
-    clock = comparison.clock("compile_elapsed")
+    """The saving on the clock the verdict rests on (compile elapsed, or warm repeat for a cache fix)."""
+    clock = comparison.clock(comparison.headline)
     if clock is None or clock.delta_pct is None:
         return None
     return round(-clock.delta_pct, 2)
@@ -222,7 +223,7 @@ def _judge_fix(case: Case, settings: Settings, files: dict[str, bytes], copy: Pa
     _keep(keep, "comparison.json", comparison.model_dump_json(indent=1))
     fix.verdict, fix.reason = comparison.verdict, comparison.reason
     fix.pairs = comparison.interleaved.pairs if comparison.interleaved else 0
-    fix.saving_pct = _saving_pct(comparison)
+    fix.saving_pct, fix.saving_clock = _saving_pct(comparison), comparison.headline
     ok, flags, note = judge(case.expected_output, arms.get(str(a), ArmRuns()), arms.get(str(b), ArmRuns()))
     fix.behaviour_ok, fix.behaviour = ok, note
     fix.credit = fix_credit(case, fix)
