@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from warp_compile.evals import manifest
-from warp_compile.evals.behaviour import ArmRuns, judge, recording
+from warp_compile.evals.behaviour import ArmRuns, app_lines, first_difference, judge, recording
 from warp_compile.evals.contract import ENV_ANSWER, ENV_CASE, ENV_PROMPT, agent_prompt
 from warp_compile.evals.models import AgentRun, Answer, Case, CaseResult, DiagnosisScore, FixScore
 from warp_compile.evals.scorer import case_score, fix_credit, score_diagnosis
@@ -225,9 +225,28 @@ def _judge_fix(case: Case, settings: Settings, files: dict[str, bytes], copy: Pa
     fix.pairs = comparison.interleaved.pairs if comparison.interleaved else 0
     fix.saving_pct, fix.saving_clock = _saving_pct(comparison), comparison.headline
     ok, flags, note = judge(case.expected_output, arms.get(str(a), ArmRuns()), arms.get(str(b), ArmRuns()))
+    for keep_ok, keep_note in (_must_keep(case, b, settings.timeout_s) if ok else []):
+        if not keep_ok:
+            ok, note = False, "; ".join(x for x in (note, keep_note) if x)
+            flags.append("must_keep_broken")
     fix.behaviour_ok, fix.behaviour = ok, note
     fix.credit = fix_credit(case, fix)
     return fix, flags
+
+
+def _must_keep(case: Case, copy: Path, timeout_s: float) -> list[tuple[bool, str]]:
+    """Run each other invocation the case says must keep working (a flag, a plugin path) once in the agent's copy."""
+    from warp_compile.probe.sandbox import Sandbox
+
+    out = []
+    for keep in case.must_keep:
+        with Sandbox() as box:
+            run = box.run(bind_python(keep.command), copy, timeout_s)
+        diff = first_difference(keep.expected_output, app_lines(run.stdout))
+        if run.exit_code != 0:
+            diff = f"exited with code {run.exit_code}"
+        out.append((diff is None, f"`{' '.join(keep.command)}` no longer works: {diff}" if diff else ""))
+    return out
 
 
 def _fix_flags(case: Case, fix: FixScore, behaviour_flags: list[str]) -> list[str]:

@@ -235,3 +235,16 @@ def test_trials_give_each_case_a_mean_and_spread(tmp_path, capsys):
     case = card["cases"][0]
     assert card["trials"] == 2 and card["trial_scores"] == [1.0, 1.0] and card["spread"] == 0.0
     assert [t["trial"] for t in case["trials"]] == [0, 1] and case["spread"] == 0.0
+
+
+def test_must_keep_invocations_are_rerun_in_the_agents_copy(tmp_path):
+    from warp_compile.evals.harness import _must_keep
+    from warp_compile.evals.models import Case, Expected, MustKeep
+
+    (tmp_path / "app.py").write_text("import sys\nprint('rebuilt' if '--rebuild' in sys.argv else 'plain')\n")
+    case = Case(id="t", command=["python", "app.py"], expected=Expected(), must_keep=[
+        MustKeep(command=["python", "app.py", "--rebuild"], expected_output=["rebuilt"]),
+        MustKeep(command=["python", "app.py", "--rebuild"], expected_output=["plain"]),
+    ])
+    (ok1, _), (ok2, note) = _must_keep(case, tmp_path, 60)
+    assert ok1 and not ok2 and "--rebuild" in note and "expected 'plain'" in note
