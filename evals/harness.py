@@ -136,12 +136,14 @@ def _read_answer(path: Path) -> tuple[Answer | None, str | None]:
         return None, f"unreadable answer: {str(exc).splitlines()[0][:200]}"
 
 
-def _saving_pct(comparison) -> float | None:  # type: ignore[no-untyped-def]
-    """The saving on the clock the verdict rests on (compile elapsed, or warm repeat for a cache fix)."""
-    clock = comparison.clock(comparison.headline)
-    if clock is None or clock.delta_pct is None:
-        return None
-    return round(-clock.delta_pct, 2)
+def saving(comparison) -> tuple[float | None, str | None]:  # type: ignore[no-untyped-def]
+    """(percent saved, clock): on the clock that improved beyond its band (the headline first: compile elapsed,
+    warm repeat for a cache fix; cold module work when only the summed build time moved), else the headline."""
+    order = [comparison.headline, "compile_elapsed", "warm_repeat", "cold_module"]
+    clocks = [c for name in order for c in comparison.clocks if c.name == name and c.delta_pct is not None]
+    moved = [c for c in clocks if c.judged == "improved"]
+    pick = (moved or clocks or [None])[0]
+    return (None, None) if pick is None else (round(-pick.delta_pct, 2), pick.name)
 
 
 def _keep(dest: Path | None, name: str, text: str) -> None:
@@ -203,7 +205,8 @@ def _judge_fix(case: Case, settings: Settings, files: dict[str, bytes], copy: Pa
     agent_files = manifest.files_of(copy)
     base = {k[len("project/"):]: v for k, v in files.items() if k.startswith("project/")}
     fix = FixScore(changed=manifest.digest(agent_files) != manifest.digest(base))
-    fix.reference_saving_pct = case.reference.saving_pct if case.reference else None
+    if case.reference is not None:
+        fix.reference_saving_pct, fix.reference_clock = case.reference.saving_pct, case.reference.clock
     if not fix.changed and not settings.measure_unchanged:
         fix.reason = "the agent left the project unchanged; nothing to measure"
         fix.credit = fix_credit(case, fix)
@@ -223,7 +226,7 @@ def _judge_fix(case: Case, settings: Settings, files: dict[str, bytes], copy: Pa
     _keep(keep, "comparison.json", comparison.model_dump_json(indent=1))
     fix.verdict, fix.reason = comparison.verdict, comparison.reason
     fix.pairs = comparison.interleaved.pairs if comparison.interleaved else 0
-    fix.saving_pct, fix.saving_clock = _saving_pct(comparison), comparison.headline
+    fix.saving_pct, fix.saving_clock = saving(comparison)
     ok, flags, note = judge(case.expected_output, arms.get(str(a), ArmRuns()), arms.get(str(b), ArmRuns()))
     for keep_ok, keep_note in (_must_keep(case, b, settings.timeout_s) if ok else []):
         if not keep_ok:

@@ -58,7 +58,8 @@ class Reference(BaseModel):
     """What the reference fix did when measured against the project (recorded by evals/record_reference.py)."""
 
     verdict: str
-    saving_pct: float | None = None  # on the verdict's headline clock, percent of the original (positive = faster)
+    saving_pct: float | None = None  # percent of the original on `clock` (positive = faster)
+    clock: str | None = None  # the clock the verdict rested on (compile_elapsed, warm_repeat, cold_module)
     runs: int = 1
     measured: str = ""  # warp version, pairs, date
 
@@ -167,9 +168,10 @@ class FixScore(BaseModel):
     changed: bool = False  # did the agent's copy differ from the project?
     behaviour_ok: bool = True
     behaviour: str = ""  # what differed
-    saving_pct: float | None = None  # saved on `saving_clock` (the verdict's headline), percent of the original
+    saving_pct: float | None = None  # saved on `saving_clock` (the clock the verdict rests on), percent
     saving_clock: str | None = None
     reference_saving_pct: float | None = None
+    reference_clock: str | None = None
     credit: float | None = 0.0  # None: the judge cannot tell this fix from noise, so it is not scored
     pairs: int = 0
 

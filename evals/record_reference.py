@@ -13,6 +13,7 @@ import argparse
 import json
 import re
 import sys
+from collections import Counter
 from datetime import date
 from pathlib import Path
 from statistics import median
@@ -36,10 +37,12 @@ def main(argv: list[str] | None = None) -> int:
         if case.kind != "fix" or not fixes:
             continue
         verdicts = {f.verdict for f in fixes}
-        savings = [f.saving_pct for f in fixes if f.saving_pct is not None]
+        clock = Counter(f.saving_clock for f in fixes).most_common(1)[0][0]
+        savings = [f.saving_pct for f in fixes if f.saving_pct is not None and f.saving_clock == clock]
         ref = {
             "verdict": "IMPROVED" if verdicts == {"IMPROVED"} else sorted(verdicts - {"IMPROVED"})[0],
             "saving_pct": round(median(savings), 2) if savings else None,
+            "clock": clock,
             "runs": len(fixes),
             "measured": f"warp {card.warp_version}, {fixes[0].pairs} interleaved pairs x {len(fixes)}, "
                         f"{date.today().isoformat()}: " + ", ".join(sorted(f.verdict or "" for f in fixes)),

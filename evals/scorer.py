@@ -125,7 +125,8 @@ def fix_credit(case: Case, fix: FixScore) -> float | None:
         return 1.0
     if verdict == "IMPROVED":
         ref = fix.reference_saving_pct
-        if ref and ref > 0 and fix.saving_pct is not None:
+        same_clock = fix.reference_clock in (None, fix.saving_clock)
+        if ref and ref > 0 and fix.saving_pct is not None and same_clock:
             return round(max(0.0, min(1.0, fix.saving_pct / ref)), 4)
         return 1.0
     # INCONCLUSIVE: no credit where the reference reliably improves; unjudgeable where it does not

@@ -248,3 +248,18 @@ def test_must_keep_invocations_are_rerun_in_the_agents_copy(tmp_path):
     ])
     (ok1, _), (ok2, note) = _must_keep(case, tmp_path, 60)
     assert ok1 and not ok2 and "--rebuild" in note and "expected 'plain'" in note
+
+
+@pytest.mark.parametrize("case", ["field_forward", "batch_signals", "plugin_filters"])
+def test_the_saving_is_read_on_a_clock_that_moved(case):
+    from warp_compile.evals.harness import saving
+    from warp_compile.probe.compare_models import Comparison
+
+    golden = Path(__file__).resolve().parent / "golden" / case / "compare.json"
+    comparison = Comparison.model_validate(json.loads(golden.read_text()))
+    pct, clock = saving(comparison)
+    moved = [c for c in comparison.clocks if c.judged == "improved"]
+    if moved:
+        assert clock in {c.name for c in moved} and pct is not None and pct > 0
+    else:
+        assert clock == comparison.headline or pct is None
