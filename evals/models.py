@@ -164,6 +164,7 @@ class DiagnosisScore(BaseModel):
 
 class FixScore(BaseModel):
     verdict: str | None = None  # the interleaved compare of the original and the agent's copy; None: not measured
+    raw_verdict: str | None = None  # compare's own verdict, before a median-only (tentative) one is set aside
     reason: str = ""
     changed: bool = False  # did the agent's copy differ from the project?
     behaviour_ok: bool = True
