@@ -36,15 +36,20 @@ def run(trials: int, pairs: int, cases: list[str]) -> tuple[dict, float]:
 
 def render(card: dict, trials: int, pairs: int, elapsed: float, load: tuple[float, float]) -> str:
     verdicts: Counter[str] = Counter()
+    raw: Counter[str] = Counter()
     rows = []
     for case in card["cases"]:
-        got = [t["fix"]["verdict"] if t.get("fix") else "not measured" for t in case["trials"]]
-        deltas = [t["fix"].get("saving_pct") for t in case["trials"] if t.get("fix")]
+        fixes = [t.get("fix") or {} for t in case["trials"]]
+        got = [f.get("verdict") or "not measured" for f in fixes]
+        compare_said = [f.get("raw_verdict") or f.get("verdict") or "not measured" for f in fixes]
         verdicts.update(got)
-        shown = ", ".join("n/a" if d is None else f"{-d:+.1f}%" for d in deltas)
-        rows.append(f"| {case['id']} | {', '.join(got)} | {shown} |")
+        raw.update(compare_said)
+        shown = ", ".join("n/a" if f.get("saving_pct") is None else f"{-f['saving_pct']:+.1f}% "
+                          f"({f.get('saving_clock') or '?'})" for f in fixes)
+        rows.append(f"| {case['id']} | {', '.join(got)} | {', '.join(compare_said)} | {shown} |")
     total = sum(verdicts.values())
     false = total - verdicts.get("INCONCLUSIVE", 0)
+    raw_false = total - raw.get("INCONCLUSIVE", 0)
     rate = false / total if total else 0.0
     lines = [
         "# A/A control of the eval judge",
@@ -55,12 +60,14 @@ def render(card: dict, trials: int, pairs: int, elapsed: float, load: tuple[floa
         f"- judgements: {total} ({len(card['cases'])} cases x {trials} trials), {pairs} pairs each after 1 warm-up",
         f"- false verdicts (anything but INCONCLUSIVE): **{false} of {total} ({rate:.0%})**; "
         + ", ".join(f"{k} {v}" for k, v in sorted(verdicts.items())),
+        f"- compare's own verdicts before the eval sets median-only (tentative) ones aside: {raw_false} of {total} "
+        "not INCONCLUSIVE; " + ", ".join(f"{k} {v}" for k, v in sorted(raw.items())),
         f"- load average before/after: {load[0]:.2f} / {load[1]:.2f} on {os.cpu_count()} cores; "
         f"wall {elapsed / 60:.1f} min; {platform.machine()}, Python {platform.python_version()}, "
         f"warp {card.get('warp_version') or '?'}",
         "",
-        "| case | verdicts | compile elapsed change per trial |",
-        "| --- | --- | --- |",
+        "| case | eval verdicts | compare's verdicts | change per trial (clock) |",
+        "| --- | --- | --- | --- |",
         *rows,
         "",
     ]
