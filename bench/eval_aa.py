@@ -20,6 +20,7 @@ from collections import Counter
 from pathlib import Path
 
 from warp_compile.cli import main as cli
+from warp_compile.evals.scorer import load_cases
 
 
 def run(trials: int, pairs: int, cases: list[str]) -> tuple[dict, float]:
@@ -48,8 +49,14 @@ def render(card: dict, trials: int, pairs: int, elapsed: float, load: tuple[floa
                           f"({f.get('saving_clock') or '?'})" for f in fixes)
         rows.append(f"| {case['id']} | {', '.join(got)} | {', '.join(compare_said)} | {shown} |")
     total = sum(verdicts.values())
-    false = total - verdicts.get("INCONCLUSIVE", 0)
-    raw_false = total - raw.get("INCONCLUSIVE", 0)
+    # an app that runs no Warp cannot be verified either way: UNVERIFIED is the right answer there
+    no_warp = {c.id for c in load_cases() if c.launches == 0}
+    right = sum(1 for case in card["cases"] for t in case["trials"]
+                if (t.get("fix") or {}).get("verdict") == "UNVERIFIED" and case["id"] in no_warp)
+    raw_right = sum(1 for case in card["cases"] for t in case["trials"]
+                    if (t.get("fix") or {}).get("raw_verdict") == "UNVERIFIED" and case["id"] in no_warp)
+    false = total - verdicts.get("INCONCLUSIVE", 0) - right
+    raw_false = total - raw.get("INCONCLUSIVE", 0) - raw_right
     rate = false / total if total else 0.0
     lines = [
         "# A/A control of the eval judge",
@@ -58,7 +65,8 @@ def render(card: dict, trials: int, pairs: int, elapsed: float, load: tuple[floa
         "against the original anyway (`--measure-unchanged`), interleaved, on every case.",
         "",
         f"- judgements: {total} ({len(card['cases'])} cases x {trials} trials), {pairs} pairs each after 1 warm-up",
-        f"- false verdicts (anything but INCONCLUSIVE): **{false} of {total} ({rate:.0%})**; "
+        f"- false verdicts (anything but INCONCLUSIVE, or UNVERIFIED where the app runs no Warp): **{false} of "
+        f"{total} ({rate:.0%})**; "
         + ", ".join(f"{k} {v}" for k, v in sorted(verdicts.items())),
         f"- compare's own verdicts before the eval sets median-only (tentative) ones aside: {raw_false} of {total} "
         "not INCONCLUSIVE; " + ", ".join(f"{k} {v}" for k, v in sorted(raw.items())),
