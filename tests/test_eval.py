@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -160,22 +161,18 @@ def test_null_agent_is_not_measured_and_scores_by_kind(tmp_path, capsys):
     assert (tmp_path / "runs" / "particle_prep" / "trial-1" / "result.json").is_file()
 
 
-def test_an_agent_that_edits_the_suite_is_flagged_and_scored_zero(tmp_path, capsys):
+def test_an_agent_that_edits_the_suite_is_flagged_and_scored_zero(tmp_path, capsys, monkeypatch):
     suite = _private_suite(tmp_path, "particle_prep")
-    target = suite / "particle_prep" / "project" / "particle_prep" / "stages.py"
-    agent = tmp_path / "tamper.sh"
-    agent.write_text(f"#!/bin/sh\necho '# edited' >> '{target}'\n"
-                     "echo '{\"findings\": [{\"mechanism\": \"3\", \"locations\": "
-                     "[{\"file\": \"particle_prep/stages.py\", \"line\": 47}]}]}' > \"$WARP_COMPILE_ANSWER\"\n")
-    agent.chmod(0o755)
+    monkeypatch.setenv("CHEAT_SUITE", str(suite))
+    agent = FIXTURES.parent / "agents" / "cheat_tamper.py"
     out = tmp_path / "card.json"
-    assert main(["eval", "--cases", str(suite), "--quiet", "--json", str(out), "--", str(agent)]) == 1
+    assert main(["eval", "--cases", str(suite), "--quiet", "--json", str(out), "--", sys.executable, str(agent)]) == 1
     case = json.loads(out.read_text())["cases"][0]
-    assert case["flags"] == ["fixtures_modified"] and case["score"] == 0.0
-    assert case["diagnosis"]["score"] == 1.0  # the answer was right; the run still counts for nothing
+    assert case["flags"] == ["fixtures_modified"] and case["score"] == 0.0 and case["fix"] is None
     # the edit persists: the next run is refused before the agent starts
-    assert main(["eval", "--cases", str(suite), "--quiet", "--json", str(out), "--agent", "builtin:null"]) == 1
-    assert json.loads(out.read_text())["cases"][0]["flags"] == ["fixtures_modified"]
+    assert main(["eval", "--cases", str(suite), "--quiet", "--json", str(out), "--agent", "builtin:oracle"]) == 1
+    again = json.loads(out.read_text())["cases"][0]
+    assert again["flags"] == ["fixtures_modified"] and again["score"] == 0.0
 
 
 def test_list_json_contract_and_shards(tmp_path, capsys):

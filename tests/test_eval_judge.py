@@ -16,6 +16,7 @@ from warp_compile.cli import main
 from warp_compile.evals.scorer import load_cases
 
 FIXTURES = Path(__file__).resolve().parents[1] / "evals" / "fixtures"
+AGENTS = FIXTURES.parent / "agents"
 CASE = "particle_prep"
 
 pytestmark = pytest.mark.slow
@@ -46,40 +47,25 @@ def test_the_reference_fix_improves_and_the_oracle_scores_full(tmp_path):
     assert case["score"] >= 0.95 and case["flags"] == []
 
 
-def _right_answer() -> str:
+def _cheat(tmp_path: Path, name: str) -> str:
+    """The cheating agent evals/agents/<name>, then the right answer written over its own: a perfect diagnosis
+    must not rescue a broken app."""
     case = next(c for c in load_cases(FIXTURES) if c.id == CASE)
     loc = case.expected.locations[0]
     answer = {"findings": [{"mechanism": "CS-3", "locations": [{"file": loc.file, "line": loc.line}]}]}
-    return f"import json, os\njson.dump({answer!r}, open(os.environ['WARP_COMPILE_ANSWER'], 'w'))\n"
+    return _agent(tmp_path, f"import json, os, runpy\nrunpy.run_path({str(AGENTS / name)!r}, run_name='__main__')\n"
+                            f"json.dump({answer!r}, open(os.environ['WARP_COMPILE_ANSWER'], 'w'))\n")
 
 
 def test_an_agent_that_guts_the_kernels_gets_nothing_and_a_flag(tmp_path):
     """Launches kept, kernel bodies emptied: faster, same launches, wrong numbers."""
-    gut = _right_answer() + (
-        "import ast, pathlib\n"
-        "for p in pathlib.Path('.').rglob('*.py'):\n"
-        "    tree = ast.parse(p.read_text())\n"
-        "    hit = False\n"
-        "    for node in ast.walk(tree):\n"
-        "        decorators = [ast.unparse(d) for d in getattr(node, 'decorator_list', [])]\n"
-        "        if isinstance(node, ast.FunctionDef) and any('kernel' in d for d in decorators):\n"
-        "            node.body, hit = [ast.Pass()], True\n"
-        "    if hit:\n"
-        "        p.write_text(ast.unparse(tree))\n"
-    )
-    case = _eval(tmp_path, "--pairs", "1", "--", sys.executable, _agent(tmp_path, gut))
+    case = _eval(tmp_path, "--pairs", "1", "--", sys.executable, _cheat(tmp_path, "cheat_gut.py"))
     assert "output_changed" in case["flags"], case
     assert case["fix"]["credit"] == 0.0 and case["score"] == 0.0
-    assert case["diagnosis"]["score"] == 1.0  # a perfect answer does not rescue a broken app
+    assert case["diagnosis"]["score"] == 1.0
 
 
 def test_an_agent_that_prints_the_expected_output_gets_nothing_and_a_flag(tmp_path):
-    case_meta = next(c for c in load_cases(FIXTURES) if c.id == CASE)
-    lines = "\n".join(f"print({line!r})" for line in case_meta.expected_output or [])
-    fake = _right_answer() + (
-        "import pathlib\n"
-        f"pathlib.Path({CASE!r}, '__main__.py').write_text({lines!r} + '\\n')\n"
-    )
-    case = _eval(tmp_path, "--pairs", "1", "--", sys.executable, _agent(tmp_path, fake))
+    case = _eval(tmp_path, "--pairs", "1", "--", sys.executable, _cheat(tmp_path, "cheat_print.py"))
     assert case["fix"]["behaviour_ok"] is False and "warp_removed" in case["flags"], case
     assert case["fix"]["credit"] == 0.0 and case["score"] == 0.0
