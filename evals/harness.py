@@ -212,6 +212,10 @@ def run_case(case: Case, agent: Agent, settings: Settings, trial: int = 0,
             result.score = case_score(result)
             return result
         result.fix, behaviour_flags = _judge_fix(case, settings, files, copy, work, keep, say)
+        if answer is None and not result.fix.changed:
+            # leaving the project alone only counts as "nothing to fix" when the agent said so
+            result.fix.credit = 0.0
+            result.fix.reason = "the agent delivered nothing: no answer and no change"
         result.flags += [f for f in _fix_flags(case, result.fix, behaviour_flags) if f not in result.flags]
         result.score = case_score(result)
         _keep(keep, "result.json", result.model_dump_json(indent=1))

@@ -260,3 +260,16 @@ def test_the_saving_is_read_on_a_clock_that_moved(case):
         assert clock in {c.name for c in moved} and pct is not None and pct > 0
     else:
         assert clock == comparison.headline or pct is None
+
+
+def test_a_relative_script_runs_and_an_agent_that_delivers_nothing_scores_zero(tmp_path, capsys, monkeypatch):
+    suite = _private_suite(tmp_path, "clean_single")
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "agents" / "crash.py").write_text("import sys\nsys.exit(3)\n")
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "card.json"
+    main(["eval", "--cases", str(suite), "--quiet", "--json", str(out), "--", sys.executable, "agents/crash.py"])
+    case = json.loads(out.read_text())["cases"][0]
+    assert case["trials"][0]["agent"]["exit_status"] == 3  # found from here (python says 2 for a missing file)
+    # no answer and no change on a case where "nothing to fix" is right: that was not a decision, so no credit
+    assert not case["fix"]["changed"] and case["fix"]["credit"] == 0.0 and case["score"] == 0.0

@@ -122,7 +122,7 @@ def _agent(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 def _check_agent(command: list[str]) -> list[str]:
     """The agent must be runnable before any case starts (it runs in each case's copy, so a relative path with a
-    slash is made absolute against the current directory); a missing one is bad input, not a failed case."""
+    slash, and any argument naming a file here, is made absolute); a missing one is bad input, not a failed case."""
     exe = command[0]
     if not exe:
         raise UsageError("eval: empty agent command after `--`")
@@ -135,10 +135,23 @@ def _check_agent(command: list[str]) -> list[str]:
                 raise UsageError(f"eval: agent command is not executable: {clip_path(exe)}")
         except OSError as exc:
             raise UsageError(f"eval: agent command {clip_path(exe)}: {exc.strerror or exc}") from None
-        return [str(path.absolute()), *command[1:]]
+        return [str(path.absolute()), *_absolute_files(command[1:])]
     if shutil.which(exe) is None:
         raise UsageError(f"eval: agent command not found on PATH: {clip_path(exe)}")
-    return list(command)
+    return [exe, *_absolute_files(command[1:])]
+
+
+def _absolute_files(args: list[str]) -> list[str]:
+    """`-- python evals/agents/x.py`: an argument naming an existing file here is made absolute, since the agent
+    runs in its copy of the project, not in the current directory."""
+    out = []
+    for a in args:
+        try:
+            here = not a.startswith("-") and not Path(a).is_absolute() and Path(a).is_file()
+        except (OSError, ValueError):
+            here = False
+        out.append(str(Path(a).absolute()) if here else a)
+    return out
 
 
 def _check_dest(dest: str | None, flag: str) -> None:
