@@ -174,7 +174,8 @@ def run_case(case: Case, agent: Agent, settings: Settings, trial: int = 0,
              progress: Progress | None = None) -> CaseResult:
     """One trial of one case; never raises for the agent's failures (they are scored), only for unusable input."""
     say = progress or (lambda _m: None)
-    result = CaseResult(id=case.id, kind=case.kind, trial=trial, warp_version=settings.warp_version)
+    result = CaseResult(id=case.id, kind=case.kind_for(settings.warp_version), trial=trial,
+                        warp_version=settings.warp_version)
     keep = settings.out / case.id / f"trial-{trial + 1}" if settings.out else None
     files = _case_files(case)
     if _tampered(case, settings, files):
@@ -231,7 +232,7 @@ def _judge_fix(case: Case, settings: Settings, files: dict[str, bytes], copy: Pa
         fix.reference_saving_pct, fix.reference_clock = case.reference.saving_pct, case.reference.clock
     if not fix.changed and not settings.measure_unchanged:
         fix.reason = "the agent left the project unchanged; nothing to measure"
-        fix.credit = fix_credit(case, fix)
+        fix.credit = fix_credit(case, fix, settings.warp_version)
         return fix, []
     a, b = work / "judge" / "a" / "project", work / "judge" / "b" / "project"
     _write_tree(files, "project/", a)
@@ -256,7 +257,7 @@ def _judge_fix(case: Case, settings: Settings, files: dict[str, bytes], copy: Pa
             ok, note = False, "; ".join(x for x in (note, keep_note) if x)
             flags.append("must_keep_broken")
     fix.behaviour_ok, fix.behaviour = ok, note
-    fix.credit = fix_credit(case, fix)
+    fix.credit = fix_credit(case, fix, settings.warp_version)
     return fix, flags
 
 

@@ -95,6 +95,10 @@ class Case(BaseModel):
         """"fix" when the reference changes something, "negative" when the honest answer is nothing to fix."""
         return "fix" if self.expected.mechanisms else "negative"
 
+    def kind_for(self, warp_version: str | None) -> str:
+        """The kind on this warp-lang version (an override can leave nothing to fix, e.g. no CPU header in 1.10)."""
+        return "fix" if self.expected_for(warp_version).mechanisms else "negative"
+
     def expected_for(self, warp_version: str | None) -> Expected:
         """The expectation with the longest `version_overrides` prefix matching `warp_version` applied."""
         if not warp_version:

@@ -108,11 +108,11 @@ def reference_reliable(case: Case) -> bool | None:
     return case.reference.verdict == "IMPROVED"
 
 
-def fix_credit(case: Case, fix: FixScore) -> float | None:
+def fix_credit(case: Case, fix: FixScore, warp_version: str = "") -> float | None:
     """0..1, or None when the change cannot be judged by measurement here (the reference itself is noise-level)."""
     if not fix.behaviour_ok:
         return 0.0
-    negative = case.kind == "negative"
+    negative = case.kind_for(warp_version) == "negative"
     if not fix.changed:
         return 1.0 if negative else 0.0
     verdict = fix.verdict

@@ -273,3 +273,10 @@ def test_a_relative_script_runs_and_an_agent_that_delivers_nothing_scores_zero(t
     assert case["trials"][0]["agent"]["exit_status"] == 3  # found from here (python says 2 for a missing file)
     # no answer and no change on a case where "nothing to fix" is right: that was not a decision, so no credit
     assert not case["fix"]["changed"] and case["fix"]["credit"] == 0.0 and case["score"] == 0.0
+
+
+def test_a_version_override_can_leave_nothing_to_fix():
+    case = _case("mesh_loader")
+    assert case.kind_for("1.19.0") == "fix" and case.kind_for("1.10.1") == "negative"
+    assert fix_credit(case, FixScore(changed=False), "1.10.1") == 1.0
+    assert fix_credit(case, FixScore(changed=False), "1.19.0") == 0.0
