@@ -1,76 +1,27 @@
-"""Score a diagnosis (ours or an agent's) against a fixture's expected diagnosis. Pure functions over the models.
+"""Grade an answer and a fix against a case. Pure functions over the models in evals/models.py.
 
-A case passes when every expected mechanism is named, no mechanism listed as absent is named, and each expected
-location is pointed at (same file, line within LINE_SLACK).
+Diagnosis: F1 of mechanism precision and recall (ids normalised: `cs-3`, `CS3`, `3` all mean CS-3) averaged with
+F1 of location precision (each named line must be an accepted site, within LINE_SLACK) and recall (each expected
+site pointed at). Fix: credit from the measured verdict, the saving relative to the reference fix, and whether the
+app still printed what it printed and launched what it launched. A case scores the mean of the two, or the
+diagnosis alone where the judge cannot tell the reference fix from noise, or 0 when a DISQUALIFYING flag is set.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from importlib import resources
 from pathlib import Path
 
-from pydantic import BaseModel, Field
-
-from warp_compile.probe.diagnosis_models import Diagnosis
+from warp_compile.evals.models import Answer, Case, CaseResult, DiagnosisScore, Expected, FixScore, Site
 
 LINE_SLACK = 2
-
-
-class ExpectedLocation(BaseModel):
-    mechanism: str
-    file: str
-    line: int
-
-
-class Expected(BaseModel):
-    mechanisms: list[str] = Field(default_factory=list)
-    locations: list[ExpectedLocation] = Field(default_factory=list)
-    absent: list[str] = Field(default_factory=list)
-
-
-class Case(BaseModel):
-    id: str
-    title: str = ""
-    command: list[str]
-    cuda_arch: int | None = None  # judged with `--cuda-arch N` (CUDA builds replayed without a device)
-    expected: Expected
-    prompt: str = ""
-    reference_fix: str = ""
-    notes: str = ""
-    path: str = ""  # the case folder (set when loaded)
-
-    @property
-    def project(self) -> Path:
-        return Path(self.path) / "project"
-
-    @property
-    def fixed(self) -> Path | None:
-        p = Path(self.path) / "fixed"
-        return p if p.is_dir() else None
-
-
-class CaseScore(BaseModel):
-    case: str
-    passed: bool
-    found: list[str] = Field(default_factory=list)
-    missed: list[str] = Field(default_factory=list)  # expected but not named
-    false_positives: list[str] = Field(default_factory=list)  # named although listed as absent
-    locations_hit: int = 0
-    locations_expected: int = 0
-    located: list[str] = Field(default_factory=list)
-    error: str | None = None
-    verdict: str | None = None  # harness mode: compare verdict of the agent's change
-    verdict_reason: str = ""  # harness mode: why compare said so
-
-
-class Scorecard(BaseModel):
-    kind: str = "warp-compile-eval"
-    cases: list[CaseScore] = Field(default_factory=list)
-    passed: int = 0
-    total: int = 0
-    mechanism_recall: float | None = None
-    false_positive_cases: int = 0
+DIAGNOSIS_WEIGHT = 0.5
+# flags after which nothing in the case counts: the baseline can no longer be trusted (fixtures_modified), or the
+# change broke the app (a user would revert it, diagnosis and all)
+DISQUALIFYING = ("fixtures_modified", "output_changed", "warp_removed", "launches_removed", "run_failed",
+                 "must_keep_broken")
 
 
 def fixtures_root() -> Path:
@@ -87,70 +38,105 @@ def load_cases(root: Path | None = None) -> list[Case]:
     return cases
 
 
-def score_case(case: Case, diagnosis: Diagnosis) -> CaseScore:
-    named = {f.mechanism for f in diagnosis.findings}
-    expected = set(case.expected.mechanisms)
-    found = sorted(expected & named)
-    missed = sorted(expected - named)
-    false_pos = sorted(named & set(case.expected.absent))
-    hits, located = 0, []
-    for loc in case.expected.locations:
-        for f in diagnosis.findings:
-            if f.mechanism != loc.mechanism:
-                continue
-            if any(_same_file(x.file, loc.file) and abs(x.line - loc.line) <= LINE_SLACK for x in f.locations):
-                hits += 1
-                located.append(f"{loc.mechanism} {loc.file}:{loc.line}")
-                break
-    passed = not missed and not false_pos and hits == len(case.expected.locations)
-    return CaseScore(
-        case=case.id,
-        passed=passed,
-        found=found,
-        missed=missed,
-        false_positives=false_pos,
-        locations_hit=hits,
-        locations_expected=len(case.expected.locations),
-        located=located,
-    )
+def normalize_mechanism(raw: str) -> str:
+    """`cs-3`, `CS3`, `3`, `CS 3` -> `CS-3`; anything else is kept (upper-cased) and matches nothing."""
+    m = re.fullmatch(r"\s*(?:cs)?[\s_-]*0*(\d{1,2})\s*", raw, flags=re.IGNORECASE)
+    return f"CS-{int(m.group(1))}" if m else raw.strip().upper()
 
 
 def _same_file(got: str, want: str) -> bool:
-    g, w = Path(got).as_posix(), Path(want).as_posix()
+    g, w = Path(got).as_posix().lstrip("./"), Path(want).as_posix()
     return g == w or g.endswith("/" + w)
 
 
-def summarize(scores: list[CaseScore]) -> Scorecard:
-    expected = sum(len(s.found) + len(s.missed) for s in scores)
-    found = sum(len(s.found) for s in scores)
-    return Scorecard(
-        cases=scores,
-        passed=sum(1 for s in scores if s.passed),
-        total=len(scores),
-        mechanism_recall=(found / expected) if expected else None,
-        false_positive_cases=sum(1 for s in scores if s.false_positives),
+def _at(site: Site, file: str, line: int) -> bool:
+    return _same_file(file, site.file) and abs(line - site.line) <= LINE_SLACK
+
+
+def _f1(p: float, r: float) -> float:
+    return 2 * p * r / (p + r) if p + r > 0 else 0.0
+
+
+def score_diagnosis(expected: Expected, answer: Answer) -> DiagnosisScore:
+    optional = set(expected.optional)
+    want = set(expected.mechanisms)
+    by_mech: dict[str, set[tuple[str, int]]] = {}
+    for f in answer.findings:
+        mech = normalize_mechanism(f.mechanism)
+        if mech in optional:
+            continue
+        by_mech.setdefault(mech, set()).update((loc.file, loc.line) for loc in f.locations)
+    named = set(by_mech)
+    hit = named & want
+    precision = len(hit) / len(named) if named else (1.0 if not want else 0.0)
+    recall = len(hit) / len(want) if want else 1.0
+
+    accepted: dict[str, list[Site]] = {}
+    for loc in [*expected.locations, *expected.scan_locations]:
+        accepted.setdefault(loc.mechanism, []).extend(loc.sites())
+    # every named line must be an accepted site of its mechanism (a wrongly named mechanism has none)
+    named_locs = [(m, f, ln) for m in sorted(named) for f, ln in sorted(by_mech[m])]
+    good = sum(1 for m, f, ln in named_locs if any(_at(s, f, ln) for s in accepted.get(m, [])))
+    if named_locs:
+        loc_precision = good / len(named_locs)
+    else:
+        loc_precision = 0.0 if expected.locations or named - want else 1.0
+    pointed = sum(
+        1 for loc in expected.locations
+        if any(_at(s, f, ln) for s in loc.sites() for f, ln in by_mech.get(loc.mechanism, ()))
+    )
+    loc_recall = pointed / len(expected.locations) if expected.locations else 1.0
+    score = (_f1(precision, recall) + _f1(loc_precision, loc_recall)) / 2
+    return DiagnosisScore(
+        named=sorted(named),
+        expected=sorted(want),
+        missed=sorted(want - named),
+        false_positives=sorted(named - want),
+        precision=round(precision, 4),
+        recall=round(recall, 4),
+        location_precision=round(loc_precision, 4),
+        location_recall=round(loc_recall, 4),
+        locations_named=len(named_locs),
+        score=round(score, 4),
     )
 
 
-def render_text(card: Scorecard) -> str:
-    lines = [f"warp-compile eval: {card.passed}/{card.total} cases passed"]
-    if card.mechanism_recall is not None:
-        lines[0] += f" · mechanism recall {card.mechanism_recall:.0%}"
-        lines[0] += f" · cases with false positives {card.false_positive_cases}"
-    for s in card.cases:
-        mark = "PASS" if s.passed else "FAIL"
-        extra = []
-        if s.missed:
-            extra.append("missed " + ",".join(s.missed))
-        if s.false_positives:
-            extra.append("false " + ",".join(s.false_positives))
-        if s.locations_expected:
-            extra.append(f"locations {s.locations_hit}/{s.locations_expected}")
-        if s.verdict:
-            extra.append(f"verdict {s.verdict}")
-        if s.error:
-            extra.append(f"error: {s.error}")
-        lines.append(f"  {mark}  {s.case:<22} found {','.join(s.found) or '-'}  {' · '.join(extra)}")
-        if s.verdict in ("INVALID", "REGRESSION") and s.verdict_reason:
-            lines.append(f"        {s.verdict}: {s.verdict_reason}")
-    return "\n".join(lines)
+def reference_reliable(case: Case) -> bool | None:
+    """True when the reference fix was measured IMPROVED, False when it was not, None when never measured."""
+    if case.reference is None:
+        return None
+    return case.reference.verdict == "IMPROVED"
+
+
+def fix_credit(case: Case, fix: FixScore, warp_version: str = "") -> float | None:
+    """0..1, or None when the change cannot be judged by measurement here (the reference itself is noise-level)."""
+    if not fix.behaviour_ok:
+        return 0.0
+    negative = case.kind_for(warp_version) == "negative"
+    if not fix.changed:
+        return 1.0 if negative else 0.0
+    verdict = fix.verdict
+    if verdict in ("INVALID", "REGRESSION", None):
+        return 0.0
+    if verdict == "UNVERIFIED":
+        # no kernel built or launched in either arm: only right where the original itself runs no Warp
+        return 1.0 if negative and case.launches == 0 else 0.0
+    if negative:
+        return 1.0
+    if verdict == "IMPROVED":
+        ref = fix.reference_saving_pct
+        same_clock = fix.reference_clock in (None, fix.saving_clock)
+        if ref and ref > 0 and fix.saving_pct is not None and same_clock:
+            return round(max(0.0, min(1.0, fix.saving_pct / ref)), 4)
+        return 1.0
+    # INCONCLUSIVE: no credit where the reference reliably improves; unjudgeable where it does not
+    return None if reference_reliable(case) is False else 0.0
+
+
+def case_score(result: CaseResult) -> float:
+    if any(f in DISQUALIFYING for f in result.flags):
+        return 0.0
+    d = result.diagnosis.score
+    if result.fix is None or result.fix.credit is None:
+        return round(d, 4)
+    return round(DIAGNOSIS_WEIGHT * d + (1 - DIAGNOSIS_WEIGHT) * result.fix.credit, 4)

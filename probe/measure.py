@@ -27,6 +27,7 @@ CUDA_ARCH_ENV = "WARP_COMPILE_CUDA_ARCH"  # read by the hook: replay the run's m
 class RunData:
     result: RunResult
     events: RunEvents
+    stdout: str = ""  # the app's captured stdout (capped), which the evals compare with the expected output
 
 
 @dataclass
@@ -86,7 +87,7 @@ def _run_data(phase: str, outcome: RunOutcome) -> RunData:
         launches=events.launch_total,
         stderr_tail=last_lines(outcome.stderr) if outcome.exit_code != 0 else "",
     )
-    return RunData(result=result, events=events)
+    return RunData(result=result, events=events, stdout=outcome.stdout)
 
 
 def _failure(phase: str, outcome: RunOutcome, timeout_s: float) -> str | None:

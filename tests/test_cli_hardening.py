@@ -270,16 +270,16 @@ def test_timeout_must_be_finite_and_positive(capsys, argv, value):
 def test_eval_list_honours_json(tmp_path, capsys):
     assert main(["eval", "--list", "--json", "-"]) == 0
     captured = capsys.readouterr()
-    rows = json.loads(captured.out)
+    rows = json.loads(captured.out)["cases"]
     assert isinstance(rows, list) and len(rows) >= 15
-    assert all(set(r) == {"id", "mechanisms", "title"} for r in rows)
-    assert {"id": "particle_prep", "mechanisms": ["CS-3"]}.items() <= next(
+    assert all({"id", "kind", "expected_mechanisms", "prompt"} <= set(r) for r in rows)
+    assert {"id": "particle_prep", "expected_mechanisms": ["CS-3"]}.items() <= next(
         r for r in rows if r["id"] == "particle_prep"
     ).items()
     assert "particle_prep" in captured.err  # the text table goes to stderr, as with every `--json -`
     dest = tmp_path / "cases.json"
     assert main(["eval", "--list", "--case", "clean_single", "--json", str(dest)]) == 0
-    assert [r["id"] for r in json.loads(dest.read_text())] == ["clean_single"]
+    assert [r["id"] for r in json.loads(dest.read_text())["cases"]] == ["clean_single"]
     assert main(["eval", "--list"]) == 0
     assert not capsys.readouterr().out.lstrip().startswith("[")
 
@@ -422,8 +422,8 @@ def test_usage_lines_show_the_command_after_dashdash(capsys):
     assert "-- CMD..." in diagnose and "--report REPORT.json" in diagnose
     assert "-- CMD..." in _help(capsys, "compare").split("Compare two")[0]
     ev = _help(capsys, "eval")
-    assert "-- AGENT_CMD..." in ev.split("Score diagnoses")[0]
-    assert "Score diagnoses on the bundled fixture projects" in ev  # a description
+    assert "-- AGENT_CMD..." in ev.split("Grade an agent")[0]
+    assert "Grade an agent on the eval cases" in ev  # a description
 
 
 def test_help_states_every_default():

@@ -23,7 +23,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "evals" / "fixtures"
 MECHANISMS = [f"CS-{i}" for i in range(1, 14)]
 CASE_KEYS = {"id", "title", "command", "expected", "prompt", "reference_fix", "notes"}
 EXPECTED_KEYS = {"mechanisms", "locations", "absent"}
-EXPECTED_OPTIONAL = {"not_reached", "scan_locations", "severity"}
+EXPECTED_OPTIONAL = {"not_reached", "scan_locations", "severity", "optional", "optional_why"}
 SEVERITIES = {"high", "medium", "low", "info"}
 
 # Source text must not name the answer; names (files, dirs, identifiers) must not hint at it either.
@@ -53,8 +53,10 @@ def _variants(name: str) -> list[Path]:
 
 
 def _check_location(root: Path, loc: dict, allowed: set[str]) -> None:
-    assert set(loc) == {"mechanism", "file", "line"}, loc
+    assert {"mechanism", "file", "line"} <= set(loc) <= {"mechanism", "file", "line", "alternatives"}, loc
     assert loc["mechanism"] in allowed, loc
+    for alt in loc.get("alternatives", []):  # other sites where the same fix is as valid
+        _check_location(root, {"mechanism": loc["mechanism"], **alt}, allowed)
     path = root / loc["file"]
     assert path.is_file(), f"{loc['file']} does not exist under {root}"
     lines = path.read_text().splitlines()
@@ -81,7 +83,7 @@ def test_case_json_is_well_formed(name: str) -> None:
 
     exp = case["expected"]
     assert EXPECTED_KEYS <= set(exp) <= EXPECTED_KEYS | EXPECTED_OPTIONAL, sorted(exp)
-    mechs, absent, not_reached = exp["mechanisms"], exp["absent"], exp.get("not_reached", [])
+    mechs, absent, not_reached = exp["mechanisms"], exp["absent"], exp.get("not_reached", []) + exp.get("optional", [])
     for group in (mechs, absent, not_reached):
         assert isinstance(group, list) and set(group) <= set(MECHANISMS), group
         assert len(group) == len(set(group)), group

@@ -1,82 +1,94 @@
-"""`warp-compile eval [--case ID ...] [--json FILE] [--list] [--pairs N] [-- AGENT_CMD...]`
+"""`warp-compile eval`: run an agent (built-in or a command) over the eval cases and grade it.
 
-Without an agent command: diagnose every bundled fixture and score it against its expected diagnosis.
-With one (after `--`): copy each fixture's project to a temp dir, run the agent there (the case prompt in
-$WARP_COMPILE_PROMPT, the copy as cwd), then measure the original and the agent's copy interleaved (A B, B A, ...)
-and compare them, and score the diagnosis the agent left in `warp-compile-diagnosis.json` (if any).
+Per case and trial the harness (evals/harness.py) gives the agent a private copy of the project, reads the answer
+it writes to $WARP_COMPILE_ANSWER, measures its copy against a fresh copy of the shipped project (interleaved
+pairs), checks the app still prints what it printed, and grades diagnosis and fix (evals/scorer.py).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
 import shutil
-import subprocess
-import sys
-import tempfile
+from importlib import metadata
 from pathlib import Path
 
 from warp_compile.io import check_json_dest, clip, clip_path, emit, progress_printer, seconds
 from warp_compile.probe.errors import UsageError
 
 USAGE = (
-    "%(prog)s [--case ID ...] [--list] [--json FILE] [--samples N] [--pairs N] [--timeout S] [--quiet]\n"
-    "                         [-- AGENT_CMD...]"
+    "%(prog)s [--agent NAME | -- AGENT_CMD...] [--case ID ...] [--cases DIR] [--trials N] [--pairs N]\n"
+    "                         [--shard I/N] [--out DIR] [--json FILE] [--markdown FILE] [--timeout S] [--quiet]\n"
+    "       %(prog)s --list [--json FILE] | --contract\n"
+    "       %(prog)s merge CARD.json... [--json FILE] [--markdown FILE]"
 )
 
 DESCRIPTION = """\
-Score diagnoses on the bundled fixture projects (evals/fixtures/<case>/): every expected mechanism named, none of
-the absent ones, each expected location pointed at (same file, line within 2).
+Grade an agent on the eval cases (default: the bundled evals/fixtures; --cases DIR: a private suite of the same
+format). Each case: the agent works in a private copy of project/ with the request in $WARP_COMPILE_PROMPT and
+writes its diagnosis JSON to $WARP_COMPILE_ANSWER (`--contract` prints the contract and schema); then its copy is
+measured against a fresh copy of the shipped project, interleaved (--pairs), and its output is compared with the
+original's. Case score: diagnosis (mechanism and location precision/recall) and fix credit (verdict, saving
+relative to the reference fix, behaviour kept), 0..1.
 
-Without an agent command, warp-compile's own `diagnose` is scored on each case. With AGENT_CMD (an argv after
-`--`), each case's project is copied to a temp dir and the agent runs there (the request in $WARP_COMPILE_PROMPT,
-the case id in $WARP_COMPILE_CASE); it passes when the diagnosis it leaves in warp-compile-diagnosis.json scores
-and its change, measured against the original interleaved (--pairs), is not INVALID or a REGRESSION.
-A relative AGENT_CMD path is taken from the current directory.
+Agents: --agent builtin:oracle (reference answer and fix), builtin:null (does nothing), builtin:self (this
+project's diagnose, no edits; the default), or any command after `--`. A copy the agent left unchanged is not
+measured unless --measure-unchanged (the A/A control).
 
-Exit status: 0 every case passed, 1 some case failed, 2 unusable input.
+Exit status: 0 scored, 1 some case flagged, 2 unusable input.
 """
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "eval",
-        help="score diagnoses on the bundled fixture projects (or run an agent over them)",
-        usage=USAGE,
-        description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = sub.add_parser("eval", help="grade an agent (or warp-compile itself) on the eval cases", usage=USAGE,
+                       description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("rest", nargs="*", metavar="merge CARD", help="`merge CARD.json...`: one scorecard from shards")
+    p.add_argument("--agent", metavar="NAME", help="builtin:oracle | builtin:null | builtin:self (default)")
     p.add_argument("--case", action="append", default=[], metavar="ID", help="case id (repeatable; default: all)")
-    p.add_argument(
-        "--json", metavar="FILE",
-        help="write the scorecard (with --list: the cases) as JSON (`-` for stdout); its directory must exist",
-    )
-    p.add_argument("--list", action="store_true", help="list the cases (id, mechanisms, title) and exit")
-    p.add_argument("--samples", type=int, default=1, metavar="N", help="samples per diagnosis (default 1)")
-    p.add_argument(
-        "--pairs",
-        type=int,
-        default=4,
-        metavar="N",
-        help="with an agent: interleaved before/after pairs that judge its change (default 4)",
-    )
-    p.add_argument(
-        "--timeout", type=seconds, default=900.0, metavar="S",
-        help="seconds per run, and for each agent run (default 900)",
-    )
+    p.add_argument("--cases", metavar="DIR", help="a suite folder of <case>/{case.json,project/,fixed/}")
+    p.add_argument("--json", metavar="FILE", help="write the scorecard (with --list: the cases) as JSON (`-`: stdout)")
+    p.add_argument("--markdown", metavar="FILE", help="write the scorecard as a Markdown table")
+    p.add_argument("--out", metavar="DIR", help="keep per case and trial: transcript, answer, comparison, result")
+    p.add_argument("--list", action="store_true", help="list the cases and exit")
+    p.add_argument("--contract", action="store_true", help="print the agent contract and the answer schema")
+    p.add_argument("--trials", type=int, default=1, metavar="N", help="runs of each case (default 1)")
+    p.add_argument("--pairs", type=int, default=4, metavar="N", help="interleaved pairs that judge a fix (default 4)")
+    p.add_argument("--shard", metavar="I/N", help="run only the I-th of N slices of the cases (1-based)")
+    p.add_argument("--measure-unchanged", action="store_true",
+                   help="measure the agent's copy even when it is unchanged (the A/A control)")
+    p.add_argument("--timeout", type=seconds, default=900.0, metavar="S",
+                   help="seconds per measured run, and for each agent run (default 900)")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=run)
 
 
-def _bind_python(command: list[str]) -> list[str]:
-    """Fixture commands say `python`: run them with this interpreter, which has warp installed."""
-    return [sys.executable if c == "python" else c for c in command]
+def _shard(spec: str | None) -> tuple[int, int] | None:
+    if spec is None:
+        return None
+    m = re.fullmatch(r"(\d+)/(\d+)", spec.strip())
+    if not m or not 1 <= int(m.group(1)) <= int(m.group(2)):
+        raise UsageError(f"eval: --shard must be I/N with 1 <= I <= N, got {clip(spec)!r}")
+    return int(m.group(1)), int(m.group(2))
 
 
-def _select(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
-    from warp_compile.evals.scorer import load_cases
+def _suite(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
+    from warp_compile.evals import manifest
+    from warp_compile.evals.scorer import fixtures_root, load_cases
 
-    cases = load_cases()
+    root = fixtures_root()
+    if ns.cases:
+        root = Path(ns.cases).expanduser()
+        if not root.is_dir():
+            raise UsageError(f"eval: --cases {clip_path(ns.cases)} is not a directory")
+    try:
+        cases = load_cases(root)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"eval: cannot load the cases in {clip_path(str(root))}: {str(exc).splitlines()[0]}") \
+            from None
+    if not cases:
+        raise UsageError(f"eval: no <case>/case.json under {clip_path(str(root))}")
     if ns.case:
         known = {c.id for c in cases}
         unknown = [c for c in ns.case if c not in known]
@@ -84,42 +96,33 @@ def _select(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
             raise UsageError(f"unknown case {', '.join(clip(c) for c in unknown[:3])}"
                              f"{' ...' if len(unknown) > 3 else ''}; known: {', '.join(sorted(known))}")
         cases = [c for c in cases if c.id in ns.case]
-    return cases
+    shard = _shard(ns.shard)
+    if shard:
+        i, n = shard
+        cases = [c for k, c in enumerate(cases) if k % n == i - 1]
+    return root, manifest.load(root), cases
 
 
-def run(ns: argparse.Namespace) -> int:
-    from warp_compile.evals.scorer import CaseScore, render_text, summarize
+def _agent(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
+    from warp_compile.evals.builtin_agents import BUILTINS, builtin_agent
+    from warp_compile.evals.harness import Agent
 
-    if ns.samples < 1 or ns.pairs < 1:
-        raise UsageError("eval: --samples and --pairs must be at least 1")
-    cases = _select(ns)
-    check_json_dest(ns.json)
-    if ns.list:
-        rows = [{"id": c.id, "mechanisms": list(c.expected.mechanisms), "title": c.title} for c in cases]
-        text = "\n".join(f"{r['id']:<22} {','.join(r['mechanisms']) or '-':<8} {r['title']}" for r in rows)
-        emit(rows, text, ns.json)
-        return 0
+    if ns.cmd_argv and ns.agent:
+        raise UsageError("eval: give either --agent or an agent command after `--`, not both")
     if ns.cmd_argv:
-        ns.cmd_argv = _check_agent(ns.cmd_argv)
-    progress = progress_printer(ns.quiet)
-    scores: list[CaseScore] = []
-    for case in cases:
-        progress(f"case {case.id}")
-        try:
-            if ns.cmd_argv:
-                scores.append(_agent_case(case, ns, progress))
-            else:
-                scores.append(_self_case(case, ns, progress))
-        except UsageError as exc:
-            scores.append(CaseScore(case=case.id, passed=False, error=str(exc)))
-    card = summarize(scores)
-    emit(card, render_text(card), ns.json)
-    return 0 if card.passed == card.total else 1
+        argv = _check_agent(ns.cmd_argv)
+        return Agent(name=" ".join(argv), argv=argv)
+    name = ns.agent or "builtin:self"
+    agent = builtin_agent(name)
+    if agent is None:
+        raise UsageError(f"eval: unknown agent {clip(name)!r}; built-in: {', '.join(BUILTINS)} (or a command "
+                         "after `--`)")
+    return agent
 
 
 def _check_agent(command: list[str]) -> list[str]:
     """The agent must be runnable before any case starts (it runs in each case's copy, so a relative path with a
-    slash is made absolute against the current directory); a missing one is bad input, not a failed case."""
+    slash, and any argument naming a file here, is made absolute); a missing one is bad input, not a failed case."""
     exe = command[0]
     if not exe:
         raise UsageError("eval: empty agent command after `--`")
@@ -132,62 +135,109 @@ def _check_agent(command: list[str]) -> list[str]:
                 raise UsageError(f"eval: agent command is not executable: {clip_path(exe)}")
         except OSError as exc:
             raise UsageError(f"eval: agent command {clip_path(exe)}: {exc.strerror or exc}") from None
-        return [str(path.absolute()), *command[1:]]
+        return [str(path.absolute()), *_absolute_files(command[1:])]
     if shutil.which(exe) is None:
         raise UsageError(f"eval: agent command not found on PATH: {clip_path(exe)}")
-    return list(command)
+    return [exe, *_absolute_files(command[1:])]
 
 
-def _self_case(case, ns, progress):  # type: ignore[no-untyped-def]
-    from warp_compile.evals.scorer import score_case
-    from warp_compile.probe.diagnose import diagnose_command
-
-    _, diagnosis = diagnose_command(
-        _bind_python(case.command), case.project, samples=ns.samples, progress=progress, timeout_s=ns.timeout,
-        cuda_arch=case.cuda_arch,
-    )
-    return score_case(case, diagnosis)
-
-
-def _agent_case(case, ns, progress):  # type: ignore[no-untyped-def]
-    """Run the agent on a private copy; judge its change by measurement and its diagnosis by the scorer."""
-    from warp_compile.evals.scorer import CaseScore, score_case
-    from warp_compile.probe.compare import interleaved_compare
-    from warp_compile.probe.diagnosis_models import Diagnosis
-
-    work = Path(tempfile.mkdtemp(prefix="warp-compile-eval-"))
-    try:
-        copy = work / "project"
-        shutil.copytree(case.project, copy)
-        env = dict(os.environ, WARP_COMPILE_PROMPT=case.prompt, WARP_COMPILE_CASE=case.id)
-        progress(f"case {case.id}: agent")
+def _absolute_files(args: list[str]) -> list[str]:
+    """`-- python evals/agents/x.py`: an argument naming an existing file here is made absolute, since the agent
+    runs in its copy of the project, not in the current directory."""
+    out = []
+    for a in args:
         try:
-            subprocess.run(ns.cmd_argv, cwd=copy, env=env, timeout=ns.timeout, check=False,
-                           stdin=subprocess.DEVNULL)
-        except (FileNotFoundError, PermissionError) as exc:
-            raise UsageError(f"cannot run the agent command: {exc}") from exc
-        except subprocess.TimeoutExpired:
-            return CaseScore(case=case.id, passed=False, error="agent timed out")
-        left = copy / "warp-compile-diagnosis.json"
-        score = CaseScore(case=case.id, passed=False)
-        if left.is_file():
-            try:
-                score = score_case(case, Diagnosis.model_validate_json(left.read_text()))
-            except ValueError as exc:
-                score.error = f"unreadable diagnosis left by the agent: {str(exc).splitlines()[0]}"
-            left.unlink()
-        else:
-            score.error = f"the agent left no diagnosis ({left.name}, a Diagnosis JSON as `diagnose --json` writes)"
-        progress(f"case {case.id}: measure before/after, {ns.pairs} interleaved pairs")
-        # interleaved, so drift on a shared machine hits both arms; several pairs, so each clock has a MAD and a
-        # band (one sample each way has neither, and a 1% band then calls PCH jitter a regression)
-        verdict = interleaved_compare(
-            _bind_python(case.command), case.project, copy, samples=ns.pairs, timeout_s=ns.timeout, progress=progress
-        )
-        score.verdict = verdict.verdict
-        score.verdict_reason = verdict.reason
-        # the change must keep the workload and must not make compiling worse
-        score.passed = score.passed and verdict.verdict not in ("INVALID", "REGRESSION")
-        return score
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+            here = not a.startswith("-") and not Path(a).is_absolute() and Path(a).is_file()
+        except (OSError, ValueError):
+            here = False
+        out.append(str(Path(a).absolute()) if here else a)
+    return out
+
+
+def _check_dest(dest: str | None, flag: str) -> None:
+    if dest is None:
+        return
+    try:
+        check_json_dest(dest)
+    except UsageError as exc:
+        raise UsageError(str(exc).replace("--json", flag)) from None
+
+
+def _warp_version() -> str:
+    try:
+        return metadata.version("warp-lang")
+    except metadata.PackageNotFoundError:
+        return ""
+
+
+def run(ns: argparse.Namespace) -> int:
+    from warp_compile.evals.card import render_markdown, render_text, summarize
+
+    if ns.rest:
+        return _merge(ns)
+    if ns.contract:
+        from warp_compile.evals.contract import contract_text
+
+        print(contract_text(), end="")
+        return 0
+    if ns.trials < 1 or ns.pairs < 1:
+        raise UsageError("eval: --trials and --pairs must be at least 1")
+    _root, shipped, cases = _suite(ns)
+    check_json_dest(ns.json)
+    _check_dest(ns.markdown, "--markdown")
+    if ns.list:
+        return _list(cases, ns.json)
+    agent = _agent(ns)
+    out = None
+    if ns.out:
+        out = Path(ns.out).expanduser()
+        if not out.parent.is_dir() or (out.exists() and not out.is_dir()):
+            raise UsageError(f"eval: --out {clip_path(ns.out)}: its parent must be an existing directory")
+    from warp_compile.evals.harness import Settings, run_case
+
+    settings = Settings(pairs=ns.pairs, timeout_s=ns.timeout, out=out, measure_unchanged=ns.measure_unchanged,
+                        warp_version=_warp_version(), manifest=shipped)
+    progress = progress_printer(ns.quiet)
+    results = []
+    for trial in range(ns.trials):
+        for case in cases:
+            progress(f"case {case.id}" + (f" (trial {trial + 1}/{ns.trials})" if ns.trials > 1 else ""))
+            results.append(run_case(case, agent, settings, trial=trial, progress=progress))
+    card = summarize(agent.name, results, ns.trials, settings.warp_version, shard=ns.shard or "")
+    if ns.markdown:
+        Path(ns.markdown).expanduser().write_text(render_markdown(card), encoding="utf-8")
+    emit(card, render_text(card), ns.json)
+    return 1 if any(c.flags for c in card.cases) else 0
+
+
+def _list(cases, dest: str | None) -> int:  # type: ignore[no-untyped-def]
+    from warp_compile.evals.contract import agent_prompt
+
+    rows = [{"id": c.id, "kind": c.kind, "expected_mechanisms": list(c.expected.mechanisms),
+             "prompt": agent_prompt(c), "title": c.title} for c in cases]
+    text = "\n".join(f"{r['id']:<22} {r['kind']:<9} {','.join(r['expected_mechanisms']) or '-':<8} {r['title']}"
+                     for r in rows)
+    emit({"cases": rows}, text, dest)
+    return 0
+
+
+def _merge(ns: argparse.Namespace) -> int:
+    from warp_compile.evals.card import merge, render_markdown, render_text
+    from warp_compile.evals.models import Scorecard
+
+    if ns.rest[0] != "merge" or len(ns.rest) < 2:
+        raise UsageError("eval: positional arguments are only `merge CARD.json...`")
+    check_json_dest(ns.json, ns.rest[1:])
+    _check_dest(ns.markdown, "--markdown")
+    cards = []
+    for name in ns.rest[1:]:
+        try:
+            cards.append(Scorecard.model_validate(json.loads(Path(name).expanduser().read_text(encoding="utf-8"))))
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"eval merge: cannot read {clip_path(name)}: {str(exc).splitlines()[0][:200]}") \
+                from None
+    card = merge(cards)
+    if ns.markdown:
+        Path(ns.markdown).expanduser().write_text(render_markdown(card), encoding="utf-8")
+    emit(card, render_text(card), ns.json)
+    return 0

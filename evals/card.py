@@ -1,0 +1,109 @@
+"""Fold trial results into a scorecard, render it as text or Markdown, and merge shard scorecards into one."""
+
+from __future__ import annotations
+
+from statistics import mean, pstdev
+
+from warp_compile.evals.models import CaseResult, CaseSummary, Scorecard
+from warp_compile.probe.errors import UsageError
+
+
+def summarize(agent: str, results: list[CaseResult], trials: int, warp_version: str = "", shard: str = "") -> Scorecard:
+    by_case: dict[str, list[CaseResult]] = {}
+    for r in results:
+        by_case.setdefault(r.id, []).append(r)
+    cases = []
+    for cid, rs in by_case.items():
+        rs.sort(key=lambda r: r.trial)
+        scores = [r.score for r in rs]
+        flags = sorted({f for r in rs for f in r.flags})
+        cases.append(CaseSummary(
+            id=cid, kind=rs[0].kind, score=round(mean(scores), 4), spread=round(pstdev(scores), 4),
+            diagnosis=rs[0].diagnosis, fix=rs[0].fix, flags=flags, trials=rs,
+        ))
+    return _total(Scorecard(agent=agent, trials=trials, cases=cases, warp_version=warp_version, shard=shard))
+
+
+def _total(card: Scorecard) -> Scorecard:
+    if not card.cases:
+        return card
+    card.score = round(mean(c.score for c in card.cases), 4)
+    per_trial = [mean(t.score for c in card.cases for t in c.trials if t.trial == i) for i in range(card.trials)
+                 if any(t.trial == i for c in card.cases for t in c.trials)]
+    card.trial_scores = [round(s, 4) for s in per_trial]
+    card.spread = round(pstdev(per_trial), 4) if len(per_trial) > 1 else 0.0
+    return card
+
+
+def merge(cards: list[Scorecard]) -> Scorecard:
+    """One scorecard from shard scorecards of the same agent and trial count; a case in two shards is an error."""
+    if not cards:
+        raise UsageError("eval merge: no scorecards given")
+    first = cards[0]
+    seen: set[str] = set()
+    out = Scorecard(agent=first.agent, trials=first.trials, warp_version=first.warp_version)
+    for card in cards:
+        if card.agent != first.agent or card.trials != first.trials:
+            raise UsageError(f"eval merge: scorecards disagree (agent {card.agent!r} x{card.trials} vs "
+                             f"{first.agent!r} x{first.trials})")
+        for c in card.cases:
+            if c.id in seen:
+                raise UsageError(f"eval merge: case {c.id} appears in more than one scorecard")
+            seen.add(c.id)
+            out.cases.append(c)
+    out.cases.sort(key=lambda c: c.id)
+    return _total(out)
+
+
+def _fix_cell(c: CaseSummary) -> tuple[str, str, str]:
+    if c.fix is None:
+        return "-", "-", "-"
+    credit = "n/j" if c.fix.credit is None else f"{c.fix.credit:.2f}"
+    saving = "" if c.fix.saving_pct is None else f" {c.fix.saving_pct:+.1f}%"
+    return (c.fix.verdict or "unchanged") + saving, "yes" if c.fix.behaviour_ok else "NO", credit
+
+
+def render_markdown(card: Scorecard) -> str:
+    spread = f" ± {card.spread:.3f} over {card.trials} trials" if card.trials > 1 else ""
+    lines = [
+        f"**{card.agent}**: score {card.score:.3f}{spread}" + (f" (warp {card.warp_version})" if card.warp_version
+                                                               else ""),
+        "",
+        "| case | kind | score | mech P/R | loc P/R | verdict | behaviour | fix credit | flags |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for c in card.cases:
+        d = c.diagnosis
+        verdict, behaviour, credit = _fix_cell(c)
+        score = f"{c.score:.2f}" + (f" ± {c.spread:.2f}" if card.trials > 1 else "")
+        lines.append(
+            f"| {c.id} | {c.kind} | {score} | {d.precision:.2f}/{d.recall:.2f} | "
+            f"{d.location_precision:.2f}/{d.location_recall:.2f} | {verdict} | {behaviour} | {credit} | "
+            f"{', '.join(c.flags) or ''} |"
+        )
+    lines.append("")
+    lines.append("n/j: not judged (the reference fix itself is not measurably faster here), the diagnosis alone "
+                 "scores the case.")
+    return "\n".join(lines) + "\n"
+
+
+def render_text(card: Scorecard) -> str:
+    spread = f" ± {card.spread:.3f} over {card.trials} trials" if card.trials > 1 else ""
+    lines = [f"warp-compile eval · agent {card.agent} · score {card.score:.3f}{spread}"]
+    for c in card.cases:
+        d = c.diagnosis
+        verdict, behaviour, credit = _fix_cell(c)
+        extra = [f"mech P/R {d.precision:.2f}/{d.recall:.2f}", f"loc P/R {d.location_precision:.2f}/"
+                 f"{d.location_recall:.2f}", f"fix {verdict} behaviour {behaviour} credit {credit}"]
+        if d.missed:
+            extra.append("missed " + ",".join(d.missed))
+        if d.false_positives:
+            extra.append("false " + ",".join(d.false_positives))
+        if d.error:
+            extra.append(d.error)
+        if c.flags:
+            extra.append("FLAGS " + ",".join(c.flags))
+        lines.append(f"  {c.score:.2f}  {c.id:<20} {' · '.join(extra)}")
+        if c.fix is not None and c.fix.behaviour:
+            lines.append(f"        {c.fix.behaviour}")
+    return "\n".join(lines)

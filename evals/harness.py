@@ -1,0 +1,292 @@
+"""Run one agent on one case and judge it: private copies, the agent run, the answer, the measured fix.
+
+Fairness: both arms of the measurement are written the same way (file by file from memory, no bytecode, the
+same path depth and length: work/judge/a/project and work/judge/b/project), the baseline from the fixture files
+as hashed in MANIFEST.json (read before the agent starts, so the agent cannot reach the baseline), never from the
+installed fixture folder, whose pip-written bytecode made identical trees compare as different.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from warp_compile.evals import manifest
+from warp_compile.evals.behaviour import ArmRuns, app_lines, first_difference, judge, recording
+from warp_compile.evals.contract import ENV_ANSWER, ENV_CASE, ENV_PROMPT, agent_prompt
+from warp_compile.evals.models import AgentRun, Answer, Case, CaseResult, DiagnosisScore, FixScore
+from warp_compile.evals.scorer import case_score, fix_credit, score_diagnosis
+from warp_compile.probe.errors import UsageError
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class AgentContext:
+    """What a built-in agent gets; an external agent gets the same through its cwd and environment."""
+
+    case: Case
+    copy: Path
+    answer: Path
+    prompt: str
+    timeout_s: float
+    files: dict[str, bytes]  # the case's files as shipped (built-in agents only: the oracle reads fixed/ here)
+    warp_version: str
+    progress: Progress | None = None
+
+
+@dataclass
+class Agent:
+    name: str
+    argv: list[str] | None = None
+    builtin: Callable[[AgentContext], None] | None = None
+
+
+@dataclass
+class Settings:
+    pairs: int = 4
+    timeout_s: float = 900.0
+    out: Path | None = None
+    measure_unchanged: bool = False  # the A/A control: measure even when the agent changed nothing
+    warp_version: str = ""
+    manifest: dict[str, str] | None = None  # sha256 per file under the suite root (None: a private suite)
+
+
+def bind_python(command: list[str]) -> list[str]:
+    """Case commands say `python`: run them with this interpreter, which has warp installed."""
+    return [sys.executable if c == "python" else c for c in command]
+
+
+def _write_tree(files: dict[str, bytes], prefix: str, dest: Path) -> None:
+    """Write the files under `prefix` to `dest`, the one way both measured arms are made."""
+    dest.mkdir(parents=True)
+    for rel, data in files.items():
+        if rel.startswith(prefix):
+            p = dest / rel[len(prefix):]
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_bytes(data)
+
+
+def _case_files(case: Case) -> dict[str, bytes]:
+    return manifest.files_of(Path(case.path))
+
+
+def _tampered(case: Case, settings: Settings, files: dict[str, bytes]) -> list[str]:
+    """Files of the case that differ from the manifest (empty for a suite without one)."""
+    if settings.manifest is None:
+        return []
+    name = Path(case.path).name + "/"
+    got = {name + k: v for k, v in manifest.digest(files).items()}
+    return manifest.differences(settings.manifest, got, prefix=name)
+
+
+def _run_external(agent: Agent, ctx: AgentContext, log_dir: Path) -> AgentRun:
+    assert agent.argv is not None
+    env = dict(os.environ)
+    env.update({ENV_PROMPT: ctx.prompt, ENV_CASE: ctx.case.id, ENV_ANSWER: str(ctx.answer)})
+    log_dir.mkdir(parents=True, exist_ok=True)
+    t0 = time.monotonic()
+    with open(log_dir / "stdout.txt", "wb") as out, open(log_dir / "stderr.txt", "wb") as err:
+        try:
+            proc = subprocess.Popen(agent.argv, cwd=ctx.copy, env=env, stdin=subprocess.DEVNULL, stdout=out,
+                                    stderr=err, start_new_session=True)
+        except OSError as exc:
+            raise UsageError(f"cannot run the agent command: {exc.strerror or exc}") from None
+        try:
+            code: int | None = proc.wait(timeout=ctx.timeout_s)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            timed_out, code = True, None
+        finally:
+            # the agent's whole process group goes, whether it finished, timed out or we were interrupted
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            proc.wait()
+    return AgentRun(wall_s=round(time.monotonic() - t0, 3), exit_status=code, timed_out=timed_out)
+
+
+def _run_builtin(agent: Agent, ctx: AgentContext, log_dir: Path) -> AgentRun:
+    assert agent.builtin is not None
+    log_dir.mkdir(parents=True, exist_ok=True)
+    t0 = time.monotonic()
+    code = 0
+    try:
+        agent.builtin(ctx)
+    except UsageError as exc:
+        (log_dir / "stderr.txt").write_text(f"{exc}\n", encoding="utf-8")
+        code = 1
+    return AgentRun(wall_s=round(time.monotonic() - t0, 3), exit_status=code)
+
+
+def _read_answer(path: Path) -> tuple[Answer | None, str | None]:
+    if not path.is_file():
+        return None, f"the agent wrote no answer to ${ENV_ANSWER}"
+    try:
+        return Answer.model_validate_json(path.read_bytes()), None
+    except ValueError as exc:
+        return None, f"unreadable answer: {str(exc).splitlines()[0][:200]}"
+
+
+def settled_verdict(comparison) -> tuple[str, str]:  # type: ignore[no-untyped-def]
+    """The verdict the eval credits: IMPROVED / REGRESSION only when the 95% bootstrap interval of the difference
+    agrees with the medians on at least one clock that moved (compare marks the rest "tentative"). A load spike
+    in one arm can push a median of 4 pairs past its band on identical trees; the interval does not move with it.
+    Verdicts read from exact counts (builds, warm compiles) stand as they are."""
+    verdict = comparison.verdict
+    il = comparison.interleaved
+    if verdict not in ("IMPROVED", "REGRESSION") or il is None:
+        return verdict, comparison.reason
+    word = "improved" if verdict == "IMPROVED" else "regressed"
+    moved = {k.name for k in comparison.clocks if k.decisive and k.outcome == word and k.judged != "counts"}
+    agreed = {d.name for d in il.clocks if d.outcome == word}
+    if moved and not moved & agreed:
+        return "INCONCLUSIVE", (f"{verdict} by the medians only, the bootstrap interval still reaches inside the "
+                                f"band: {comparison.reason}")
+    return verdict, comparison.reason
+
+
+def saving(comparison) -> tuple[float | None, str | None]:  # type: ignore[no-untyped-def]
+    """(percent saved, clock): on the clock that improved beyond its band (the headline first: compile elapsed,
+    warm repeat for a cache fix; cold module work when only the summed build time moved), else the headline."""
+    order = [comparison.headline, "compile_elapsed", "warm_repeat", "cold_module"]
+    clocks = [c for name in order for c in comparison.clocks if c.name == name and c.delta_pct is not None]
+    moved = [c for c in clocks if c.judged == "improved"]
+    pick = (moved or clocks or [None])[0]
+    return (None, None) if pick is None else (round(-pick.delta_pct, 2), pick.name)
+
+
+def _keep(dest: Path | None, name: str, text: str) -> None:
+    if dest is not None:
+        dest.mkdir(parents=True, exist_ok=True)
+        (dest / name).write_text(text, encoding="utf-8")
+
+
+def run_case(case: Case, agent: Agent, settings: Settings, trial: int = 0,
+             progress: Progress | None = None) -> CaseResult:
+    """One trial of one case; never raises for the agent's failures (they are scored), only for unusable input."""
+    say = progress or (lambda _m: None)
+    result = CaseResult(id=case.id, kind=case.kind_for(settings.warp_version), trial=trial,
+                        warp_version=settings.warp_version)
+    keep = settings.out / case.id / f"trial-{trial + 1}" if settings.out else None
+    files = _case_files(case)
+    if _tampered(case, settings, files):
+        result.flags.append("fixtures_modified")
+        result.diagnosis = DiagnosisScore(error="the installed fixtures differ from MANIFEST.json before the run")
+        return result
+    with tempfile.TemporaryDirectory(prefix="warp-compile-eval-") as tmp:
+        work = Path(tmp)
+        copy = work / "agent" / "project"
+        _write_tree(files, "project/", copy)
+        (work / "answer").mkdir()
+        answer_path = work / "answer" / "diagnosis.json"
+        ctx = AgentContext(case=case, copy=copy, answer=answer_path, prompt=agent_prompt(case, str(answer_path)),
+                           timeout_s=settings.timeout_s, files=files, warp_version=settings.warp_version,
+                           progress=progress)
+        say(f"case {case.id}: agent {agent.name}")
+        log_dir = keep or work / "log"
+        run = _run_builtin(agent, ctx, log_dir) if agent.builtin else _run_external(agent, ctx, log_dir)
+        run.transcript = str(keep) if keep else ""
+        result.agent = run
+        if run.timed_out:
+            result.flags.append("agent_timed_out")
+        after_files = _case_files(case)
+        if manifest.digest(after_files) != manifest.digest(files) or _tampered(case, settings, after_files):
+            result.flags.append("fixtures_modified")
+        answer, error = _read_answer(answer_path)
+        if answer is not None:
+            _keep(keep, "answer.json", answer.model_dump_json(indent=1))
+        expected = case.expected_for(settings.warp_version)
+        if answer is None:  # no answer is not the answer "nothing to fix"
+            result.diagnosis = DiagnosisScore(expected=sorted(expected.mechanisms), error=error)
+        else:
+            result.diagnosis = score_diagnosis(expected, answer)
+        if "fixtures_modified" in result.flags:
+            result.score = case_score(result)
+            return result
+        result.fix, behaviour_flags = _judge_fix(case, settings, files, copy, work, keep, say)
+        if answer is None and not result.fix.changed:
+            # leaving the project alone only counts as "nothing to fix" when the agent said so
+            result.fix.credit = 0.0
+            result.fix.reason = "the agent delivered nothing: no answer and no change"
+        result.flags += [f for f in _fix_flags(case, result.fix, behaviour_flags) if f not in result.flags]
+        result.score = case_score(result)
+        _keep(keep, "result.json", result.model_dump_json(indent=1))
+    return result
+
+
+def _judge_fix(case: Case, settings: Settings, files: dict[str, bytes], copy: Path, work: Path,
+               keep: Path | None, say: Progress) -> tuple[FixScore, list[str]]:
+    agent_files = manifest.files_of(copy)
+    base = {k[len("project/"):]: v for k, v in files.items() if k.startswith("project/")}
+    fix = FixScore(changed=manifest.digest(agent_files) != manifest.digest(base))
+    if case.reference is not None:
+        fix.reference_saving_pct, fix.reference_clock = case.reference.saving_pct, case.reference.clock
+    if not fix.changed and not settings.measure_unchanged:
+        fix.reason = "the agent left the project unchanged; nothing to measure"
+        fix.credit = fix_credit(case, fix, settings.warp_version)
+        return fix, []
+    a, b = work / "judge" / "a" / "project", work / "judge" / "b" / "project"
+    _write_tree(files, "project/", a)
+    _write_tree(agent_files, "", b)
+    from warp_compile.probe import measure
+    from warp_compile.probe.compare import interleaved_compare
+
+    arms: dict[str, ArmRuns] = {}
+    say(f"case {case.id}: measure original and agent's copy, {settings.pairs} interleaved pairs")
+    run_sample = measure.run_sample
+    if case.cuda_arch:  # a CUDA case is judged on its CUDA compile clock too (the replay, no device needed)
+        run_sample = functools.partial(measure.run_sample, cuda_arch=case.cuda_arch)
+    comparison = interleaved_compare(
+        bind_python(case.command), a, b, samples=settings.pairs, timeout_s=settings.timeout_s,
+        progress=None, run_sample=recording(run_sample, arms),
+    )
+    _keep(keep, "comparison.json", comparison.model_dump_json(indent=1))
+    fix.raw_verdict = comparison.verdict
+    fix.verdict, fix.reason = settled_verdict(comparison)
+    fix.pairs = comparison.interleaved.pairs if comparison.interleaved else 0
+    fix.saving_pct, fix.saving_clock = saving(comparison)
+    ok, flags, note = judge(case.expected_output, arms.get(str(a), ArmRuns()), arms.get(str(b), ArmRuns()))
+    for keep_ok, keep_note in (_must_keep(case, b, settings.timeout_s) if ok else []):
+        if not keep_ok:
+            ok, note = False, "; ".join(x for x in (note, keep_note) if x)
+            flags.append("must_keep_broken")
+    fix.behaviour_ok, fix.behaviour = ok, note
+    fix.credit = fix_credit(case, fix, settings.warp_version)
+    return fix, flags
+
+
+def _must_keep(case: Case, copy: Path, timeout_s: float) -> list[tuple[bool, str]]:
+    """Run each other invocation the case says must keep working (a flag, a plugin path) once in the agent's copy."""
+    from warp_compile.probe.sandbox import Sandbox
+
+    out = []
+    for keep in case.must_keep:
+        with Sandbox() as box:
+            run = box.run(bind_python(keep.command), copy, timeout_s)
+        diff = first_difference(keep.expected_output, app_lines(run.stdout))
+        if run.exit_code != 0:
+            diff = f"exited with code {run.exit_code}"
+        out.append((diff is None, f"`{' '.join(keep.command)}` no longer works: {diff}" if diff else ""))
+    return out
+
+
+def _fix_flags(case: Case, fix: FixScore, behaviour_flags: list[str]) -> list[str]:
+    flags = list(behaviour_flags)
+    if fix.verdict == "UNVERIFIED" and (case.launches or 0) > 0:
+        flags.append("unverified")
+    if fix.verdict in ("INVALID", "REGRESSION"):
+        flags.append(fix.verdict.lower())
+    if fix.changed and case.kind == "fix" and fix.verdict not in ("IMPROVED", None) and fix.credit == 0.0 \
+            and not flags:
+        flags.append("no_measured_gain")
+    return flags

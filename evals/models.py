@@ -1,0 +1,225 @@
+"""The eval schema: a case as `case.json` states it, the answer an agent delivers, and the graded scorecard.
+
+One module of pydantic models so the CLI's `--json`, `eval --contract` and `eval merge` read and write the same
+shapes.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Site(BaseModel):
+    file: str
+    line: int
+
+
+class ExpectedLocation(BaseModel):
+    """A construct the diagnosis must point at; `alternatives` are other sites where the same fix is as valid."""
+
+    mechanism: str
+    file: str
+    line: int
+    alternatives: list[Site] = Field(default_factory=list)
+
+    def sites(self) -> list[Site]:
+        return [Site(file=self.file, line=self.line), *self.alternatives]
+
+
+class Expected(BaseModel):
+    mechanisms: list[str] = Field(default_factory=list)
+    locations: list[ExpectedLocation] = Field(default_factory=list)
+    absent: list[str] = Field(default_factory=list)
+    # mechanisms whose own text applies as a judgement call: naming them neither earns nor costs anything
+    optional: list[str] = Field(default_factory=list)
+    not_reached: list[str] = Field(default_factory=list)
+    scan_locations: list[ExpectedLocation] = Field(default_factory=list)
+    severity: dict[str, str] = Field(default_factory=dict)
+
+
+class VersionOverride(BaseModel):
+    mechanisms: list[str] = Field(default_factory=list)
+    locations: list[ExpectedLocation] = Field(default_factory=list)
+    why: str = ""
+
+
+class MustKeep(BaseModel):
+    """Another invocation whose output must survive the fix (a flag, a plugin path, a gradient path)."""
+
+    command: list[str]
+    expected_output: list[str]
+
+
+class Reference(BaseModel):
+    """What the reference fix did when measured against the project (recorded by evals/record_reference.py)."""
+
+    verdict: str
+    saving_pct: float | None = None  # percent of the original on `clock` (positive = faster)
+    clock: str | None = None  # the clock the verdict rested on (compile_elapsed, warm_repeat, cold_module)
+    runs: int = 1
+    measured: str = ""  # warp version, pairs, date
+
+
+class Case(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    title: str = ""
+    command: list[str]
+    cuda_arch: int | None = None  # judged with `--cuda-arch N` (CUDA builds replayed through NVRTC, no device)
+    expected: Expected
+    prompt: str = ""
+    reference_fix: str = ""
+    notes: str = ""
+    expected_output: list[str] | None = None  # the original's stdout lines, Warp's own log lines removed
+    launches: int | None = None  # kernel launches of the original's cold run (0: the original uses no Warp)
+    must_keep: list[MustKeep] = Field(default_factory=list)
+    version_overrides: dict[str, VersionOverride] = Field(default_factory=dict)
+    reference: Reference | None = None
+    path: str = ""  # the case folder (set when loaded)
+
+    @property
+    def project(self) -> Path:
+        return Path(self.path) / "project"
+
+    @property
+    def fixed(self) -> Path | None:
+        p = Path(self.path) / "fixed"
+        return p if p.is_dir() else None
+
+    @property
+    def kind(self) -> str:
+        """"fix" when the reference changes something, "negative" when the honest answer is nothing to fix."""
+        return "fix" if self.expected.mechanisms else "negative"
+
+    def kind_for(self, warp_version: str | None) -> str:
+        """The kind on this warp-lang version (an override can leave nothing to fix, e.g. no CPU header in 1.10)."""
+        return "fix" if self.expected_for(warp_version).mechanisms else "negative"
+
+    def expected_for(self, warp_version: str | None) -> Expected:
+        """The expectation with the longest `version_overrides` prefix matching `warp_version` applied."""
+        if not warp_version:
+            return self.expected
+        best = None
+        for prefix, override in self.version_overrides.items():
+            if re.match(re.escape(prefix) + r"(\.|$)", warp_version) and (best is None or len(prefix) > len(best[0])):
+                best = (prefix, override)
+        if best is None:
+            return self.expected
+        over = best[1]
+        dropped = set(self.expected.mechanisms) - set(over.mechanisms)
+        return self.expected.model_copy(
+            update={
+                "mechanisms": list(over.mechanisms),
+                "locations": list(over.locations),
+                # a mechanism the override drops is not a defect on that version, but naming it is no crime either
+                "optional": sorted(set(self.expected.optional) | dropped),
+            }
+        )
+
+
+# --- the agent's answer (the contract) -------------------------------------------------------------------------
+
+
+class AnswerLocation(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    file: str  # relative to the project root (the agent's working directory)
+    line: int
+    note: str = ""
+
+
+class AnswerFinding(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    mechanism: str = Field(description='"CS-3" (also accepted: "cs-3", "CS3", "3")')
+    locations: list[AnswerLocation] = Field(default_factory=list, description="the lines to change")
+    title: str = ""
+    fix: str = ""
+
+
+class Answer(BaseModel):
+    """What the agent writes to $WARP_COMPILE_ANSWER. `warp-compile diagnose --json` output is also accepted."""
+
+    model_config = ConfigDict(extra="ignore")
+    findings: list[AnswerFinding] = Field(
+        default_factory=list, description="one per mechanism found; empty when nothing is wrong"
+    )
+    summary: str = ""
+
+
+# --- the scorecard ----------------------------------------------------------------------------------------------
+
+
+class DiagnosisScore(BaseModel):
+    named: list[str] = Field(default_factory=list)  # normalised mechanism ids (optional ones left out)
+    expected: list[str] = Field(default_factory=list)
+    missed: list[str] = Field(default_factory=list)
+    false_positives: list[str] = Field(default_factory=list)
+    precision: float = 0.0
+    recall: float = 0.0
+    location_precision: float = 0.0  # named locations that are accepted sites
+    location_recall: float = 0.0  # expected locations pointed at
+    locations_named: int = 0
+    score: float = 0.0
+    error: str | None = None
+
+
+class FixScore(BaseModel):
+    verdict: str | None = None  # the interleaved compare of the original and the agent's copy; None: not measured
+    raw_verdict: str | None = None  # compare's own verdict, before a median-only (tentative) one is set aside
+    reason: str = ""
+    changed: bool = False  # did the agent's copy differ from the project?
+    behaviour_ok: bool = True
+    behaviour: str = ""  # what differed
+    saving_pct: float | None = None  # saved on `saving_clock` (the clock the verdict rests on), percent
+    saving_clock: str | None = None
+    reference_saving_pct: float | None = None
+    reference_clock: str | None = None
+    credit: float | None = 0.0  # None: the judge cannot tell this fix from noise, so it is not scored
+    pairs: int = 0
+
+
+class AgentRun(BaseModel):
+    wall_s: float = 0.0
+    exit_status: int | None = None
+    timed_out: bool = False
+    transcript: str = ""  # folder under --out with stdout.txt / stderr.txt, when kept
+
+
+class CaseResult(BaseModel):
+    id: str
+    kind: str = "fix"
+    trial: int = 0
+    score: float = 0.0
+    diagnosis: DiagnosisScore = Field(default_factory=DiagnosisScore)
+    fix: FixScore | None = None
+    flags: list[str] = Field(default_factory=list)
+    agent: AgentRun = Field(default_factory=AgentRun)
+    warp_version: str = ""
+
+
+class CaseSummary(BaseModel):
+    id: str
+    kind: str
+    score: float  # mean over trials
+    spread: float = 0.0  # population standard deviation over trials
+    diagnosis: DiagnosisScore = Field(default_factory=DiagnosisScore)  # of the first trial
+    fix: FixScore | None = None  # of the first trial
+    flags: list[str] = Field(default_factory=list)  # union over trials
+    trials: list[CaseResult] = Field(default_factory=list)
+
+
+class Scorecard(BaseModel):
+    kind: Literal["warp-compile-eval"] = "warp-compile-eval"
+    schema_version: Literal[2] = 2
+    agent: str
+    score: float = 0.0  # mean of the case scores
+    spread: float = 0.0  # standard deviation of the per-trial suite scores
+    trials: int = 1
+    trial_scores: list[float] = Field(default_factory=list)
+    cases: list[CaseSummary] = Field(default_factory=list)
+    shard: str = ""  # "i/n" when this card covers one shard
+    warp_version: str = ""
