@@ -112,7 +112,8 @@ def with_owner(entry: EntryPoint, owners: dict[str, FileOwner], root: str) -> En
         return entry
     hit = owners.get(entry.file)
     if hit is not None:
-        return entry.model_copy(update={"owner": hit.owner, "distribution": hit.distribution})
+        dist = hit.distribution if hit.owner == "dependency" else None
+        return entry.model_copy(update={"owner": hit.owner, "distribution": dist})
     try:
         inside = os.path.commonpath([os.path.realpath(entry.file), os.path.realpath(root)]) == os.path.realpath(root)
     except ValueError:
