@@ -145,32 +145,22 @@ def _kernel_causes(prev: Build, cur: Build, rel: Rel) -> list[Cause]:
     po, co = _overloads(prev), _overloads(cur)
     for parent in sorted(set(po) | set(co)):
         before_sigs, after_sigs = po.get(parent, {}), co.get(parent, {})
-        for sig in sorted(set(after_sigs) - set(before_sigs)):
-            info = after_sigs[sig]
-            file = rel(info.file) if info.file else None
-            causes.append(
-                Cause(
-                    kind="overload_added",
-                    detail=f"overload added: {parent}[{sig}]",
-                    kernel=parent,
-                    after=sig,
-                    file=file,
-                    line=info.line,
+        for kind, side, only, other in (
+            ("added", "after", after_sigs, before_sigs),
+            ("removed", "before", before_sigs, after_sigs),
+        ):
+            for sig in sorted(set(only) - set(other)):
+                info = only[sig]
+                causes.append(
+                    Cause(
+                        kind=f"overload_{kind}",
+                        detail=f"overload {kind}: {parent}[{sig}]",
+                        kernel=parent,
+                        file=rel(info.file) if info.file else None,
+                        line=info.line,
+                        **{side: sig},
+                    )
                 )
-            )
-        for sig in sorted(set(before_sigs) - set(after_sigs)):
-            info = before_sigs[sig]
-            file = rel(info.file) if info.file else None
-            causes.append(
-                Cause(
-                    kind="overload_removed",
-                    detail=f"overload removed: {parent}[{sig}]",
-                    kernel=parent,
-                    before=sig,
-                    file=file,
-                    line=info.line,
-                )
-            )
         for sig in sorted(set(before_sigs) & set(after_sigs)):
             b, a = before_sigs[sig], after_sigs[sig]
             if b.hash and a.hash and b.hash != a.hash:
