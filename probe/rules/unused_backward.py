@@ -138,6 +138,14 @@ def _late_shadow(b: Build) -> bool:
     return bool(sh) and len(sh) == 2 and sh[0].strip() == "True" and sh[1].strip() in ("False", "0")
 
 
+def _entry_fix(ctx: RuleContext, why: str, locations: list[Location]) -> str:
+    """The entry-point fix; the entry point's location, when it is the project's, joins `locations`."""
+    fix, where = entry_line_fix(ctx, why)
+    if where is not None:
+        locations.append(where)
+    return fix
+
+
 def _defs_for(scan: ScanFacts | None, keys: set[str], module: str) -> list[KernelDef]:
     if scan is None:
         return []
@@ -497,19 +505,15 @@ def _evaluate(ctx: RuleContext) -> RuleResult:
                     "module is created forward-only. Moving it back reverts it."
                 )
             else:
-                fix, where = entry_line_fix(
+                fix = _entry_fix(
                     ctx, "a package imported before the assignment already created the kernel modules, so the "
-                    "assignment reaches only modules created after it"
+                    "assignment reaches only modules created after it", locations
                 )
-                if where is not None:
-                    locations.append(where)
         else:
-            fix, where = entry_line_fix(
+            fix = _entry_fix(
                 ctx, "wp.config.enable_backward was set to False after these modules were created (build "
-                "config_shadow), but the scan did not find the assignment"
+                "config_shadow), but the scan did not find the assignment", locations
             )
-            if where is not None:
-                locations.append(where)
         for m in late_mods:
             evidence.append(
                 Evidence(
@@ -598,9 +602,7 @@ def _evaluate(ctx: RuleContext) -> RuleResult:
         title = "Backward code is generated and compiled for kernels that nothing differentiates"
     else:
         why = "the scan could not place it after a specific import"
-        fix, where = entry_line_fix(ctx, why)
-        if where is not None:
-            locations.append(where)
+        fix = _entry_fix(ctx, why, locations)
         if entry is not None and first_import is not None:
             locations.append(
                 ctx.loc(first_import.file, first_import.line, "after this import, before the first launch")
