@@ -282,30 +282,21 @@ def _same_hash_causes(prev: Build, cur: Build, report: Report, rel: Rel) -> list
 # ---------------------------------------------------------------------------------------------- the diff
 
 
+def _moved(kind: str, what: str, before: str, after: str) -> Cause:
+    """A cause that is one value replaced by another: `what before -> after`."""
+    return Cause(kind=kind, detail=f"{what} {before} -> {after}", before=before, after=after)  # type: ignore[arg-type]
+
+
 def diff_builds(prev: Build, cur: Build, report: Report | None = None, rel: Rel | None = None) -> list[Cause]:
     """Every recorded reason `cur` is not `prev`, in Warp's own order: family, block_dim, options, kernels."""
     rel = rel or (lambda f: f)
     causes: list[Cause] = []
     if prev.module != cur.module:
-        causes.append(
-            Cause(
-                kind="unique_module_member",
-                detail=f"unique-module family member {prev.module} -> {cur.module}",
-                before=prev.module,
-                after=cur.module,
-            )
-        )
+        causes.append(_moved("unique_module_member", "unique-module family member", prev.module, cur.module))
     if prev.hash == cur.hash:
         return causes + _same_hash_causes(prev, cur, report or Report(command=[], cwd="", samples=0), rel)
     if prev.device != cur.device:
-        causes.append(
-            Cause(
-                kind="different_device",
-                detail=f"another device: {prev.device} -> {cur.device}",
-                before=prev.device,
-                after=cur.device,
-            )
-        )
+        causes.append(_moved("different_device", "another device:", prev.device, cur.device))
     causes += _option_causes(prev, cur)
     causes += _kernel_causes(prev, cur, rel)
     kernel_level = any(c.kind.startswith(("kernel", "overload")) for c in causes)
