@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from warp_compile.probe.diagnosis_models import Cause, HashChange
 from warp_compile.probe.models import ApiCall, Build, KernelInfo, Report
@@ -97,37 +98,19 @@ def _kernel_causes(prev: Build, cur: Build, rel: Rel) -> list[Cause]:
         file = rel(info.file) if info and info.file else None
         line = info.line if info else None
         where = f" ({_short(file)}:{line})" if file and line else ""
+        here: dict[str, Any] = {"kernel": key, "file": file, "line": line}  # every cause below names this place
         if not before:
-            causes.append(
-                Cause(kind="kernel_added", detail=f"kernel added: {key}{where}", kernel=key, file=file, line=line)
-            )
+            causes.append(Cause(kind="kernel_added", detail=f"kernel added: {key}{where}", **here))
         elif not after:
-            causes.append(
-                Cause(kind="kernel_removed", detail=f"kernel removed: {key}{where}", kernel=key, file=file, line=line)
-            )
+            causes.append(Cause(kind="kernel_removed", detail=f"kernel removed: {key}{where}", **here))
         elif before != after:
             added, removed = after - before, before - after
             nb, na = sum(before.values()), sum(after.values())
             if na > nb and not removed:
-                causes.append(
-                    Cause(
-                        kind="kernel_added",
-                        detail=f"kernel version added: {key}{where} (another live closure with the same name)",
-                        kernel=key,
-                        file=file,
-                        line=line,
-                    )
-                )
+                detail = f"kernel version added: {key}{where} (another live closure with the same name)"
+                causes.append(Cause(kind="kernel_added", detail=detail, **here))
             elif nb > na and not added:
-                causes.append(
-                    Cause(
-                        kind="kernel_removed",
-                        detail=f"kernel version removed: {key}{where}",
-                        kernel=key,
-                        file=file,
-                        line=line,
-                    )
-                )
+                causes.append(Cause(kind="kernel_removed", detail=f"kernel version removed: {key}{where}", **here))
             else:
                 old = ",".join(h[:8] for h in sorted(removed)) or "?"
                 new = ",".join(h[:8] for h in sorted(added)) or "?"
@@ -135,11 +118,9 @@ def _kernel_causes(prev: Build, cur: Build, rel: Rel) -> list[Cause]:
                     Cause(
                         kind="kernel_changed",
                         detail=f"kernel changed: {key}{where}: {old} -> {new}",
-                        kernel=key,
                         before=old,
                         after=new,
-                        file=file,
-                        line=line,
+                        **here,
                     )
                 )
     po, co = _overloads(prev), _overloads(cur)
