@@ -15,10 +15,10 @@ which a reused cache avoids too, and that is stated beside it.
 
 from __future__ import annotations
 
-from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, RuledOut, RuleResult
+from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, RuleResult
 from warp_compile.probe.models import Build
 from warp_compile.probe.rules.context import RuleContext, dedupe_locations, fmt_ms
-from warp_compile.probe.rules.helpers import median
+from warp_compile.probe.rules.helpers import median, ruled_out
 from warp_compile.probe.scan_models import CacheOp
 
 MECHANISM = "CS-2"
@@ -245,7 +245,7 @@ def _ruled_out(ctx: RuleContext, ops: list[CacheOp], warm_measured: bool) -> Rul
         if idle:
             sites = ", ".join(f"{ctx.rel(op.file)}:{op.line}" for op in idle[:3])
             signal += f"; the cache-defeating code the scan found ({sites}) did not run in this command"
-    return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal=signal)])
+    return ruled_out(MECHANISM, signal)
 
 
 def _lto_clear_finding(ctx: RuleContext, calls: list, ops: list[CacheOp]) -> RuleResult:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from warp_compile.probe.diagnosis_models import Cause, Evidence, Finding, HashChange, Location, RuledOut, RuleResult
+from warp_compile.probe.diagnosis_models import Cause, Evidence, Finding, HashChange, Location, RuleResult
 from warp_compile.probe.models import Build
 from warp_compile.probe.rules.context import (
     LateConfig,
@@ -37,6 +37,7 @@ from warp_compile.probe.rules.helpers import (
     first_load,
     literal_dict,
     rebuild_evidence,
+    ruled_out,
     share_of_compile,
     sized_here,
 )
@@ -677,4 +678,4 @@ def evaluate(ctx: RuleContext) -> RuleResult:
         if unconfirmed:
             sites = ", ".join(f"{ctx.rel(x.fact.file)}:{x.fact.line}" for x in unconfirmed[:3])
             signal += f" (late assignments at {sites} did not show in any build)"
-    return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal=signal)])
+    return ruled_out(MECHANISM, signal)

@@ -48,10 +48,12 @@ from warp_compile.probe.rules.context import RuleContext
 from warp_compile.probe.rules.entry_fix import LINE, entry_line_fix, module_lines
 from warp_compile.probe.rules.helpers import (
     MEDIUM_SHARE,
+    NOTHING_COMPILED,
     is_false,
     material,
     noise_ms,
     reached,
+    ruled_out,
     warp_key,
 )
 from warp_compile.probe.scan_models import (
@@ -336,7 +338,7 @@ def _ruled_out_for(m: _Module) -> RuledOut:
 def _evaluate(ctx: RuleContext) -> RuleResult:
     compiled = ctx.compiled
     if not compiled:
-        return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal="no module was compiled in the cold run")])
+        return ruled_out(MECHANISM, NOTHING_COMPILED)
     mods = _collect(ctx)
     if not mods:
         signal = "no compiled module generated backward code (backward_in_source / enable_backward False)"
@@ -347,7 +349,7 @@ def _evaluate(ctx: RuleContext) -> RuleResult:
                 + ", ".join(f"#{s}" for s in earlier)
                 + " did, and a rebuild superseded them"
             )
-        return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal=signal)])
+        return ruled_out(MECHANISM, signal)
 
     ruled: list[RuledOut] = []
     targets: list[_Module] = []
