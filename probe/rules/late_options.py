@@ -49,6 +49,11 @@ OWN_DEADLINE_OPTIONS = frozenset(
 )  # enable_backward is copied at creation too, but its deadline is reported by CS-10
 
 
+def _build_evidence(b: Build, what: str) -> Evidence:
+    """`build #n of <module> (<hash>) <what>`, citing that build and its ms."""
+    return Evidence(fact=f"build #{b.seq} of {b.module} ({b.hash_short}) {what}", builds=[b.seq], ms=b.ms)
+
+
 # ---------------------------------------------------------------------------------------------- 1. after first load
 
 
@@ -237,12 +242,7 @@ def _deadline_finding(ctx: RuleContext, late: LateConfig) -> Finding:
     for b in late.builds:
         mv, cv = b.config_shadow.get(f.name, ["?", "?"])[:2]
         evidence.append(
-            Evidence(
-                fact=f"build #{b.seq} of {b.module} ({b.hash_short}) used {f.name}={mv} while wp.config.{f.name} "
-                f"was {cv}: the assignment never reached it",
-                builds=[b.seq],
-                ms=b.ms,
-            )
+            _build_evidence(b, f"used {f.name}={mv} while wp.config.{f.name} was {cv}: the assignment never reached it")
         )
     first_import = late.imports[0] if late.imports else None
     move = (
@@ -353,15 +353,8 @@ def _noop_findings(ctx: RuleContext) -> list[Finding]:
                 if k in b.options and norm_value(b.options[k]) != norm_value(v)
             }
             if absent:
-                evidence.append(
-                    Evidence(
-                        fact=f"build #{b.seq} of {b.module} ({b.hash_short}) ran with "
-                        + ", ".join(f"{k}={v}" for k, v in absent.items())
-                        + ": the options set here never reached it",
-                        builds=[b.seq],
-                        ms=b.ms,
-                    )
-                )
+                ran = ", ".join(f"{k}={v}" for k, v in absent.items())
+                evidence.append(_build_evidence(b, f"ran with {ran}: the options set here never reached it"))
         if named_targets:
             first = sorted(named_targets)
             stmts = " and ".join(f'`wp.get_module("{m}").options.update({opts})`' for m in first[:2])
