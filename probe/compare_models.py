@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from warp_compile.probe.model_base import Model as _Model
 from warp_compile.probe.models import Launch, Stat, Warn
 
 COMPARISON_SCHEMA_VERSION = 1
@@ -25,10 +26,6 @@ CLOCK_TITLES: dict[str, str] = {
     "cold_module": "cold module work",  # summed module load time in the cold run: what was built
     "cuda_compile": "CUDA compile",  # summed --cuda-arch replay builds (sm_N via NVRTC): what a GPU run builds
 }
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="ignore")
 
 
 class Clock(_Model):

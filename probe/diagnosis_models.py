@@ -7,16 +7,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from warp_compile.probe.model_base import Model as _Model
 from warp_compile.probe.models import Warn
 
 Severity = Literal["high", "medium", "low", "info"]
 Confidence = Literal["high", "medium", "low"]
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="ignore")
 
 
 class Location(_Model):

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from warp_compile.probe.diagnosis_models import Cause, HashChange
 from warp_compile.probe.models import ApiCall, Build, KernelInfo, Report
@@ -97,37 +98,19 @@ def _kernel_causes(prev: Build, cur: Build, rel: Rel) -> list[Cause]:
         file = rel(info.file) if info and info.file else None
         line = info.line if info else None
         where = f" ({_short(file)}:{line})" if file and line else ""
+        here: dict[str, Any] = {"kernel": key, "file": file, "line": line}  # every cause below names this place
         if not before:
-            causes.append(
-                Cause(kind="kernel_added", detail=f"kernel added: {key}{where}", kernel=key, file=file, line=line)
-            )
+            causes.append(Cause(kind="kernel_added", detail=f"kernel added: {key}{where}", **here))
         elif not after:
-            causes.append(
-                Cause(kind="kernel_removed", detail=f"kernel removed: {key}{where}", kernel=key, file=file, line=line)
-            )
+            causes.append(Cause(kind="kernel_removed", detail=f"kernel removed: {key}{where}", **here))
         elif before != after:
             added, removed = after - before, before - after
             nb, na = sum(before.values()), sum(after.values())
             if na > nb and not removed:
-                causes.append(
-                    Cause(
-                        kind="kernel_added",
-                        detail=f"kernel version added: {key}{where} (another live closure with the same name)",
-                        kernel=key,
-                        file=file,
-                        line=line,
-                    )
-                )
+                detail = f"kernel version added: {key}{where} (another live closure with the same name)"
+                causes.append(Cause(kind="kernel_added", detail=detail, **here))
             elif nb > na and not added:
-                causes.append(
-                    Cause(
-                        kind="kernel_removed",
-                        detail=f"kernel version removed: {key}{where}",
-                        kernel=key,
-                        file=file,
-                        line=line,
-                    )
-                )
+                causes.append(Cause(kind="kernel_removed", detail=f"kernel version removed: {key}{where}", **here))
             else:
                 old = ",".join(h[:8] for h in sorted(removed)) or "?"
                 new = ",".join(h[:8] for h in sorted(added)) or "?"
@@ -135,42 +118,30 @@ def _kernel_causes(prev: Build, cur: Build, rel: Rel) -> list[Cause]:
                     Cause(
                         kind="kernel_changed",
                         detail=f"kernel changed: {key}{where}: {old} -> {new}",
-                        kernel=key,
                         before=old,
                         after=new,
-                        file=file,
-                        line=line,
+                        **here,
                     )
                 )
     po, co = _overloads(prev), _overloads(cur)
     for parent in sorted(set(po) | set(co)):
         before_sigs, after_sigs = po.get(parent, {}), co.get(parent, {})
-        for sig in sorted(set(after_sigs) - set(before_sigs)):
-            info = after_sigs[sig]
-            file = rel(info.file) if info.file else None
-            causes.append(
-                Cause(
-                    kind="overload_added",
-                    detail=f"overload added: {parent}[{sig}]",
-                    kernel=parent,
-                    after=sig,
-                    file=file,
-                    line=info.line,
+        for kind, side, only, other in (
+            ("added", "after", after_sigs, before_sigs),
+            ("removed", "before", before_sigs, after_sigs),
+        ):
+            for sig in sorted(set(only) - set(other)):
+                info = only[sig]
+                causes.append(
+                    Cause(
+                        kind=f"overload_{kind}",
+                        detail=f"overload {kind}: {parent}[{sig}]",
+                        kernel=parent,
+                        file=rel(info.file) if info.file else None,
+                        line=info.line,
+                        **{side: sig},
+                    )
                 )
-            )
-        for sig in sorted(set(before_sigs) - set(after_sigs)):
-            info = before_sigs[sig]
-            file = rel(info.file) if info.file else None
-            causes.append(
-                Cause(
-                    kind="overload_removed",
-                    detail=f"overload removed: {parent}[{sig}]",
-                    kernel=parent,
-                    before=sig,
-                    file=file,
-                    line=info.line,
-                )
-            )
         for sig in sorted(set(before_sigs) & set(after_sigs)):
             b, a = before_sigs[sig], after_sigs[sig]
             if b.hash and a.hash and b.hash != a.hash:
@@ -292,30 +263,21 @@ def _same_hash_causes(prev: Build, cur: Build, report: Report, rel: Rel) -> list
 # ---------------------------------------------------------------------------------------------- the diff
 
 
+def _moved(kind: str, what: str, before: str, after: str) -> Cause:
+    """A cause that is one value replaced by another: `what before -> after`."""
+    return Cause(kind=kind, detail=f"{what} {before} -> {after}", before=before, after=after)  # type: ignore[arg-type]
+
+
 def diff_builds(prev: Build, cur: Build, report: Report | None = None, rel: Rel | None = None) -> list[Cause]:
     """Every recorded reason `cur` is not `prev`, in Warp's own order: family, block_dim, options, kernels."""
     rel = rel or (lambda f: f)
     causes: list[Cause] = []
     if prev.module != cur.module:
-        causes.append(
-            Cause(
-                kind="unique_module_member",
-                detail=f"unique-module family member {prev.module} -> {cur.module}",
-                before=prev.module,
-                after=cur.module,
-            )
-        )
+        causes.append(_moved("unique_module_member", "unique-module family member", prev.module, cur.module))
     if prev.hash == cur.hash:
         return causes + _same_hash_causes(prev, cur, report or Report(command=[], cwd="", samples=0), rel)
     if prev.device != cur.device:
-        causes.append(
-            Cause(
-                kind="different_device",
-                detail=f"another device: {prev.device} -> {cur.device}",
-                before=prev.device,
-                after=cur.device,
-            )
-        )
+        causes.append(_moved("different_device", "another device:", prev.device, cur.device))
     causes += _option_causes(prev, cur)
     causes += _kernel_causes(prev, cur, rel)
     kernel_level = any(c.kind.startswith(("kernel", "overload")) for c in causes)

@@ -11,9 +11,10 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, computed_field, model_validator
+from pydantic import Field, ValidationError, computed_field, model_validator
 
 from warp_compile.probe.errors import ReportError, UsageError
+from warp_compile.probe.model_base import Model as _Model
 
 SCHEMA_VERSION = 1
 REPORT_KIND = "warp-compile-report"
@@ -27,10 +28,6 @@ CONTRACT_FIELDS = (
 )  # fmt: skip
 
 BuildStatus = Literal["compiled", "cached", "error", "error_no_build", "skipped_failed_build"]
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="ignore")
 
 
 class WarningCode(str, Enum):

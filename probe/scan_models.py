@@ -16,7 +16,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from warp_compile.probe.model_base import Model as _Model
 
 Scope = Literal["module", "function"]
 
@@ -36,10 +38,6 @@ MATHDX_TILE_OPS = frozenset(
         "tile_upper_solve",
     }
 )
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="ignore")
 
 
 class Fact(_Model):

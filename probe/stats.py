@@ -311,36 +311,19 @@ def until_decided(
     pairs = min(len(a), len(b))
     floor = max(2, min_pairs)
     band_ms = abs(float(band_ms))
+    iv: Interval | None = None
+    rt: RankTest | None = None
     if pairs < floor:
-        exhausted = pairs >= max_samples
-        return Decision(
-            decided=False,
-            exhausted=exhausted,
-            outcome="undecided",
-            pairs=pairs,
-            band=band_ms,
-            reason=f"{pairs} of at least {floor} pairs",
-        )
-    paired = len(a) == len(b)
-    iv = bootstrap_median_diff(b, a, confidence=confidence, resamples=resamples, seed=seed, paired=paired)
-    rt = mann_whitney(b, a)
-    pct = f"{round(confidence * 100)}%"
-    span = f"{pct} interval [{iv.low:+.1f}, {iv.high:+.1f}] ms against band +-{band_ms:.1f} ms"
-    if iv.high < -band_ms:
-        outcome: Outcome = "improved"
-        reason = f"{span}: entirely below -band"
-    elif iv.low > band_ms:
-        outcome = "regressed"
-        reason = f"{span}: entirely above +band"
-    elif iv.low >= -band_ms and iv.high <= band_ms:
-        outcome = "equivalent"
-        reason = f"{span}: entirely inside the band"
+        outcome: Outcome = "undecided"
+        reason = f"{pairs} of at least {floor} pairs"
     else:
-        outcome = "undecided"
-        reason = f"{span}: straddles the band edge"
+        paired = len(a) == len(b)
+        iv = bootstrap_median_diff(b, a, confidence=confidence, resamples=resamples, seed=seed, paired=paired)
+        rt = mann_whitney(b, a)
+        outcome, reason = _against_band(iv, band_ms, confidence)
     decided = outcome != "undecided"
     exhausted = not decided and pairs >= max_samples
-    if exhausted:
+    if exhausted and iv is not None:
         reason += f"; stopped at the maximum of {max_samples} pairs"
     return Decision(
         decided=decided,
@@ -352,6 +335,18 @@ def until_decided(
         rank_test=rt,
         reason=reason,
     )
+
+
+def _against_band(iv: Interval, band_ms: float, confidence: float) -> tuple[Outcome, str]:
+    """Where the interval of the median difference lies against the noise band +-band_ms, and why in words."""
+    span = f"{round(confidence * 100)}% interval [{iv.low:+.1f}, {iv.high:+.1f}] ms against band +-{band_ms:.1f} ms"
+    if iv.high < -band_ms:
+        return "improved", f"{span}: entirely below -band"
+    if iv.low > band_ms:
+        return "regressed", f"{span}: entirely above +band"
+    if iv.low >= -band_ms and iv.high <= band_ms:
+        return "equivalent", f"{span}: entirely inside the band"
+    return "undecided", f"{span}: straddles the band edge"
 
 
 def settled_verdict(decisions: Sequence[Decision]) -> Literal["IMPROVED", "REGRESSION", "INCONCLUSIVE"] | None:

@@ -8,16 +8,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from warp_compile.probe.model_base import Model as _Model
 from warp_compile.probe.models import Build, Report, Stat, Warn
 from warp_compile.probe.render.fmt import short_path, trigger_text
 
 LARGEST_BUILDS = 10
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="ignore")
 
 
 class ClockSummary(_Model):

@@ -53,6 +53,14 @@ COMMAND = (
     " server's PATH)"
 )
 
+# parameter types several tools share (same schema, same description)
+TimeoutS = Annotated[float, Field(gt=0, description="seconds per run before its process tree is killed")]
+CudaArch = Annotated[
+    int | None,
+    Field(ge=50, le=199, description="also build the cold run's modules for sm_N through NVRTC after it ran "
+          "(no GPU needed), e.g. 90: CUDA builds for CS-5/CS-7/CS-13"),
+]
+
 
 RUNS_PROGRAMS = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
@@ -158,6 +166,10 @@ def _compare_roots(ctx: Context, before: str, after: str) -> ListRootsResult | L
     return _ask_roots(ctx, [before, after])
 
 
+def _interleaved_roots(ctx: Context, before_cwd: str, after_cwd: str) -> ListRootsResult | ListRoots | None:
+    return _ask_roots(ctx, [before_cwd, after_cwd])
+
+
 # ------------------------------------------------------------------------------------------------ tools
 
 
@@ -166,13 +178,9 @@ async def measure(
     command: Annotated[list[str], Field(description=COMMAND)],
     cwd: Annotated[str, Field(description="directory to run it in; must be inside an allowed root")],
     samples: Annotated[int, Field(ge=1, le=50, description="cold+warm pairs to run")] = 3,
-    timeout_s: Annotated[float, Field(gt=0, description="seconds per run before its process tree is killed")] = 900,
+    timeout_s: TimeoutS = 900,
     label: Annotated[str, Field(description="a name for this measurement, e.g. baseline")] = "",
-    cuda_arch: Annotated[
-        int | None,
-        Field(ge=50, le=199, description="also build the cold run's modules for sm_N through NVRTC after it ran "
-              "(no GPU needed), e.g. 90: CUDA builds for CS-5/CS-7/CS-13"),
-    ] = None,
+    cuda_arch: CudaArch = None,
     json_path: Annotated[
         str | None, Field(description="also write the full report JSON here (inside an allowed root)")
     ] = None,
@@ -249,12 +257,8 @@ async def diagnose(
         Field(description="diagnose an existing measurement instead: a report_id or a report JSON path"),
     ] = None,
     samples: Annotated[int, Field(ge=1, le=50, description="cold+warm pairs when measuring")] = 1,
-    timeout_s: Annotated[float, Field(gt=0, description="seconds per run before its process tree is killed")] = 900,
-    cuda_arch: Annotated[
-        int | None,
-        Field(ge=50, le=199, description="also build the cold run's modules for sm_N through NVRTC after it ran "
-              "(no GPU needed), e.g. 90: CUDA builds for CS-5/CS-7/CS-13"),
-    ] = None,
+    timeout_s: TimeoutS = 900,
+    cuda_arch: CudaArch = None,
     verify: Annotated[
         bool, Field(description="then run each finding's experiment (3 interleaved pairs each) and report the "
                     "measured saving next to the estimate; takes minutes")
@@ -389,10 +393,6 @@ async def compare(
     return _result(result, render_comparison(result))
 
 
-def _interleaved_roots(ctx: Context, before_cwd: str, after_cwd: str) -> ListRootsResult | ListRoots | None:
-    return _ask_roots(ctx, [before_cwd, after_cwd])
-
-
 async def compare_interleaved(
     ctx: Context,
     command: Annotated[list[str], Field(description=COMMAND)],
@@ -404,7 +404,7 @@ async def compare_interleaved(
     until_decided: Annotated[bool, Field(description="stop once the verdict cannot change")] = False,
     max_samples: Annotated[int, Field(ge=1, le=50, description="with until_decided: at most this many pairs")] = 20,
     warmup: Annotated[int, Field(ge=0, le=5, description="discarded runs of each tree first")] = 1,
-    timeout_s: Annotated[float, Field(gt=0, description="seconds per run before its process tree is killed")] = 900,
+    timeout_s: TimeoutS = 900,
     client_roots: Annotated[ListRootsResult | None, Resolve(_interleaved_roots)] = None,
 ) -> Annotated[CallToolResult, Comparison]:
     """Measure two trees (before / after a change) alternately, A B, B A, ..., so drift hits both alike, and judge

@@ -13,7 +13,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from warp_compile.io import check_dir, check_json_dest, clip_path, emit, seconds
+from warp_compile.cli_args import add_command, add_timeout_quiet
+from warp_compile.io import check_dir, check_json_dest, clip_path, emit
 from warp_compile.probe.errors import UsageError
 
 USAGE = """\
@@ -36,12 +37,10 @@ Exit status: 0 IMPROVED / INCONCLUSIVE / UNVERIFIED, 1 REGRESSION / INVALID, 2 u
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "compare",
-        help="judge a change: same work, less compiled? (two reports, or two trees measured interleaved)",
-        usage=USAGE,
-        description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    p = add_command(
+        subparsers, "compare",
+        "judge a change: same work, less compiled? (two reports, or two trees measured interleaved)",
+        DESCRIPTION, usage=USAGE,
     )
     p.add_argument("reports", nargs="*", metavar="REPORT", help="BEFORE.json AFTER.json (from `measure --json`)")
     p.add_argument(
@@ -69,11 +68,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--warmup", type=int, default=1, metavar="N",
         help="discarded samples of each arm before the pairs (default 1)",
     )
-    g.add_argument(
-        "--timeout", type=seconds, default=900.0, metavar="S",
-        help="seconds per process run before its tree is killed (default 900)",
-    )
-    g.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    add_timeout_quiet(g, "seconds per process run before its tree is killed (default 900)")
     p.set_defaults(func=run)
 
 

@@ -9,9 +9,9 @@ Exit 0 when a diagnosis was made (findings are not an error), 1 when every measu
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
+from warp_compile.cli_args import add_command, all_failed_exit
 from warp_compile.cmd_measure import cuda_arch
 from warp_compile.io import check_dir, check_json_dest, clip_path, emit, progress_printer, seconds
 from warp_compile.probe.errors import UsageError
@@ -32,12 +32,10 @@ Exit status: 0 diagnosed (with or without findings), 1 every sample failed, 2 un
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "diagnose",
-        help="name why a command compiles (CS-1..CS-13), where, the fix and its measured value",
-        usage=USAGE,
-        description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    p = add_command(
+        sub, "diagnose",
+        "name why a command compiles (CS-1..CS-13), where, the fix and its measured value",
+        DESCRIPTION, usage=USAGE,
     )
     p.add_argument("--report", metavar="REPORT.json", help="diagnose a saved measurement instead of running CMD")
     p.add_argument(
@@ -148,10 +146,4 @@ def run(ns: argparse.Namespace) -> int:
     if ns.verify and not report.all_failed:
         diagnosis = _verify(ns, report, diagnosis)
     emit(diagnosis, render_text(diagnosis), ns.json)
-    if report.all_failed:
-        reason, tail = report.last_failure()
-        sys.stderr.write(f"warp-compile: error: every sample failed ({reason})\n")
-        if tail:
-            sys.stderr.write(tail.rstrip() + "\n")
-        return 1
-    return 0
+    return all_failed_exit(report)

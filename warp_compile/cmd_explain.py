@@ -14,6 +14,7 @@ import argparse
 import json
 import sys
 
+from warp_compile.cli_args import add_command
 from warp_compile.io import clip
 from warp_compile.probe import knowledge
 from warp_compile.probe.errors import UsageError
@@ -25,11 +26,10 @@ MAX_LISTED = 5
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "explain",
-        help="explain a compile-time mechanism (CS-1 ... CS-13), list them, or search them by keywords",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    p = add_command(
+        subparsers, "explain",
+        "explain a compile-time mechanism (CS-1 ... CS-13), list them, or search them by keywords",
+        __doc__,
     )
     p.add_argument("query", nargs="*", help="a mechanism id (CS-3, cs3, 3) or keywords")
     p.add_argument("--list", action="store_true", help="list all mechanisms, or every match of the keywords")

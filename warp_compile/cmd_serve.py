@@ -10,6 +10,7 @@ import signal
 import socket
 import sys
 
+from warp_compile.cli_args import add_command
 from warp_compile.io import check_dir, clip
 from warp_compile.probe.errors import UsageError
 from warp_compile.probe.sandbox import shutdown
@@ -29,12 +30,7 @@ and with a token every request without `Authorization: Bearer <token>` gets 401.
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "serve",
-        help="run the MCP server for coding agents (stdio by default)",
-        description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = add_command(sub, "serve", "run the MCP server for coding agents (stdio by default)", DESCRIPTION)
     p.add_argument(
         "--transport",
         choices=["stdio", "streamable-http"],

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 
+from warp_compile.cli_args import add_command
 from warp_compile.io import check_dir, check_json_dest, emit, progress_printer, seconds
 from warp_compile.probe.errors import UsageError
 
@@ -37,12 +38,10 @@ Exit status: 0 IMPROVED / INCONCLUSIVE / UNVERIFIED, 1 REGRESSION / INVALID, 2 u
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "try",
-        help="measure the effect of Warp settings (e.g. enable_backward=False) without editing code",
-        usage=USAGE,
-        description=_description(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    p = add_command(
+        sub, "try",
+        "measure the effect of Warp settings (e.g. enable_backward=False) without editing code",
+        _description(), usage=USAGE,
     )
     p.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
                    help="a Warp setting for the experiment arm (repeatable)")

@@ -21,7 +21,15 @@ from __future__ import annotations
 
 from warp_compile.probe import stats
 from warp_compile.probe.compare.equivalence import check_equivalence, module_hash_rows, structure
-from warp_compile.probe.compare_models import CLOCK_TITLES, EXIT_CODES, Clock, Comparison, Equivalence, Structure
+from warp_compile.probe.compare_models import (
+    CLOCK_TITLES,
+    EXIT_CODES,
+    Clock,
+    Comparison,
+    Count,
+    Equivalence,
+    Structure,
+)
 from warp_compile.probe.models import Build, Report, Stat, Warn, WarningCode, warn
 from warp_compile.probe.render.fmt import fmt_num
 
@@ -158,37 +166,28 @@ def compare(before: Report, after: Report, *, before_label: str = "", after_labe
     st = structure(before, after, rows)
     floor = TIMING_FLOOR_MS
 
-    elapsed = _judge_clock(
-        "compile_elapsed",
-        before.compile_elapsed_ms,
-        after.compile_elapsed_ms,
-        counts_label="compiled events",
-        counts_before=st.compiled_events.before,
-        counts_after=st.compiled_events.after,
-        floor=floor,
-    )
+    def clock(
+        name: str, b: Stat, a: Stat, counts: Count, label: str = "compiled events", counts_only: str = ""
+    ) -> Clock:
+        """A clock judged on one Stat of each report, with the compiled-event counts that go with it."""
+        return _judge_clock(
+            name, b, a, counts_label=label, counts_before=counts.before, counts_after=counts.after, floor=floor,
+            counts_only=counts_only,
+        )
+
+    elapsed = clock("compile_elapsed", before.compile_elapsed_ms, after.compile_elapsed_ms, st.compiled_events)
     no_warm_compile = st.warm_compiled_events.before == 0 and st.warm_compiled_events.after == 0
-    warm = _judge_clock(
+    warm = clock(
         "warm_repeat",
         before.warm_module_ms,
         after.warm_module_ms,
-        counts_label="compiled events in the warm run",
-        counts_before=st.warm_compiled_events.before,
-        counts_after=st.warm_compiled_events.after,
-        floor=floor,
+        st.warm_compiled_events,
+        label="compiled events in the warm run",
         counts_only="neither warm run compiled, so the warm repeat only loaded cached modules"
         if no_warm_compile
         else "",
     )
-    cold = _judge_clock(
-        "cold_module",
-        before.cold_module_ms,
-        after.cold_module_ms,
-        counts_label="compiled events",
-        counts_before=st.compiled_events.before,
-        counts_after=st.compiled_events.after,
-        floor=floor,
-    )
+    cold = clock("cold_module", before.cold_module_ms, after.cold_module_ms, st.compiled_events)
     warm_compiles = (st.warm_compiled_events.before or 0) > 0 or (st.warm_compiled_events.after or 0) > 0
     if warm_compiles:
         elapsed.decisive = False

@@ -21,7 +21,7 @@ from warp_compile.probe.models import Build, CudaBuild
 from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules import cuda_replay as cr
 from warp_compile.probe.rules.context import RuleContext
-from warp_compile.probe.rules.helpers import HIGH_SHARE, is_cpu, share_of_compile, warp_key
+from warp_compile.probe.rules.helpers import HIGH_SHARE, NOTHING_COMPILED, is_cpu, ruled_out, share_of_compile, warp_key
 from warp_compile.probe.scan_models import KernelDef, LaunchFact, ScanFacts
 
 MECHANISM = "CS-5"
@@ -366,7 +366,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
     if ctx.cpu_only:
         return _not_reached(ctx, cpu_variants)
     if not builds:
-        return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal="no module was compiled in the cold run")])
+        return ruled_out(MECHANISM, NOTHING_COMPILED)
     return RuleResult(
         ruled_out=[
             RuledOut(mechanism=MECHANISM, signal="no module compiled at more than one block_dim on a CUDA device")

@@ -15,10 +15,10 @@ which a reused cache avoids too, and that is stated beside it.
 
 from __future__ import annotations
 
-from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, RuledOut, RuleResult
+from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, RuleResult
 from warp_compile.probe.models import Build
 from warp_compile.probe.rules.context import RuleContext, dedupe_locations, fmt_ms
-from warp_compile.probe.rules.helpers import median
+from warp_compile.probe.rules.helpers import median, ruled_out
 from warp_compile.probe.scan_models import CacheOp
 
 MECHANISM = "CS-2"
@@ -55,28 +55,26 @@ def _op_text(op: CacheOp) -> str:
     return op.kind
 
 
+# the fix per cache operation kind, formatted with where=the place it stands
+_OP_FIX = {
+    "clear_kernel_cache": (
+        "remove wp.clear_kernel_cache() at {where} (a new Warp version gets its own cache directory and a changed "
+        "kernel a new hash, so stale binaries are never picked up; clearing also hits other processes)"
+    ),
+    "clear_lto_cache": "remove wp.clear_lto_cache() at {where}",
+    "cache_kernels_false": "remove wp.config.cache_kernels = False at {where}",
+    "kernel_cache_dir": (
+        "drop the per-run kernel_cache_dir at {where}: let Warp use its persistent cache (default location or "
+        "WARP_CACHE_PATH), or point it at a stable directory"
+    ),
+    "cuda_cache_path": "point CUDA_CACHE_PATH at a stable directory instead of a per-run one ({where})",
+    "cache_dir_removed": "stop deleting the cache directory at {where}",
+    "cuda_cache_disable": "do not set CUDA_CACHE_DISABLE ({where})",
+}
+
+
 def _op_fix(op: CacheOp, where: str) -> str:
-    if op.kind == "clear_kernel_cache":
-        return (
-            f"remove wp.clear_kernel_cache() at {where} (a new Warp version gets its own cache directory and a changed "
-            "kernel a new hash, so stale binaries are never picked up; clearing also hits other processes)"
-        )
-    if op.kind == "clear_lto_cache":
-        return f"remove wp.clear_lto_cache() at {where}"
-    if op.kind == "cache_kernels_false":
-        return f"remove wp.config.cache_kernels = False at {where}"
-    if op.kind == "kernel_cache_dir":
-        return (
-            f"drop the per-run kernel_cache_dir at {where}: let Warp use its persistent cache (default location or "
-            "WARP_CACHE_PATH), or point it at a stable directory"
-        )
-    if op.kind == "cuda_cache_path":
-        return f"point CUDA_CACHE_PATH at a stable directory instead of a per-run one ({where})"
-    if op.kind == "cache_dir_removed":
-        return f"stop deleting the cache directory at {where}"
-    if op.kind == "cuda_cache_disable":
-        return f"do not set CUDA_CACHE_DISABLE ({where})"
-    return f"review {where}"
+    return _OP_FIX.get(op.kind, "review {where}").format(where=where)
 
 
 def _warm_compiled(ctx: RuleContext) -> tuple[list[Build], list[float], list[float]]:
@@ -247,7 +245,7 @@ def _ruled_out(ctx: RuleContext, ops: list[CacheOp], warm_measured: bool) -> Rul
         if idle:
             sites = ", ".join(f"{ctx.rel(op.file)}:{op.line}" for op in idle[:3])
             signal += f"; the cache-defeating code the scan found ({sites}) did not run in this command"
-    return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal=signal)])
+    return ruled_out(MECHANISM, signal)
 
 
 def _lto_clear_finding(ctx: RuleContext, calls: list, ops: list[CacheOp]) -> RuleResult:

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import re
 
-from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, RuledOut, RuleResult
+from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, RuleResult
 from warp_compile.probe.models import ApiCall, Build
 from warp_compile.probe.render.fmt import fmt_ms, fmt_span
 from warp_compile.probe.rules.context import RuleContext, dedupe_locations
-from warp_compile.probe.rules.helpers import is_cpu
+from warp_compile.probe.rules.helpers import is_cpu, ruled_out
 from warp_compile.probe.scan_models import LoadCallFact, SettingFact
 
 MECHANISM = "CS-8"
@@ -135,7 +135,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
                 f" (wp.config.load_module_max_workers = {setting.value} at {setting.file}:{setting.line} "
                 "is set, but no load call in the sources uses it; lazy launches load serially)"
             )
-        return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal=signal)])
+        return ruled_out(MECHANISM, signal)
 
     evidence: list[Evidence] = []
     locations: list[Location] = []

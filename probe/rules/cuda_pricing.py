@@ -8,7 +8,9 @@ except that CS-10 is not called small when its measured CUDA cost is material (s
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 
 from warp_compile.probe.diagnosis_models import Evidence, NotReached, RuledOut, RuleResult
 from warp_compile.probe.models import CudaBuild, Report
@@ -86,6 +88,21 @@ def _backward_total(report: Report, modules: list[str]) -> tuple[float, list[str
     return total, facts
 
 
+_Adjust = Callable[[RuleContext, RuleResult, str], RuleResult]  # (ctx, the rule's result, where the builds came from)
+
+
+def _on_cuda(adjust: _Adjust) -> Callable[[RuleContext, RuleResult], RuleResult]:
+    """The rule's CUDA adjustment runs only when the report holds CUDA builds; `src` says where they came from."""
+
+    @functools.wraps(adjust)
+    def run(ctx: RuleContext, result: RuleResult) -> RuleResult:
+        if not builds(ctx.report):
+            return result
+        return adjust(ctx, result, where(ctx.report))
+
+    return run
+
+
 def backward_pays(ctx: RuleContext, modules: list[str]) -> bool:
     """Whether the CUDA builds show a material backward cost for these modules (share of all CUDA build time)."""
     total = sum(b.ms for b in builds(ctx.report))
@@ -93,12 +110,10 @@ def backward_pays(ctx: RuleContext, modules: list[str]) -> bool:
     return total > 0 and cost / total >= MEDIUM_SHARE  # the share CS-10 asks of the CPU compile
 
 
-def cs10(ctx: RuleContext, result: RuleResult) -> RuleResult:
+@_on_cuda
+def cs10(ctx: RuleContext, result: RuleResult, src: str) -> RuleResult:
     """CS-10's findings carry the CUDA cost of the backward code; a ruled-out says what the CUDA builds showed."""
     report = ctx.report
-    if not builds(report):
-        return result
-    src = where(report)
     cuda_total = sum(b.ms for b in builds(report))
     for f in result.findings:
         cost, facts = _backward_total(report, f.modules)
@@ -126,12 +141,10 @@ def cs10(ctx: RuleContext, result: RuleResult) -> RuleResult:
 # ---------------------------------------------------------------------------------------------- CS-11
 
 
-def cs11(ctx: RuleContext, result: RuleResult) -> RuleResult:
+@_on_cuda
+def cs11(ctx: RuleContext, result: RuleResult, src: str) -> RuleResult:
     """CS-11's findings name the CUDA source size and NVRTC time of the modules that unroll (no saving claimed)."""
     report = ctx.report
-    if not builds(report):
-        return result
-    src = where(report)
     for f in result.findings:
         mine = [b for b in builds(report) if b.module in f.modules]
         if not mine:
@@ -154,12 +167,10 @@ def cs11(ctx: RuleContext, result: RuleResult) -> RuleResult:
 # ---------------------------------------------------------------------------------------------- CS-12
 
 
-def cs12(ctx: RuleContext, result: RuleResult) -> RuleResult:
+@_on_cuda
+def cs12(ctx: RuleContext, result: RuleResult, src: str) -> RuleResult:
     """CS-12 on CUDA: the NVRTC header exists only below toolkit 13; the replay records the toolkit."""
     report = ctx.report
-    if not builds(report):
-        return result
-    src = where(report)
     major = toolkit_major(report)
     nvrtc = sum(b.phases.get("nvrtc", 0.0) for b in builds(report))
     no_param = report.cuda_replay is not None and report.cuda_replay.nvrtc_pch is False

@@ -1,5 +1,5 @@
 """Small helpers every rule shares, defined once: Warp's kernel key, the CPU test, option truth, the first load of a
-module, an options dict as source text, and the one sentence that names a rebuild.
+module, an options dict as source text, the one sentence that names a rebuild, and a ruled-out result.
 
 Nothing here reads the file system or another rule; `context.py` re-exports `warp_key` and `norm_value`.
 """
@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from warp_compile.probe.diagnosis_models import Cause, Evidence, HashChange
+from warp_compile.probe.diagnosis_models import Cause, Evidence, HashChange, RuledOut, RuleResult
 from warp_compile.probe.models import Build
 from warp_compile.probe.render.fmt import fmt_ms  # noqa: F401 (re-exported for the rules)
 from warp_compile.probe.stats import band, median
@@ -39,6 +39,8 @@ __all__ = [
     "events_by_module",
     "rebuild_evidence",
     "rebuilt_sentence",
+    "ruled_out",
+    "NOTHING_COMPILED",
     "severity_of_share",
     "share_of_compile",
     "sized_here",
@@ -95,6 +97,14 @@ def sized_here(ctx: RuleContext, changes: list[HashChange], mechanism: str) -> t
         for owner, seqs in sorted(others.items())
     )
     return mine, note
+
+
+NOTHING_COMPILED = "no module was compiled in the cold run"
+
+
+def ruled_out(mechanism: str, signal: str) -> RuleResult:
+    """A rule's whole result when its mechanism did not fire: one ruled-out line saying what was looked at."""
+    return RuleResult(ruled_out=[RuledOut(mechanism=mechanism, signal=signal)])
 
 
 def warp_key(qualname: str) -> str:

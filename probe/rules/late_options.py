@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from warp_compile.probe.diagnosis_models import Cause, Evidence, Finding, HashChange, Location, RuledOut, RuleResult
+from warp_compile.probe.diagnosis_models import Cause, Evidence, Finding, HashChange, Location, RuleResult
 from warp_compile.probe.models import Build
 from warp_compile.probe.rules.context import (
     LateConfig,
@@ -37,6 +37,7 @@ from warp_compile.probe.rules.helpers import (
     first_load,
     literal_dict,
     rebuild_evidence,
+    ruled_out,
     share_of_compile,
     sized_here,
 )
@@ -46,6 +47,11 @@ MECHANISM = "CS-3"
 OWN_DEADLINE_OPTIONS = frozenset(
     {"max_unroll", "lineinfo", "deterministic", "deterministic_max_records", "compile_time_trace"}
 )  # enable_backward is copied at creation too, but its deadline is reported by CS-10
+
+
+def _build_evidence(b: Build, what: str) -> Evidence:
+    """`build #n of <module> (<hash>) <what>`, citing that build and its ms."""
+    return Evidence(fact=f"build #{b.seq} of {b.module} ({b.hash_short}) {what}", builds=[b.seq], ms=b.ms)
 
 
 # ---------------------------------------------------------------------------------------------- 1. after first load
@@ -236,12 +242,7 @@ def _deadline_finding(ctx: RuleContext, late: LateConfig) -> Finding:
     for b in late.builds:
         mv, cv = b.config_shadow.get(f.name, ["?", "?"])[:2]
         evidence.append(
-            Evidence(
-                fact=f"build #{b.seq} of {b.module} ({b.hash_short}) used {f.name}={mv} while wp.config.{f.name} "
-                f"was {cv}: the assignment never reached it",
-                builds=[b.seq],
-                ms=b.ms,
-            )
+            _build_evidence(b, f"used {f.name}={mv} while wp.config.{f.name} was {cv}: the assignment never reached it")
         )
     first_import = late.imports[0] if late.imports else None
     move = (
@@ -352,15 +353,8 @@ def _noop_findings(ctx: RuleContext) -> list[Finding]:
                 if k in b.options and norm_value(b.options[k]) != norm_value(v)
             }
             if absent:
-                evidence.append(
-                    Evidence(
-                        fact=f"build #{b.seq} of {b.module} ({b.hash_short}) ran with "
-                        + ", ".join(f"{k}={v}" for k, v in absent.items())
-                        + ": the options set here never reached it",
-                        builds=[b.seq],
-                        ms=b.ms,
-                    )
-                )
+                ran = ", ".join(f"{k}={v}" for k, v in absent.items())
+                evidence.append(_build_evidence(b, f"ran with {ran}: the options set here never reached it"))
         if named_targets:
             first = sorted(named_targets)
             stmts = " and ".join(f'`wp.get_module("{m}").options.update({opts})`' for m in first[:2])
@@ -677,4 +671,4 @@ def evaluate(ctx: RuleContext) -> RuleResult:
         if unconfirmed:
             sites = ", ".join(f"{ctx.rel(x.fact.file)}:{x.fact.line}" for x in unconfirmed[:3])
             signal += f" (late assignments at {sites} did not show in any build)"
-    return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal=signal)])
+    return ruled_out(MECHANISM, signal)

@@ -14,7 +14,14 @@ from warp_compile.probe.models import Build
 from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules import cuda_replay as cr
 from warp_compile.probe.rules.context import RuleContext
-from warp_compile.probe.rules.helpers import MEDIUM_SHARE, is_cpu, share_of_compile, warp_key
+from warp_compile.probe.rules.helpers import (
+    MEDIUM_SHARE,
+    NOTHING_COMPILED,
+    is_cpu,
+    ruled_out,
+    share_of_compile,
+    warp_key,
+)
 from warp_compile.probe.scan_models import ScanFacts, TileOpFact
 
 MECHANISM = "CS-7"
@@ -172,17 +179,17 @@ def evaluate(ctx: RuleContext) -> RuleResult:
         signal = "no MathDx tile operation (tile_matmul, tile_fft, tile_cholesky, ...) in the sources"
         if tile_ops:
             signal += f"; the {len(tile_ops)} tile operation(s) present do not go through MathDx"
-        return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal=signal)])
+        return ruled_out(MECHANISM, signal)
 
     cuda = [b for b in compiled if not is_cpu(b.device)]
     if not cuda:
-        signal = "no CUDA module was compiled" if compiled else "no module was compiled in the cold run"
-        return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal=signal)])
+        signal = "no CUDA module was compiled" if compiled else NOTHING_COMPILED
+        return ruled_out(MECHANISM, signal)
     if not mathdx and report.lto_artifacts == 0:
         signal = "no MathDx tile operation in the sources and no .lto artifacts in the cache"
         if tile_ops:
             signal = f"tile operations present ({len(tile_ops)}) but none goes through MathDx; no .lto artifacts"
-        return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal=signal)])
+        return ruled_out(MECHANISM, signal)
 
     # Modules that hold the MathDx ops (from the scan), or, without a scan match, the modules with a large gap.
     suspects: list[tuple[Build, list[TileOpFact]]] = []

@@ -19,11 +19,11 @@ import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from warp_compile.probe.diagnosis_models import Evidence, Finding, RuledOut, RuleResult
+from warp_compile.probe.diagnosis_models import Evidence, Finding, RuleResult
 from warp_compile.probe.hashdiff import unique_family
 from warp_compile.probe.models import Build
 from warp_compile.probe.rules.context import RuleContext, dedupe_locations, fmt_ms, norm_value
-from warp_compile.probe.rules.helpers import literal_dict, median
+from warp_compile.probe.rules.helpers import literal_dict, median, ruled_out
 from warp_compile.probe.scan_models import ModuleOptionsFact
 
 MECHANISM = "CS-4"
@@ -284,4 +284,4 @@ def evaluate(ctx: RuleContext) -> RuleResult:
         else f"fewer than {MIN_MODULES} small modules built once from one function or file "
         f"({len(modules)} module(s) loaded, {len(cands)} small)"
     )
-    return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal=why)])
+    return ruled_out(MECHANISM, why)

@@ -16,12 +16,21 @@ from __future__ import annotations
 
 import re
 
-from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, NotReached, RuledOut, RuleResult
+from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, NotReached, RuleResult
 from warp_compile.probe.models import Build, PchBuild
 from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules import cuda_pricing
 from warp_compile.probe.rules.context import RuleContext
-from warp_compile.probe.rules.helpers import HIGH_SHARE, is_cpu, is_false, median, pch_off, share_of_compile
+from warp_compile.probe.rules.helpers import (
+    HIGH_SHARE,
+    NOTHING_COMPILED,
+    is_cpu,
+    is_false,
+    median,
+    pch_off,
+    ruled_out,
+    share_of_compile,
+)
 from warp_compile.probe.scan_models import SettingFact
 
 MECHANISM = "CS-12"
@@ -368,12 +377,12 @@ def _evaluate(ctx: RuleContext) -> RuleResult:
         return RuleResult(findings=[inverse])
 
     if not compiled:
-        signal = "no module was compiled in the cold run"
+        signal = NOTHING_COMPILED
         if scan_off:
             signal += "; the sources set use_precompiled_headers False at " + ", ".join(
                 f"{s.file}:{s.line}" for s in scan_off
             )
-        return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal=signal)])
+        return ruled_out(MECHANISM, signal)
 
     native = sum(b.native_ms for b in compiled)
     signal = "use_precompiled_headers is not False for any compiled module"
@@ -393,7 +402,7 @@ def _evaluate(ctx: RuleContext) -> RuleResult:
             )
         if pch_ms > native and not any(is_cpu(b.device) for b in compiled):
             signal += "; the CUDA header costs more than the modules, but this warp ships NVRTC 13 (no header)"
-    return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal=signal)])
+    return ruled_out(MECHANISM, signal)
 
 
 def evaluate(ctx: RuleContext) -> RuleResult:

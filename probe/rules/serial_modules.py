@@ -16,7 +16,7 @@ from warp_compile.probe.models import Build
 from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules import cuda_replay as cr
 from warp_compile.probe.rules.context import RuleContext
-from warp_compile.probe.rules.helpers import MEDIUM_SHARE, is_cpu, share_of_compile
+from warp_compile.probe.rules.helpers import MEDIUM_SHARE, NOTHING_COMPILED, is_cpu, ruled_out, share_of_compile
 from warp_compile.probe.stats import overlap_factor
 
 MECHANISM = "CS-13"
@@ -85,7 +85,7 @@ def _replay(ctx: RuleContext) -> RuleResult | None:
     where = cr.origin(report)
     if len(per) < 2:
         signal = f"only one module built for {where}: nothing to overlap"
-        return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal=signal)])
+        return ruled_out(MECHANISM, signal)
     if conc is None or conc.error or conc.errors or conc.wall_ms <= 0:
         return None  # no usable concurrent measurement: judge from the builds as before
     total, largest = sum(per.values()), max(per.values())
@@ -116,9 +116,7 @@ def _replay(ctx: RuleContext) -> RuleResult | None:
                 "cores are idle"
             )
             return RuleResult(not_reached=[NotReached(mechanism=MECHANISM, reason=reason)])
-        return RuleResult(
-            ruled_out=[RuledOut(mechanism=MECHANISM, signal=f"measured, overlapping does not pay here: {measured}")]
-        )
+        return ruled_out(MECHANISM, f"measured, overlapping does not pay here: {measured}")
     groups: dict[int | None, list[str]] = defaultdict(list)
     for b in builds:
         if b.module not in groups[b.block_dim]:
@@ -182,7 +180,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
             return result
     compiled = ctx.compiled
     if not compiled:
-        return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal="no module was compiled in the cold run")])
+        return ruled_out(MECHANISM, NOTHING_COMPILED)
 
     cuda = [b for b in compiled if not is_cpu(b.device)]
     cpu = [b for b in compiled if is_cpu(b.device)]

@@ -26,11 +26,11 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, RuledOut, RuleResult
+from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, RuleResult
 from warp_compile.probe.hashdiff import unique_family
 from warp_compile.probe.models import Build
 from warp_compile.probe.rules.context import RuleContext, dedupe_locations, fmt_ms, warp_key
-from warp_compile.probe.rules.helpers import app_side_options, installed_owners, median
+from warp_compile.probe.rules.helpers import app_side_options, installed_owners, median, ruled_out
 from warp_compile.probe.scan_models import FactoryCallFact, KernelDef
 
 MECHANISM = "CS-9"
@@ -231,7 +231,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
             signal += f" ({len(builds)} stable module(s), fewer than {MIN_MODULES})"
             if left:
                 signal += "; " + _left_unique_text(left)
-        return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal=signal)])
+        return ruled_out(MECHANISM, signal)
 
     n = len(builds)
     med = median([b.ms for b in builds])

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import math
 
-from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, RuledOut, RuleResult
+from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, RuleResult
 from warp_compile.probe.models import Build
 from warp_compile.probe.rules import cuda_pricing
 from warp_compile.probe.rules.context import RuleContext, dedupe_locations
-from warp_compile.probe.rules.helpers import warp_key
+from warp_compile.probe.rules.helpers import NOTHING_COMPILED, ruled_out, warp_key
 from warp_compile.probe.scan_models import LoopFact, ScanFacts, SettingFact
 
 MECHANISM = "CS-11"
@@ -122,7 +122,7 @@ def _describe(scan: ScanFacts | None, loops: list[LoopFact], lp: LoopFact, budge
 def _evaluate(ctx: RuleContext) -> RuleResult:
     compiled = ctx.compiled
     if not compiled:
-        return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal="no module was compiled in the cold run")])
+        return ruled_out(MECHANISM, NOTHING_COMPILED)
     scan = ctx.scan
     settings = _unroll_settings(scan)
     raised_settings = [s for s in settings if (_int(s.value) or 0) > DEFAULT_MAX_UNROLL]
@@ -157,7 +157,7 @@ def _evaluate(ctx: RuleContext) -> RuleResult:
                 + ", ".join(f"{s.file}:{s.line} = {s.value}" for s in raised_settings)
                 + ") but no compiled module carries the raised value (set after the modules were created? see CS-3)"
             )
-        return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal=signal)])
+        return ruled_out(MECHANISM, signal)
 
     evidence: list[Evidence] = []
     locations: list[Location] = []

@@ -48,10 +48,12 @@ from warp_compile.probe.rules.context import RuleContext
 from warp_compile.probe.rules.entry_fix import LINE, entry_line_fix, module_lines
 from warp_compile.probe.rules.helpers import (
     MEDIUM_SHARE,
+    NOTHING_COMPILED,
     is_false,
     material,
     noise_ms,
     reached,
+    ruled_out,
     warp_key,
 )
 from warp_compile.probe.scan_models import (
@@ -136,6 +138,14 @@ def _has_backward(b: Build) -> bool:
 def _late_shadow(b: Build) -> bool:
     sh = b.config_shadow.get("enable_backward")
     return bool(sh) and len(sh) == 2 and sh[0].strip() == "True" and sh[1].strip() in ("False", "0")
+
+
+def _entry_fix(ctx: RuleContext, why: str, locations: list[Location]) -> str:
+    """The entry-point fix; the entry point's location, when it is the project's, joins `locations`."""
+    fix, where = entry_line_fix(ctx, why)
+    if where is not None:
+        locations.append(where)
+    return fix
 
 
 def _defs_for(scan: ScanFacts | None, keys: set[str], module: str) -> list[KernelDef]:
@@ -328,7 +338,7 @@ def _ruled_out_for(m: _Module) -> RuledOut:
 def _evaluate(ctx: RuleContext) -> RuleResult:
     compiled = ctx.compiled
     if not compiled:
-        return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal="no module was compiled in the cold run")])
+        return ruled_out(MECHANISM, NOTHING_COMPILED)
     mods = _collect(ctx)
     if not mods:
         signal = "no compiled module generated backward code (backward_in_source / enable_backward False)"
@@ -339,7 +349,7 @@ def _evaluate(ctx: RuleContext) -> RuleResult:
                 + ", ".join(f"#{s}" for s in earlier)
                 + " did, and a rebuild superseded them"
             )
-        return RuleResult(ruled_out=[RuledOut(mechanism=MECHANISM, signal=signal)])
+        return ruled_out(MECHANISM, signal)
 
     ruled: list[RuledOut] = []
     targets: list[_Module] = []
@@ -497,19 +507,15 @@ def _evaluate(ctx: RuleContext) -> RuleResult:
                     "module is created forward-only. Moving it back reverts it."
                 )
             else:
-                fix, where = entry_line_fix(
+                fix = _entry_fix(
                     ctx, "a package imported before the assignment already created the kernel modules, so the "
-                    "assignment reaches only modules created after it"
+                    "assignment reaches only modules created after it", locations
                 )
-                if where is not None:
-                    locations.append(where)
         else:
-            fix, where = entry_line_fix(
+            fix = _entry_fix(
                 ctx, "wp.config.enable_backward was set to False after these modules were created (build "
-                "config_shadow), but the scan did not find the assignment"
+                "config_shadow), but the scan did not find the assignment", locations
             )
-            if where is not None:
-                locations.append(where)
         for m in late_mods:
             evidence.append(
                 Evidence(
@@ -598,9 +604,7 @@ def _evaluate(ctx: RuleContext) -> RuleResult:
         title = "Backward code is generated and compiled for kernels that nothing differentiates"
     else:
         why = "the scan could not place it after a specific import"
-        fix, where = entry_line_fix(ctx, why)
-        if where is not None:
-            locations.append(where)
+        fix = _entry_fix(ctx, why, locations)
         if entry is not None and first_import is not None:
             locations.append(
                 ctx.loc(first_import.file, first_import.line, "after this import, before the first launch")
