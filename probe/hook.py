@@ -10,6 +10,7 @@ wrapped; launches are observed from `ModuleExec.get_kernel_hooks`, which `launch
 """
 
 import atexit
+import itertools
 import json
 import os
 import sys
@@ -29,14 +30,15 @@ _state = {
     "installed": False,
     "warp_dir": None,
     "bulk_origin": None,  # (trigger dict) while a user's force_load runs worker threads
-    "pending_launch": None,  # run-length encoded launch awaiting its end
-    "launch_records": 0,
-    "launch_total": 0,
+    "overflow": itertools.count(1),  # launches of signatures beyond _MAX_LAUNCH_RECORDS
     "in_clear": 0,
     "errors_reported": set(),
 }
 _STDLIB_DIRS = ()
 _site_cache = {}
+_launch_counters = {}  # cheap launch signature -> counter (shared by signatures with the same readable record)
+_launch_ids = {}  # readable launch record (JSON) -> its index in _launch_list
+_launch_list = []  # one itertools.count per recorded launch record, in first-seen order
 _COPIED_AT_CREATION = (
     "enable_backward",
     "max_unroll",
@@ -51,14 +53,12 @@ def _now_ms():
     return (time.perf_counter() - _T0) * 1000.0
 
 
-def _emit(kind, payload, flush_launch=True):
+def _emit(kind, payload):
     """Append one JSON line; a single os.write keeps lines whole when threads or child processes share the file."""
     global _fd
     if _OUT is None:
         return
     with _lock:
-        if flush_launch and kind != "launch":
-            _flush_launch()
         _seq[0] += 1
         payload["kind"] = kind
         payload["seq"] = _seq[0]
@@ -164,11 +164,15 @@ def _api_name(qualname):
 
 class _Load:
     __slots__ = (
-        "t0", "mark", "stack", "phases", "ran", "source_bytes", "backward", "backward_bytes", "pch_ms", "pch_files"
+        "t0", "mark", "stack", "phases", "ran", "source_bytes", "backward", "backward_bytes", "pch_ms", "pch_files",
+        "module", "announced", "spans",
     )
 
-    def __init__(self, t0=None):
+    def __init__(self, t0=None, module=None):
         self.t0 = time.perf_counter() if t0 is None else t0
+        self.module = module
+        self.announced = False
+        self.spans = []  # [phase, start, end] of each outermost phase call, for the timeline
         self.mark = self.t0
         self.stack = []
         self.phases = {}
@@ -185,14 +189,54 @@ class _Load:
         self.mark = now
 
 
+_LOAD_CODE = [None]  # code object of the Module.load wrapper
+_active_loads = {}  # id(frame of a running Module.load wrapper) -> _Load, created when its first phase runs
+
+
 def _current_load():
-    """The load in progress on this thread. Loads start as a bare start time and get a record only when a phase
-    runs, so the fast path of an already loaded module (every launch) allocates nothing."""
-    cur = getattr(_tls, "load", None)
-    if cur is not None and cur.__class__ is float:
-        cur = _Load(cur)
-        _tls.load = cur
+    """The Module.load in progress on this thread, found by walking up to the load wrapper's frame.
+
+    The wrapper itself stores nothing (every launch goes through it); a record exists only once a phase runs
+    inside a load, so the fast path of an already loaded module costs one clock read and one dict lookup.
+    """
+    code = _LOAD_CODE[0]
+    f = sys._getframe(2)  # skip this function and the phase wrapper
+    while f is not None:
+        if f.f_code is code:
+            loc = f.f_locals
+            t0 = loc.get("t0")
+            cur = _active_loads.get(id(f))
+            if cur is None or cur.t0 != t0:  # none yet, or left by an earlier load whose frame had this address
+                cur = _Load(t0, loc.get("self"))
+                _active_loads[id(f)] = cur
+            return cur
+        f = f.f_back
+    return None
+
+
+def _take_load(frame, t0, module):
+    """The record the phases of this load filled (or a bare one), removed from the active set."""
+    cur = _active_loads.pop(id(frame), None)
+    if cur is None or cur.t0 != t0:
+        cur = _Load(t0, module)
     return cur
+
+
+_ANNOUNCED_PHASES = {"codegen": "compile", "native": "compile", "native_load": "load"}
+
+
+def _announce(cur, phase):
+    """A real build has begun (codegen or native work, not a re-hash): tell the parent now, for live progress."""
+    cur.announced = True
+    module = cur.module
+    _emit(
+        "load_start",
+        {
+            "module": str(getattr(module, "name", "")),
+            "what": _ANNOUNCED_PHASES[phase],
+            "start_ms": round((cur.t0 - _T0) * 1000.0, 3),
+        },
+    )
 
 
 def _phase_wrap(phase, fn):
@@ -200,7 +244,14 @@ def _phase_wrap(phase, fn):
         cur = _current_load()
         if cur is None:
             return fn(*args, **kwargs)
-        cur.charge(time.perf_counter())
+        if not cur.announced and phase in _ANNOUNCED_PHASES:
+            try:
+                _announce(cur, phase)
+            except Exception as exc:
+                _hook_error("load_start", exc)
+        start = time.perf_counter()
+        cur.charge(start)
+        outermost = not cur.stack
         cur.stack.append(phase)
         cur.ran.add(phase)
         try:
@@ -211,14 +262,26 @@ def _phase_wrap(phase, fn):
                 _note_source(cur, result[0])
             return result
         finally:
-            cur.charge(time.perf_counter())
+            end = time.perf_counter()
+            cur.charge(end)
             cur.stack.pop()
+            if outermost:
+                _add_span(cur, phase, start, end)
 
     wrapper.__warp_compile_hook__ = True
     wrapper.__wrapped__ = fn
     wrapper.__name__ = getattr(fn, "__name__", "wrapper")
     wrapper.__doc__ = getattr(fn, "__doc__", None)
     return wrapper
+
+
+def _add_span(cur, phase, start, end):
+    """Consecutive calls of one phase (ModuleBuilder.__init__, codegen, build_meta) make one span."""
+    spans = cur.spans
+    if spans and spans[-1][0] == phase and start - spans[-1][2] < 0.0005:
+        spans[-1][2] = end
+    else:
+        spans.append([phase, start, end])
 
 
 def _note_source(cur, src):
@@ -255,6 +318,7 @@ def _native_wrap(fn):
             except Exception:
                 before = None
         t0_ns = time.time_ns()
+        t0 = time.perf_counter()
         result = inner(*args, **kwargs)
         if cur is not None and before is not None:
             try:
@@ -264,7 +328,7 @@ def _native_wrap(fn):
                         continue
                     ms = max(0.0, (os.stat(path).st_mtime_ns - t0_ns) / 1e6)
                     cur.pch_ms += ms
-                    cur.pch_files.append((name, ms))
+                    cur.pch_files.append((name, ms, t0))
             except Exception as exc:
                 _hook_error("pch", exc)
         return result
@@ -380,68 +444,52 @@ def _source_on_disk(cfg, module_name, hash_hex):
     return None
 
 
-class _SeenExecs:
-    """ModuleExec objects already reported: a load that returns one of them was the fast path, not a build.
-
-    Weak references, so the hook never keeps an unloaded module alive; ids only if the class refuses weakrefs.
-    """
-
-    def __init__(self):
-        import weakref
-
-        self._weak = weakref.WeakSet()
-        self._ids = set()
-
-    def __contains__(self, obj):
-        try:
-            return obj in self._weak
-        except TypeError:
-            return id(obj) in self._ids
-
-    def add(self, obj):
-        try:
-            self._weak.add(obj)
-        except TypeError:
-            self._ids.add(id(obj))
+_seen_execs = {}  # id(ModuleExec) -> weak reference (or the id itself when the class refuses weak references)
 
 
-_seen_execs = _SeenExecs()
+def _mark_seen(result):
+    import weakref
+
+    try:
+        _seen_execs[id(result)] = weakref.ref(result)
+    except TypeError:
+        _seen_execs[id(result)] = id(result)
 
 
 def _make_load_wrapper(orig, warp_mod):
+    clock = time.perf_counter
+    seen = _seen_execs
+    getframe = sys._getframe
+
     def load(self, *args, **kwargs):
-        outer = getattr(_tls, "load", None)
-        _tls.load = time.perf_counter()
+        t0 = clock()  # read by _current_load from this frame
         try:
             result = orig(self, *args, **kwargs)
         except BaseException as exc:
-            rec = _current_load()
-            _tls.load = outer
             try:
-                _record_load(self, args, kwargs, None, rec, exc, warp_mod)
+                _record_load(self, args, kwargs, None, _take_load(getframe(), t0, self), exc, warp_mod)
             except Exception as hexc:
                 _hook_error("load.error", hexc)
             raise
-        rec = _tls.load
-        _tls.load = outer
+        # fast path (an already loaded module, every launch): one dict lookup
+        ref = seen.get(id(result))
+        if ref is not None and (ref.__class__ is int or ref() is result):
+            return result
         try:
+            rec = _take_load(getframe(), t0, self)
             if result is None:  # <= 1.16 after a failed build: report the skip once per module
                 skipped = _state.setdefault("skipped", set())
                 if self.name not in skipped:
                     skipped.add(self.name)
-                    _record_load(self, args, kwargs, None, _Load(rec) if rec.__class__ is float else rec, None,
-                                 warp_mod)
+                    _record_load(self, args, kwargs, None, rec, None, warp_mod)
                 return result
-            if result in _seen_execs:
-                return result
-            _seen_execs.add(result)
-            if rec.__class__ is float:
-                rec = _Load(rec)
+            _mark_seen(result)
             _record_load(self, args, kwargs, result, rec, None, warp_mod)
         except Exception as hexc:
             _hook_error("load", hexc)
         return result
 
+    _LOAD_CODE[0] = load.__code__
     load.__warp_compile_hook__ = True
     load.__wrapped__ = orig
     load.__name__ = "load"
@@ -519,6 +567,7 @@ def _record_load(module, args, kwargs, result, rec, exc, warp_mod):
         "backward_source_bytes": rec.backward_bytes,
         "start_ms": round((rec.t0 - _T0) * 1000.0, 3),
         "end_ms": round((end - _T0) * 1000.0, 3),
+        "spans": [[p, round((a - _T0) * 1000.0, 3), round((b - _T0) * 1000.0, 3)] for p, a, b in rec.spans],
         "trigger": _trigger(3),
         "kernel_cache_dir": str(getattr(cfg, "kernel_cache_dir", "") or ""),
         "cache_kernels": getattr(cfg, "cache_kernels", None),
@@ -527,8 +576,17 @@ def _record_load(module, args, kwargs, result, rec, exc, warp_mod):
     if exc is not None:
         event["error"] = ("%s: %s" % (type(exc).__name__, exc))[:500]
     _emit("load", event)
-    for name, ms in rec.pch_files:
-        _emit("pch", {"ms": round(ms, 3), "file": name, "during_module": module.name, "during_seq": _seq[0]})
+    for name, ms, t0 in rec.pch_files:
+        _emit(
+            "pch",
+            {
+                "ms": round(ms, 3),
+                "file": name,
+                "during_module": module.name,
+                "during_seq": _seq[0],
+                "start_ms": round((t0 - _T0) * 1000.0, 3),
+            },
+        )
 
 
 # ---------------------------------------------------------------------------------------------- launches
@@ -551,13 +609,26 @@ def _dtype_name(a):
 
 
 def _make_hooks_wrapper(orig):
+    """Count launches by a cheap signature: the kernel hooks Warp returns (one per kernel and module exec, so per
+    kernel, device and block_dim), the calling code object and its bytecode offset.
+
+    Only the first launch of a signature reads `launch`'s locals (dim, dtypes, adjoint...), which costs
+    microseconds on Python 3.11; repeats cost a frame lookup, one tuple, one dict lookup and one counter step.
+    Later launches from the same call site with other dims (or adjoint flag) count into that first record.
+    """
+    counters = _launch_counters
+    getframe = sys._getframe
+
     def get_kernel_hooks(self, kernel, *args, **kwargs):
         result = orig(self, kernel, *args, **kwargs)
         try:
-            frame = sys._getframe(1)
-            code = frame.f_code
-            if code.co_name == "launch" and _state["warp_dir"] and code.co_filename.startswith(_state["warp_dir"]):
-                _record_launch(frame, kernel)
+            caller = getframe(2)
+            sig = (id(result), id(caller.f_code), caller.f_lasti)
+            counter = counters.get(sig)
+            if counter is None:
+                _first_launch(sig, getframe(1), kernel, self)
+            else:
+                next(counter)
         except Exception as exc:
             _hook_error("launch", exc)
         return result
@@ -580,34 +651,39 @@ def _norm_dim(dim):
             return []
 
 
-def _arg_sig(a):
-    return (type(a), getattr(a, "dtype", None), getattr(a, "ndim", None))
+class _Ignored:
+    """Counter of a signature that is not a `wp.launch` (another caller of get_kernel_hooks): never reported."""
+
+    __slots__ = ()
+
+    def __next__(self):
+        return 0
 
 
-def _record_launch(frame, kernel):
-    """Compare a cheap signature with the pending run first; build the readable record only for a new shape."""
+_IGNORED = _Ignored()
+
+
+def _first_launch(sig, frame, kernel, exec_):
+    """A new signature: build the readable record (from `launch`'s locals) once, and share one counter among all
+    signatures with the same record (e.g. the same line after a rebuild gave a new module exec)."""
+    code = frame.f_code
+    wd = _state["warp_dir"]
+    if code.co_name != "launch" or not wd or not code.co_filename.startswith(wd):
+        _launch_counters[sig] = _IGNORED
+        return
     loc = frame.f_locals
     args = loc.get("fwd_args")
     if args is None:
         args = list(loc.get("inputs") or []) + list(loc.get("outputs") or [])
     caller = frame.f_back
     dim = loc.get("dim")
-    if isinstance(dim, list):
-        dim = tuple(dim)
     device = loc.get("device")
+    if device is None:
+        device = getattr(exec_, "device", None)
     block_dim = loc.get("block_dim")
     adjoint = loc.get("adjoint", False)
-    key = (caller.f_code, caller.f_lineno) if caller is not None else None
-    # no strong reference to the kernel: holding one would keep a dropped closure kernel live in Warp's module
-    # kernel set and change what the app compiles next
-    sig = (id(kernel), kernel.key, dim, device, block_dim, adjoint, key, tuple(map(_arg_sig, args)))
-    with _lock:
-        _state["launch_total"] += 1
-        pending = _state["pending_launch"]
-        if pending is not None and pending[2] == sig:
-            pending[1] += 1
-            return
     tiled = caller is not None and caller.f_code.co_name == "launch_tiled"
+    key = (caller.f_code, caller.f_lineno) if caller is not None else None
     site = _site_cache.get(key)
     if site is None:
         site, _api = _user_site(caller)
@@ -625,26 +701,32 @@ def _record_launch(frame, kernel):
         "site": {"file": site["file"], "line": site["line"], "function": site["function"]} if site else None,
     }
     with _lock:
-        pending = _state["pending_launch"]
-        if pending is not None and pending[0] == rec:
-            pending[1] += 1  # same readable record through another signature (e.g. an equal new array)
-            pending[2] = sig
+        if sig in _launch_counters:  # another thread got here first
+            next(_launch_counters[sig])
             return
-        _flush_launch()
-        if _state["launch_records"] >= _MAX_LAUNCH_RECORDS:
-            return
-        _state["pending_launch"] = [rec, 1, sig]
+        rkey = json.dumps(rec, sort_keys=True, default=str)
+        lid = _launch_ids.get(rkey)
+        if lid is None:
+            if len(_launch_ids) >= _MAX_LAUNCH_RECORDS:
+                counter = _state["overflow"]
+            else:
+                lid = len(_launch_ids)
+                _launch_ids[rkey] = lid
+                counter = itertools.count(1)
+                _launch_list.append(counter)
+                rec["lid"] = lid
+                _emit("launch", rec)
+        else:
+            counter = _launch_list[lid]
+        next(counter)
+        _launch_counters[sig] = counter
 
 
-def _flush_launch():
-    pending = _state["pending_launch"]
-    if pending is None:
-        return
-    _state["pending_launch"] = None
-    _state["launch_records"] += 1
-    payload = dict(pending[0])
-    payload["count"] = pending[1]
-    _emit("launch", payload, flush_launch=False)
+def _launch_counts():
+    """Launches per recorded signature so far (reading an itertools.count advances it: read once, at exit)."""
+    counts = [next(c) - 1 for c in _launch_list]
+    overflow = next(_state["overflow"]) - 1
+    return counts, sum(counts) + overflow
 
 
 # ---------------------------------------------------------------------------------------------- API calls
@@ -925,15 +1007,16 @@ def _at_exit(warp_mod):
     try:
         cfg = getattr(warp_mod, "config", None)
         with _lock:
-            _flush_launch()
+            counts, total = _launch_counts()
         _emit(
             "exit",
             {
                 "kernel_cache_dir": str(getattr(cfg, "kernel_cache_dir", "") or ""),
                 "cache_kernels": getattr(cfg, "cache_kernels", None),
                 "config": _config_snapshot(cfg),
-                "launch_total": _state["launch_total"],
-                "launch_records": _state["launch_records"],
+                "launch_total": total,
+                "launch_records": len(counts),
+                "launch_counts": counts,
                 "targets": _state.get("targets", {}),
                 "env": {"CUDA_CACHE_DISABLE": os.environ.get("CUDA_CACHE_DISABLE")},
             },

@@ -52,6 +52,14 @@ class KernelInfo(_Model):
     line: int | None = None
 
 
+class PhaseSpan(_Model):
+    """One phase of a build on the hook's clock (hash, codegen, native, native_load), for the timeline."""
+
+    phase: str
+    start_ms: float
+    end_ms: float
+
+
 class Build(_Model):
     """One real module load (the fast path of an already-loaded module is not a build)."""
 
@@ -83,6 +91,7 @@ class Build(_Model):
     end_ms: float = 0.0
     error: str | None = None
     path: str = "wrap"  # "wrap" (structured hook) or "log" (parsed from Warp's log lines)
+    spans: list[PhaseSpan] = Field(default_factory=list)  # outermost phase calls in order (empty: not recorded)
 
 
 class PchBuild(_Model):
@@ -93,6 +102,7 @@ class PchBuild(_Model):
     thread: int = 0
     during_module: str | None = None
     during_seq: int | None = None
+    start_ms: float | None = None  # on the hook's clock (the PCH is built first, at the start of the native phase)
 
 
 class Launch(_Model):
@@ -108,6 +118,8 @@ class Launch(_Model):
     tiled: bool = False
     site: Site | None = None
     count: int = 1
+    first_ms: float | None = None  # the first launch of this record, on the hook's clock of its process
+    thread: int = 0
 
 
 class ApiCall(_Model):
