@@ -28,6 +28,8 @@ class RunEvents:
     warp_imported: bool = False
     warp_version: str | None = None
     python: str | None = None
+    executable: str | None = None  # sys.executable of the first process the hook started in
+    warp_missing: bool = False  # `import warp` found no package in that interpreter
     builds: list[Build] = field(default_factory=list)
     pch: list[PchBuild] = field(default_factory=list)
     launches: list[Launch] = field(default_factory=list)
@@ -141,9 +143,12 @@ def parse_lines(lines: list[str]) -> RunEvents:
         if kind == "hello":
             run.hello = True
             run.python = run.python or e.get("python")
+            run.executable = run.executable or e.get("executable")
             run.hook.hook_version = str(e.get("hook_version", ""))
             env = e.get("env") or {}
             run.cuda_cache_disable = run.cuda_cache_disable or env.get("CUDA_CACHE_DISABLE")
+        elif kind == "warp_missing":
+            run.warp_missing = True
         elif kind == "warp_import":
             if not run.warp_imported:
                 run.warp_imported = True

@@ -1046,7 +1046,10 @@ class _WarpFinder:
                 spec = None
             if spec is not None:
                 break
-        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+        if spec is None:
+            _emit("warp_missing", {"executable": sys.executable, "prefix": sys.prefix})
+            return None
+        if spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
         orig_exec = spec.loader.exec_module
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import os
 import platform
+import shutil
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from pathlib import Path
 from warp_compile import __version__
 from warp_compile.probe.errors import UsageError
 from warp_compile.probe.events import RunEvents, read_events
+from warp_compile.probe.live import LiveProgress
 from warp_compile.probe.logparse import builds_from_log
 from warp_compile.probe.models import Build, CacheFacts, Report, RunResult, SampleResult
 from warp_compile.probe.sandbox import RunOutcome, Sandbox, last_lines
@@ -88,12 +90,65 @@ def _run_data(phase: str, outcome: RunOutcome) -> RunData:
     return RunData(result=result, events=events)
 
 
-def _failure(phase: str, outcome: RunOutcome, timeout_s: float) -> str | None:
+def resolve_interpreter(command: list[str], cwd: Path) -> str | None:
+    """The program the command runs, as an absolute path: argv[0] (after an `env VAR=... [-opts]` prefix) looked up
+    on PATH, or relative to cwd when it has a slash. Symlinks are kept (a venv's python is one)."""
+    argv = list(command)
+    if argv and os.path.basename(argv[0]) == "env":
+        argv = argv[1:]
+        while argv and (argv[0].startswith("-") or ("=" in argv[0] and not argv[0].startswith("/"))):
+            argv = argv[1:]
+    if not argv:
+        return None
+    prog = argv[0]
+    if os.sep in prog or (os.altsep and os.altsep in prog):
+        path = Path(prog).expanduser()
+        return os.path.abspath(path if path.is_absolute() else cwd / path)
+    found = shutil.which(prog)
+    return os.path.abspath(found) if found else None
+
+
+def _project_python(cwd: Path) -> Path | None:
+    """A virtual environment's interpreter in cwd or a parent (.venv, venv, env): the likely project interpreter."""
+    for d in (cwd, *cwd.parents):
+        for name in (".venv", "venv", "env"):
+            for exe in ("bin/python", "Scripts/python.exe"):
+                candidate = d / name / exe
+                if candidate.is_file():
+                    return candidate
+    return None
+
+
+def missing_warp(events: RunEvents, stderr: str) -> bool:
+    """The run could not import warp: the hook saw the import find nothing, or Python said so."""
+    return events.warp_missing or "No module named 'warp'" in stderr
+
+
+def no_warp_hint(interpreter: str | None, cwd: Path) -> str:
+    """One line: which interpreter lacked warp, and what to run instead."""
+    who = interpreter or "the interpreter"
+    venv = _project_python(cwd)
+    if venv is not None and (interpreter is None or os.path.abspath(venv) != interpreter):
+        fix = f"pass the project's interpreter, e.g. `-- {venv} -m ...`"
+    else:
+        fix = "pass the project's interpreter (the python of the environment where warp-lang is installed)"
+    return f"{who} cannot import warp (No module named 'warp'); {fix}"
+
+
+def _failure(phase: str, outcome: RunOutcome, timeout_s: float, events: RunEvents | None = None,
+             interpreter: str | None = None, cwd: Path | None = None) -> str | None:
     if outcome.timed_out:
         return f"{phase} run timed out after {timeout_s:g} s"
     if outcome.exit_code != 0:
-        return f"{phase} run exited with code {outcome.exit_code}"
+        text = f"{phase} run exited with code {outcome.exit_code}"
+        if events is not None and cwd is not None and missing_warp(events, outcome.stderr):
+            text += ": " + no_warp_hint(events.executable or interpreter, cwd)
+        return text
     return None
+
+
+def _ticker(progress: Progress | None, label: str, expected: int | None) -> Callable[[Path], None] | None:
+    return LiveProgress(progress, label, expected).poll if progress else None
 
 
 def run_sample(
@@ -103,21 +158,28 @@ def run_sample(
     timeout_s: float = 900.0,
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
+    expected_compiles: int | None = None,
 ) -> SampleData:
-    """One cold + one warm run in a fresh sandbox (removed afterwards, whatever happens)."""
+    """One cold + one warm run in a fresh sandbox (removed afterwards, whatever happens).
+
+    With `progress`, each module build is reported while the run goes (see probe/live.py);
+    `expected_compiles` (an earlier sample's count) fills in the "3 of N" of those lines.
+    """
+    n = index + 1
     with Sandbox() as box:
         if progress:
-            progress(f"sample {index + 1}: cold run")
-        cold_out = box.run(command, cwd, timeout_s, cancel)
+            progress(f"sample {n}: cold run")
+        cold_out = box.run(command, cwd, timeout_s, cancel, _ticker(progress, f"sample {n} cold", expected_compiles))
         cold = _run_data("cold", cold_out)
-        failure = _failure("cold", cold_out, timeout_s)
+        interpreter = resolve_interpreter(command, cwd)
+        failure = _failure("cold", cold_out, timeout_s, cold.events, interpreter, cwd)
         warm = None
         if failure is None:
             if progress:
-                progress(f"sample {index + 1}: warm run")
-            warm_out = box.run(command, cwd, timeout_s, cancel)
+                progress(f"sample {n}: warm run")
+            warm_out = box.run(command, cwd, timeout_s, cancel, _ticker(progress, f"sample {n} warm", None))
             warm = _run_data("warm", warm_out)
-            failure = _failure("warm", warm_out, timeout_s)
+            failure = _failure("warm", warm_out, timeout_s, warm.events, interpreter, cwd)
         return SampleData(
             index=index,
             cold=cold,
@@ -139,9 +201,10 @@ def measure(
     cancel: threading.Event | None = None,
 ) -> Report:
     cwd = check_inputs(command, cwd, samples, timeout_s)
-    data = []
+    data: list[SampleData] = []
     for i in range(samples):
-        data.append(run_sample(command, cwd, i, timeout_s, progress, cancel))
+        expected = data[-1].cold.result.compiled if data and data[-1].ok else None
+        data.append(run_sample(command, cwd, i, timeout_s, progress, cancel, expected))
     return build_report(command, cwd, data, label=label, requested=samples)
 
 
@@ -167,7 +230,7 @@ def _is_inside(path: str | None, root: str) -> bool:
         return False
 
 
-def _warnings(data: list[SampleData], ok: list[SampleData], ref: SampleData | None) -> list[str]:
+def _warnings(data: list[SampleData], ok: list[SampleData], ref: SampleData | None, cwd: Path) -> list[str]:
     out: list[str] = []
     failed = [s for s in data if not s.ok]
     if failed and ok:
@@ -183,6 +246,8 @@ def _warnings(data: list[SampleData], ok: list[SampleData], ref: SampleData | No
             "the hook did not start in the measured process (python -I/-S, a non-Python command, or an "
             "interpreter that ignores PYTHONPATH); builds were not recorded"
         )
+    elif ev.warp_missing:
+        out.append(no_warp_hint(ev.executable, cwd))
     elif not ev.warp_imported:
         out.append("no Warp compilation observed: the command never imported warp")
     elif not ev.builds:
@@ -231,6 +296,7 @@ def build_report(
         tool_version=__version__,
         command=list(command),
         cwd=str(cwd),
+        interpreter=resolve_interpreter(command, cwd),
         label=label,
         platform=platform.platform(),
         machine=f"{platform.machine()} {os.cpu_count()} cpu",
@@ -247,12 +313,13 @@ def build_report(
         warm_wall_ms=clock(lambda s: s.warm.result.wall_ms if s.warm else 0.0),
         compile_elapsed_ms=stat_of([round(x, 3) for x in elapsed]),
         sample_results=[s.to_result() for s in samples],
-        warnings=_warnings(samples, ok, ref),
+        warnings=_warnings(samples, ok, ref, Path(cwd)),
     )
     if ref_any is not None:
         ev = ref_any.cold.events
         report.warp_version = ev.warp_version
         report.python = ev.python
+        report.python_executable = ev.executable
         report.builds = ev.builds
         report.warm_builds = ref_any.warm.events.builds if ref_any.warm else []
         report.pch = ev.pch

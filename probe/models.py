@@ -196,6 +196,8 @@ class Report(_Model):
     label: str = ""
     warp_version: str | None = None
     python: str | None = None  # the child's interpreter (may differ from the tool's)
+    interpreter: str | None = None  # the command's argv[0] resolved to an absolute path (PATH, cwd), after `env`
+    python_executable: str | None = None  # sys.executable of the measured process, as the hook saw it
     platform: str = ""
     machine: str = ""
     created_at: str = ""

@@ -19,6 +19,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -184,7 +185,9 @@ class Sandbox:
         cwd: Path,
         timeout_s: float,
         cancel: threading.Event | None = None,
+        on_tick: Callable[[Path], None] | None = None,
     ) -> RunOutcome:
+        """`on_tick(events_path)` is called from the wait loop (every 50 ms) while the child runs: live progress."""
         self._runs += 1
         events = self.root / f"events-{self._runs}.jsonl"
         env = self.env(events)
@@ -226,6 +229,8 @@ class Sandbox:
                     pass
                 if (cancel is not None and cancel.is_set()) or _shutting_down.is_set():
                     raise Cancelled("measurement cancelled")
+                if on_tick is not None:
+                    on_tick(events)
                 if time.perf_counter() > deadline:
                     timed_out = True
                     break
