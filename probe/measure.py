@@ -97,7 +97,8 @@ def resolve_interpreter(command: list[str], cwd: Path) -> str | None:
     if argv and os.path.basename(argv[0]) == "env":
         argv = argv[1:]
         while argv and (argv[0].startswith("-") or ("=" in argv[0] and not argv[0].startswith("/"))):
-            argv = argv[1:]
+            takes_value = argv[0] in ("-u", "--unset", "-C", "--chdir")
+            argv = argv[2:] if takes_value else argv[1:]
     if not argv:
         return None
     prog = argv[0]
