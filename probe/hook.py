@@ -23,7 +23,6 @@ _MAX_LAUNCH_RECORDS = int(os.environ.get("WARP_COMPILE_MAX_LAUNCHES", "20000"))
 _T0 = time.perf_counter()
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _lock = threading.RLock()
-_tls = threading.local()
 _fd = None
 _seq = [0]
 _state = {
@@ -35,18 +34,21 @@ _state = {
     "errors_reported": set(),
 }
 _STDLIB_DIRS = ()
-_site_cache = {}
 _launch_counters = {}  # cheap launch signature -> counter (shared by signatures with the same readable record)
 _launch_ids = {}  # readable launch record (JSON) -> its index in _launch_list
 _launch_list = []  # one itertools.count per recorded launch record, in first-seen order
 _COPIED_AT_CREATION = (
-    "enable_backward",
-    "max_unroll",
-    "lineinfo",
-    "compile_time_trace",
-    "deterministic",
-    "deterministic_max_records",
+    "enable_backward", "max_unroll", "lineinfo", "compile_time_trace", "deterministic", "deterministic_max_records"
 )
+
+
+def _mark(wrapper, orig):
+    """A wrapper looks like what it wraps (name, doc) and says it is ours, so a second install does nothing."""
+    wrapper.__warp_compile_hook__ = True
+    wrapper.__wrapped__ = orig
+    wrapper.__name__ = getattr(orig, "__name__", wrapper.__name__)
+    wrapper.__doc__ = getattr(orig, "__doc__", None)
+    return wrapper
 
 
 def _now_ms():
@@ -169,19 +171,11 @@ class _Load:
     )
 
     def __init__(self, t0=None, module=None):
-        self.t0 = time.perf_counter() if t0 is None else t0
-        self.module = module
-        self.announced = False
+        self.t0 = self.mark = time.perf_counter() if t0 is None else t0
+        self.module, self.announced, self.stack, self.phases, self.ran = module, False, [], {}, set()
         self.spans = []  # [phase, start, end] of each outermost phase call, for the timeline
-        self.mark = self.t0
-        self.stack = []
-        self.phases = {}
-        self.ran = set()
-        self.source_bytes = None
-        self.backward = None
-        self.backward_bytes = None
-        self.pch_ms = 0.0
-        self.pch_files = []
+        self.source_bytes = self.backward = self.backward_bytes = None
+        self.pch_ms, self.pch_files = 0.0, []
 
     def charge(self, now):
         phase = self.stack[-1] if self.stack else "other"
@@ -228,15 +222,8 @@ _ANNOUNCED_PHASES = {"codegen": "compile", "native": "compile", "native_load": "
 def _announce(cur, phase):
     """A real build has begun (codegen or native work, not a re-hash): tell the parent now, for live progress."""
     cur.announced = True
-    module = cur.module
-    _emit(
-        "load_start",
-        {
-            "module": str(getattr(module, "name", "")),
-            "what": _ANNOUNCED_PHASES[phase],
-            "start_ms": round((cur.t0 - _T0) * 1000.0, 3),
-        },
-    )
+    event = {"module": str(getattr(cur.module, "name", "")), "what": _ANNOUNCED_PHASES[phase]}
+    _emit("load_start", dict(event, start_ms=round((cur.t0 - _T0) * 1000.0, 3)))
 
 
 def _phase_wrap(phase, fn):
@@ -268,11 +255,7 @@ def _phase_wrap(phase, fn):
             if outermost:
                 _add_span(cur, phase, start, end)
 
-    wrapper.__warp_compile_hook__ = True
-    wrapper.__wrapped__ = fn
-    wrapper.__name__ = getattr(fn, "__name__", "wrapper")
-    wrapper.__doc__ = getattr(fn, "__doc__", None)
-    return wrapper
+    return _mark(wrapper, fn)
 
 
 def _add_span(cur, phase, start, end):
@@ -333,10 +316,7 @@ def _native_wrap(fn):
                 _hook_error("pch", exc)
         return result
 
-    wrapper.__warp_compile_hook__ = True
-    wrapper.__wrapped__ = fn
-    wrapper.__name__ = getattr(fn, "__name__", "wrapper")
-    return wrapper
+    return _mark(wrapper, fn)
 
 
 def _exec_block_dim(module, result, block_dim_arg):
@@ -360,11 +340,7 @@ def _exec_block_dim(module, result, block_dim_arg):
 
 
 def _hex(h):
-    if h is None:
-        return ""
-    if isinstance(h, (bytes, bytearray)):
-        return h.hex()
-    return str(h)
+    return "" if h is None else h.hex() if isinstance(h, (bytes, bytearray)) else str(h)
 
 
 def _kernel_info(kernel):
@@ -397,15 +373,11 @@ def _snapshot(module, block_dim, cfg):
     except Exception:
         hasher = None
     try:
-        if hasher is not None and isinstance(getattr(hasher, "unique_kernels", None), dict):
-            for k in hasher.unique_kernels.values():
-                snap["kernels"].append(_kernel_info(k))
-        else:
-            for k in list(getattr(module, "kernels", {}).values()):
-                snap["kernels"].append(_kernel_info(k))
+        unique = getattr(hasher, "unique_kernels", None)
+        kernels = unique.values() if isinstance(unique, dict) else getattr(module, "kernels", {}).values()
+        snap["kernels"] = [_kernel_info(k) for k in list(kernels)]
         fh = getattr(hasher, "function_hashes", None) or {}
-        for f, h in list(fh.items()):
-            snap["functions"][str(getattr(f, "key", f))] = _hex(h)[:16]
+        snap["functions"] = {str(getattr(f, "key", f)): _hex(h)[:16] for f, h in list(fh.items())}
     except Exception as exc:
         _hook_error("snapshot.kernels", exc)
     try:
@@ -456,45 +428,80 @@ def _mark_seen(result):
         _seen_execs[id(result)] = id(result)
 
 
+_LOAD_PARAMS = ("self", "device", "block_dim", "binary_path", "output_arch", "meta_path")
+
+
+def _plain_params(fn, names, defaults):
+    """Exactly these positional parameters and defaults? Then a wrapper with the same list need not pack them
+    (every launch calls Module.load and ModuleExec.get_kernel_hooks: packing is a measurable part of the cost)."""
+    code = getattr(fn, "__code__", None)
+    if code is None or code.co_flags & 0x0C or code.co_kwonlyargcount:
+        return False
+    return code.co_varnames[: code.co_argcount] == names and (getattr(fn, "__defaults__", None) or ()) == defaults
+
+
+def _load_failed(module, args, kwargs, frame, t0, exc, warp_mod):
+    try:
+        _record_load(module, args, kwargs, None, _take_load(frame, t0, module), exc, warp_mod)
+    except Exception as hexc:
+        _hook_error("load.error", hexc)
+
+
+def _load_done(module, args, kwargs, result, frame, t0, warp_mod):
+    """After a load that did not return an already reported ModuleExec: a real build (or a skip) to record."""
+    try:
+        rec = _take_load(frame, t0, module)
+        if result is None:  # <= 1.16 after a failed build: report the skip once per module
+            skipped = _state.setdefault("skipped", set())
+            if module.name not in skipped:
+                skipped.add(module.name)
+                _record_load(module, args, kwargs, None, rec, None, warp_mod)
+            return
+        _mark_seen(result)
+        _record_load(module, args, kwargs, result, rec, None, warp_mod)
+    except Exception as hexc:
+        _hook_error("load", hexc)
+
+
 def _make_load_wrapper(orig, warp_mod):
+    """Module.load runs on every launch; its fast path (an already reported ModuleExec) costs one clock read and
+    one dict lookup here. `t0` and `self` are read from this frame by _current_load when a phase runs."""
     clock = time.perf_counter
     seen = _seen_execs
     getframe = sys._getframe
 
-    def load(self, *args, **kwargs):
-        t0 = clock()  # read by _current_load from this frame
-        try:
-            result = orig(self, *args, **kwargs)
-        except BaseException as exc:
+    if _plain_params(orig, _LOAD_PARAMS, (None, None, None, None)):
+
+        def load(self, device, block_dim=None, binary_path=None, output_arch=None, meta_path=None):
+            t0 = clock()
             try:
-                _record_load(self, args, kwargs, None, _take_load(getframe(), t0, self), exc, warp_mod)
-            except Exception as hexc:
-                _hook_error("load.error", hexc)
-            raise
-        # fast path (an already loaded module, every launch): one dict lookup
-        ref = seen.get(id(result))
-        if ref is not None and (ref.__class__ is int or ref() is result):
-            return result
-        try:
-            rec = _take_load(getframe(), t0, self)
-            if result is None:  # <= 1.16 after a failed build: report the skip once per module
-                skipped = _state.setdefault("skipped", set())
-                if self.name not in skipped:
-                    skipped.add(self.name)
-                    _record_load(self, args, kwargs, None, rec, None, warp_mod)
+                result = orig(self, device, block_dim, binary_path, output_arch, meta_path)
+            except BaseException as exc:
+                _load_failed(self, (device, block_dim), {}, getframe(), t0, exc, warp_mod)
+                raise
+            ref = seen.get(id(result))
+            if ref is not None and (ref.__class__ is int or ref() is result):
                 return result
-            _mark_seen(result)
-            _record_load(self, args, kwargs, result, rec, None, warp_mod)
-        except Exception as hexc:
-            _hook_error("load", hexc)
-        return result
+            _load_done(self, (device, block_dim), {}, result, getframe(), t0, warp_mod)
+            return result
+
+    else:
+
+        def load(self, *args, **kwargs):
+            t0 = clock()
+            try:
+                result = orig(self, *args, **kwargs)
+            except BaseException as exc:
+                _load_failed(self, args, kwargs, getframe(), t0, exc, warp_mod)
+                raise
+            ref = seen.get(id(result))
+            if ref is not None and (ref.__class__ is int or ref() is result):
+                return result
+            _load_done(self, args, kwargs, result, getframe(), t0, warp_mod)
+            return result
 
     _LOAD_CODE[0] = load.__code__
-    load.__warp_compile_hook__ = True
-    load.__wrapped__ = orig
-    load.__name__ = "load"
-    load.__doc__ = orig.__doc__
-    return load
+    return _mark(load, orig)
 
 
 def _record_load(module, args, kwargs, result, rec, exc, warp_mod):
@@ -556,11 +563,7 @@ def _record_load(module, args, kwargs, result, rec, exc, warp_mod):
         "block_dim": block_dim if isinstance(block_dim, int) else None,
         "status": status,
         "ms": round(wall - pch, 3),
-        "hash_ms": round(phases.get("hash", 0.0) * 1000.0, 3),
-        "codegen_ms": round(phases.get("codegen", 0.0) * 1000.0, 3),
         "native_ms": round(native - pch, 3),
-        "native_load_ms": round(phases.get("native_load", 0.0) * 1000.0, 3),
-        "other_ms": round(phases.get("other", 0.0) * 1000.0, 3),
         "pch_ms": round(pch, 3),
         "source_bytes": source_bytes or 0,
         "backward_in_source": rec.backward,
@@ -572,21 +575,15 @@ def _record_load(module, args, kwargs, result, rec, exc, warp_mod):
         "kernel_cache_dir": str(getattr(cfg, "kernel_cache_dir", "") or ""),
         "cache_kernels": getattr(cfg, "cache_kernels", None),
     }
+    for name in ("hash", "codegen", "native_load", "other"):
+        event[name + "_ms"] = round(phases.get(name, 0.0) * 1000.0, 3)
     event.update(snap)
     if exc is not None:
         event["error"] = ("%s: %s" % (type(exc).__name__, exc))[:500]
     _emit("load", event)
     for name, ms, t0 in rec.pch_files:
-        _emit(
-            "pch",
-            {
-                "ms": round(ms, 3),
-                "file": name,
-                "during_module": module.name,
-                "during_seq": _seq[0],
-                "start_ms": round((t0 - _T0) * 1000.0, 3),
-            },
-        )
+        _emit("pch", {"ms": round(ms, 3), "file": name, "during_module": module.name, "during_seq": _seq[0],
+                      "start_ms": round((t0 - _T0) * 1000.0, 3)})
 
 
 # ---------------------------------------------------------------------------------------------- launches
@@ -603,9 +600,7 @@ def _dtype_name(a):
             except Exception:
                 ndim = "?"
         return "%s[%s;%sd]" % (type(a).__name__, name, ndim)
-    if a is None:
-        return "None"
-    return type(a).__name__
+    return "None" if a is None else type(a).__name__
 
 
 def _make_hooks_wrapper(orig):
@@ -619,24 +614,33 @@ def _make_hooks_wrapper(orig):
     counters = _launch_counters
     getframe = sys._getframe
 
-    def get_kernel_hooks(self, kernel, *args, **kwargs):
-        result = orig(self, kernel, *args, **kwargs)
-        try:
-            caller = getframe(2)
-            sig = (id(result), id(caller.f_code), caller.f_lasti)
-            counter = counters.get(sig)
-            if counter is None:
-                _first_launch(sig, getframe(1), kernel, self)
-            else:
-                next(counter)
-        except Exception as exc:
-            _hook_error("launch", exc)
-        return result
+    if _plain_params(orig, ("self", "kernel"), ()):
 
-    get_kernel_hooks.__warp_compile_hook__ = True
-    get_kernel_hooks.__wrapped__ = orig
-    get_kernel_hooks.__name__ = "get_kernel_hooks"
-    return get_kernel_hooks
+        def get_kernel_hooks(self, kernel):
+            result = orig(self, kernel)
+            try:
+                caller = getframe(2)
+                sig = (id(result), id(caller.f_code), caller.f_lasti)
+                counter = counters.get(sig)
+                if counter is None:
+                    _first_launch(sig, getframe(1), kernel, self)
+                else:
+                    next(counter)
+            except Exception as exc:
+                _hook_error("launch", exc)
+            return result
+
+    else:
+
+        def get_kernel_hooks(self, kernel, *args, **kwargs):
+            result = orig(self, kernel, *args, **kwargs)
+            try:
+                _count_launch(getframe(1), kernel, self, result)
+            except Exception as exc:
+                _hook_error("launch", exc)
+            return result
+
+    return _mark(get_kernel_hooks, orig)
 
 
 def _norm_dim(dim):
@@ -651,16 +655,17 @@ def _norm_dim(dim):
             return []
 
 
-class _Ignored:
-    """Counter of a signature that is not a `wp.launch` (another caller of get_kernel_hooks): never reported."""
-
-    __slots__ = ()
-
-    def __next__(self):
-        return 0
+_IGNORED = itertools.repeat(0)  # counter of a signature that is not a `wp.launch`: never reported
 
 
-_IGNORED = _Ignored()
+def _count_launch(frame, kernel, exec_, result):
+    caller = frame.f_back
+    sig = (id(result), id(caller.f_code), caller.f_lasti)
+    counter = _launch_counters.get(sig)
+    if counter is None:
+        _first_launch(sig, frame, kernel, exec_)
+    else:
+        next(counter)
 
 
 def _first_launch(sig, frame, kernel, exec_):
@@ -683,12 +688,7 @@ def _first_launch(sig, frame, kernel, exec_):
     block_dim = loc.get("block_dim")
     adjoint = loc.get("adjoint", False)
     tiled = caller is not None and caller.f_code.co_name == "launch_tiled"
-    key = (caller.f_code, caller.f_lineno) if caller is not None else None
-    site = _site_cache.get(key)
-    if site is None:
-        site, _api = _user_site(caller)
-        if caller is not None and site is not None and caller.f_code.co_filename == site["file"]:
-            _site_cache[key] = site  # the launching line is user code: the same line gives the same site
+    site, _api = _user_site(caller)
     rec = {
         "kernel": str(getattr(kernel, "key", "?")),
         "module": str(getattr(getattr(kernel, "module", None), "name", "")),
@@ -750,9 +750,7 @@ def _make_api_wrapper(orig, api, bulk=False):
         if bulk:
             prev = _state["bulk_origin"]
             if site is not None and prev is None:
-                origin = dict(site)
-                origin["api"] = api
-                _state["bulk_origin"] = origin
+                _state["bulk_origin"] = dict(site, api=api)
             try:
                 return orig(*args, **kwargs)
             finally:
@@ -765,11 +763,7 @@ def _make_api_wrapper(orig, api, bulk=False):
                 _state["in_clear"] -= 1
         return orig(*args, **kwargs)
 
-    wrapper.__warp_compile_hook__ = True
-    wrapper.__wrapped__ = orig
-    wrapper.__name__ = getattr(orig, "__name__", api)
-    wrapper.__doc__ = getattr(orig, "__doc__", None)
-    return wrapper
+    return _mark(wrapper, orig)
 
 
 def _make_unload_wrapper(orig):
@@ -783,32 +777,20 @@ def _make_unload_wrapper(orig):
             _hook_error("api.unload", exc)
         return orig(self, *args, **kwargs)
 
-    unload.__warp_compile_hook__ = True
-    unload.__wrapped__ = orig
-    unload.__name__ = "unload"
-    return unload
+    return _mark(unload, orig)
 
 
 def _make_module_init_wrapper(orig):
     def __init__(self, *args, **kwargs):
         orig(self, *args, **kwargs)
         try:
-            opts = getattr(self, "options", {}) or {}
+            opts = {str(k): str(v) for k, v in dict(getattr(self, "options", {}) or {}).items()}
             site, _api = _user_site(sys._getframe(1))
-            _emit(
-                "module_created",
-                {
-                    "module": str(getattr(self, "name", "")),
-                    "options": {str(k): str(v) for k, v in dict(opts).items()},
-                    "site": site,
-                },
-            )
+            _emit("module_created", {"module": str(getattr(self, "name", "")), "options": opts, "site": site})
         except Exception as exc:
             _hook_error("module_created", exc)
 
-    __init__.__warp_compile_hook__ = True
-    __init__.__wrapped__ = orig
-    return __init__
+    return _mark(__init__, orig)
 
 
 def _make_init_wrapper(orig, ctx_mod):
@@ -831,11 +813,7 @@ def _make_init_wrapper(orig, ctx_mod):
             _hook_error("init", exc)
         return result
 
-    init.__warp_compile_hook__ = True
-    init.__wrapped__ = orig
-    init.__name__ = "init"
-    init.__doc__ = getattr(orig, "__doc__", None)
-    return init
+    return _mark(init, orig)
 
 
 # ---------------------------------------------------------------------------------------------- install
@@ -875,6 +853,19 @@ def _rebind(old, new):
                     pass
 
 
+def _warp_module(name):
+    """warp._src.<name> (1.10 on), else warp.<name> (older layouts)."""
+    import importlib
+
+    for full in ("warp._src." + name, "warp." + name):
+        if sys.modules.get(full) is not None:
+            return sys.modules[full]
+    try:
+        return importlib.import_module("warp._src." + name)
+    except ImportError:
+        return importlib.import_module("warp." + name)
+
+
 def _install(warp_mod):
     if _state["installed"]:
         return
@@ -883,22 +874,7 @@ def _install(warp_mod):
     _state["targets"] = targets
     try:
         _state["warp_dir"] = os.path.dirname(os.path.abspath(warp_mod.__file__))
-        ctx = sys.modules.get("warp._src.context") or sys.modules.get("warp.context")
-        bld = sys.modules.get("warp._src.build") or sys.modules.get("warp.build")
-        if ctx is None:
-            try:
-                import importlib
-
-                ctx = importlib.import_module("warp._src.context")
-            except Exception:
-                ctx = importlib.import_module("warp.context")
-        if bld is None:
-            import importlib
-
-            try:
-                bld = importlib.import_module("warp._src.build")
-            except Exception:
-                bld = importlib.import_module("warp.build")
+        ctx, bld = _warp_module("context"), _warp_module("build")
         cfg = getattr(warp_mod, "config", None)
         Module = getattr(ctx, "Module", None)
         mode = "none"
@@ -1063,7 +1039,7 @@ class _WarpFinder:
         try:
             spec.loader.exec_module = exec_module
         except Exception:
-            return spec
+            pass
         return spec
 
 
