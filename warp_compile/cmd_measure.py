@@ -86,6 +86,9 @@ def run(ns: argparse.Namespace) -> int:
         last = report.sample_results[-1]
         tail = last.cold.stderr_tail or (last.warm.stderr_tail if last.warm else "")
         reason = last.failure or "failed"
+        who = report.python_executable or report.interpreter
+        if who and who not in reason:
+            reason += f"; interpreter {who}"
         sys.stderr.write(f"warp-compile: error: every sample failed ({reason})\n")
         if tail:
             sys.stderr.write(tail.rstrip() + "\n")
