@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 
-HOOK_VERSION = "1"
+HOOK_VERSION = "2"  # 2: launch records aggregated per signature with counts at exit (1: run-length encoded)
 _OUT = os.environ.get("WARP_COMPILE_EVENTS")
 _MAX_LAUNCH_RECORDS = int(os.environ.get("WARP_COMPILE_MAX_LAUNCHES", "20000"))
 _T0 = time.perf_counter()
