@@ -6,9 +6,9 @@
    with the hook injected, as a ratio of medians.
 2. Hook overhead per launch of an already-loaded kernel (many launches in one process), in microseconds.
 3. `warp-compile measure --samples N` wall time against N plain cold+warm pairs.
-4. The hook's cost per launch inside one process: the wrappers of Module.load and ModuleExec.get_kernel_hooks
-   swapped in and out between blocks of 500 launches, the fastest block of each kind kept (robust to a busy
-   machine: other load only ever makes a block slower).
+4. The hook's cost per launch inside one process: what it leaves on the launch path (its wrappers of Module.load,
+   ModuleExec.get_kernel_hooks and, if still there, wp.init) swapped in and out between blocks of 500 launches,
+   the fastest block of each kind kept (robust to a busy machine: other load only ever makes a block slower).
 With --baseline-hook (e.g. `git show REV:probe/hook.py > /tmp/old_hook.py`), a third arm runs that hook file in
 the same interleaving, so a before/after comparison sees the same machine load. The load average before and
 after the run is recorded: on a shared machine the absolute figures move, the ratios less so.
@@ -70,12 +70,13 @@ def shift(a: wp.array(dtype=wp.float32)):
 a = wp.zeros(8, dtype=wp.float32, device="cpu")
 wp.launch(shift, dim=8, inputs=[a], device="cpu")
 M, E = ctx.Module, ctx.ModuleExec
-wl, wh = M.load, E.get_kernel_hooks
-arms = {"plain": (getattr(wl, "__wrapped__", wl), getattr(wh, "__wrapped__", wh)), "hook": (wl, wh)}
+wl, wh, wi = M.load, E.get_kernel_hooks, ctx.init  # launch() calls init() every time: a wrapper there counts too
+plain = tuple(getattr(f, "__wrapped__", f) for f in (wl, wh, wi))
+arms = {"plain": plain, "hook": (wl, wh, wi)}
 best = {k: 1e9 for k in arms}
 for _ in range(int(sys.argv[1])):
-    for k, (load, hooks) in arms.items():
-        M.load, E.get_kernel_hooks = load, hooks
+    for k, (load, hooks, init) in arms.items():
+        M.load, E.get_kernel_hooks, ctx.init = load, hooks, init
         t0 = time.perf_counter()
         for _ in range(500):
             wp.launch(shift, dim=8, inputs=[a], device="cpu")

@@ -725,8 +725,7 @@ def _first_launch(sig, frame, kernel, exec_):
 def _launch_counts():
     """Launches per recorded signature so far (reading an itertools.count advances it: read once, at exit)."""
     counts = [next(c) - 1 for c in _launch_list]
-    overflow = next(_state["overflow"]) - 1
-    return counts, sum(counts) + overflow
+    return counts, sum(counts) + next(_state["overflow"]) - 1
 
 
 # ---------------------------------------------------------------------------------------------- API calls
@@ -794,21 +793,22 @@ def _make_module_init_wrapper(orig):
 
 
 def _make_init_wrapper(orig, ctx_mod):
-    """After wp.init() the runtime exists: wrap the CPU object loader as the native-load phase."""
+    """After wp.init() the runtime exists: wrap the CPU object loader as the native-load phase, then put the
+    original init back (wp.launch calls init() on every launch: a wrapper left there costs every launch)."""
 
     def init(*args, **kwargs):
         result = orig(*args, **kwargs)
         try:
             runtime = getattr(ctx_mod, "runtime", None)
             llvm = getattr(runtime, "llvm", None)
-            if llvm is not None and not _state.get("llvm_wrapped"):
-                for name in ("wp_load_obj", "load_obj"):
-                    fn = getattr(llvm, name, None)
-                    if fn is not None and not getattr(fn, "__warp_compile_hook__", False):
-                        setattr(llvm, name, _phase_wrap("native_load", fn))
-                        _state["targets"]["native_load.cpu"] = "wrapped:runtime.llvm." + name
-                        break
-                _state["llvm_wrapped"] = True
+            for name in ("wp_load_obj", "load_obj") if llvm is not None else ():
+                fn = getattr(llvm, name, None)
+                if fn is not None and not getattr(fn, "__warp_compile_hook__", False):
+                    setattr(llvm, name, _phase_wrap("native_load", fn))
+                    _state["targets"]["native_load.cpu"] = "wrapped:runtime.llvm." + name
+                    break
+            if runtime is not None:
+                _rebind(init, orig)
         except Exception as exc:
             _hook_error("init", exc)
         return result
