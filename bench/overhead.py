@@ -139,13 +139,13 @@ def main() -> int:
         (work / "abapp").mkdir()
         (work / "abapp" / "__init__.py").write_text("")
         (work / "abapp" / "__main__.py").write_text(AB_APP)
-        from warp_compile.probe.sandbox import _hook_source
+        from warp_compile.probe.sandbox import write_hook
 
-        (hook / "sitecustomize.py").write_text(_hook_source())
+        write_hook(hook)  # as the sandbox does
 
         if ns.baseline_hook:
             base = Path(tempfile.mkdtemp(prefix="warp-compile-benchbase-"))
-            (base / "sitecustomize.py").write_text(Path(ns.baseline_hook).read_text())
+            (base / "sitecustomize.py").write_text(Path(ns.baseline_hook).read_text())  # as its sandbox did
         load_before = os.getloadavg()
         plain, hooked, based = [], [], []
         for _ in range(ns.pairs):  # interleave so drift hits every arm
