@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import os
 import platform
-import shutil
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from pathlib import Path
 from warp_compile import __version__
 from warp_compile.probe.errors import UsageError
 from warp_compile.probe.events import RunEvents, read_events
+from warp_compile.probe.interpreter import missing_warp, no_warp_hint, resolve_interpreter
 from warp_compile.probe.live import LiveProgress
 from warp_compile.probe.logparse import builds_from_log
 from warp_compile.probe.models import Build, CacheFacts, Report, RunResult, SampleResult
@@ -88,52 +88,6 @@ def _run_data(phase: str, outcome: RunOutcome) -> RunData:
         stderr_tail=last_lines(outcome.stderr) if outcome.exit_code != 0 else "",
     )
     return RunData(result=result, events=events)
-
-
-def resolve_interpreter(command: list[str], cwd: Path) -> str | None:
-    """The program the command runs, as an absolute path: argv[0] (after an `env VAR=... [-opts]` prefix) looked up
-    on PATH, or relative to cwd when it has a slash. Symlinks are kept (a venv's python is one)."""
-    argv = list(command)
-    if argv and os.path.basename(argv[0]) == "env":
-        argv = argv[1:]
-        while argv and (argv[0].startswith("-") or ("=" in argv[0] and not argv[0].startswith("/"))):
-            takes_value = argv[0] in ("-u", "--unset", "-C", "--chdir")
-            argv = argv[2:] if takes_value else argv[1:]
-    if not argv:
-        return None
-    prog = argv[0]
-    if os.sep in prog or (os.altsep and os.altsep in prog):
-        path = Path(prog).expanduser()
-        return os.path.abspath(path if path.is_absolute() else cwd / path)
-    found = shutil.which(prog)
-    return os.path.abspath(found) if found else None
-
-
-def _project_python(cwd: Path) -> Path | None:
-    """A virtual environment's interpreter in cwd or a parent (.venv, venv, env): the likely project interpreter."""
-    for d in (cwd, *cwd.parents):
-        for name in (".venv", "venv", "env"):
-            for exe in ("bin/python", "Scripts/python.exe"):
-                candidate = d / name / exe
-                if candidate.is_file():
-                    return candidate
-    return None
-
-
-def missing_warp(events: RunEvents, stderr: str) -> bool:
-    """The run could not import warp: the hook saw the import find nothing, or Python said so."""
-    return events.warp_missing or "No module named 'warp'" in stderr
-
-
-def no_warp_hint(interpreter: str | None, cwd: Path) -> str:
-    """One line: which interpreter lacked warp, and what to run instead."""
-    who = interpreter or "the interpreter"
-    venv = _project_python(cwd)
-    if venv is not None and (interpreter is None or os.path.abspath(venv) != interpreter):
-        fix = f"pass the project's interpreter, e.g. `-- {venv} -m ...`"
-    else:
-        fix = "pass the project's interpreter (the python of the environment where warp-lang is installed)"
-    return f"{who} cannot import warp (No module named 'warp'); {fix}"
 
 
 def _failure(phase: str, outcome: RunOutcome, timeout_s: float, events: RunEvents | None = None,

@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 from warp_compile.cli import main
-from warp_compile.probe.measure import measure, resolve_interpreter
+from warp_compile.probe.interpreter import resolve_interpreter
+from warp_compile.probe.measure import measure
 from warp_compile.probe.report_text import render_report
 
 
