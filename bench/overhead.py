@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -99,13 +100,25 @@ def _ab(cwd: Path, hook_dir: Path, blocks: int = 60) -> tuple[float, float]:
 
 
 def _run(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, str]:
+    wall, out, _cpu = _run_cpu(cmd, cwd, env)
+    return wall, out
+
+
+def _run_cpu(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, str, float]:
+    """(wall ms, stdout, CPU ms of the child: user + system). CPU time moves far less than wall time when other
+    processes share the cores, so it is the steadier view of what the hook adds on a busy machine."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     out = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=True)
-    return (time.perf_counter() - t0) * 1000.0, out.stdout
+    wall = (time.perf_counter() - t0) * 1000.0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000.0
+    return wall, out.stdout, cpu
 
 
-def _pair(cwd: Path, hook_dir: Path | None, launches: int) -> tuple[float, float, float]:
-    """One cold + warm pair with private caches; returns (cold ms, warm ms, us per launch in the warm run)."""
+def _pair(cwd: Path, hook_dir: Path | None, launches: int) -> tuple[float, float, float, float]:
+    """One cold + warm pair with private caches; returns (cold ms, warm ms, us per launch in the warm run,
+    warm CPU ms)."""
     root = Path(tempfile.mkdtemp(prefix="warp-compile-bench-"))
     try:
         env = dict(os.environ, WARP_CACHE_PATH=str(root / "cache"), TMPDIR=str(root), PYTHONDONTWRITEBYTECODE="1")
@@ -114,9 +127,9 @@ def _pair(cwd: Path, hook_dir: Path | None, launches: int) -> tuple[float, float
             env["WARP_COMPILE_EVENTS"] = str(root / "events.jsonl")
         cmd = [sys.executable, "-m", "benchapp", str(launches)]
         cold, _ = _run(cmd, cwd, env)
-        warm, out = _run(cmd, cwd, env)
+        warm, out, cpu = _run_cpu(cmd, cwd, env)
         us = float(next(ln.split()[1] for ln in out.splitlines() if ln.startswith("LAUNCH_US")))
-        return cold, warm, us
+        return cold, warm, us, cpu
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -174,7 +187,8 @@ def main() -> int:
     med = statistics.median
     pc, pw, pl = (med([p[i] for p in plain]) for i in range(3))
     hc, hw, hl = (med([p[i] for p in hooked]) for i in range(3))
-    pair_sum = sum(c + w for c, w, _ in plain_pairs)
+    pair_sum = sum(p[0] + p[1] for p in plain_pairs)
+    pcpu, hcpu = med([p[3] for p in plain]), med([h[3] for h in hooked])
     import warp  # noqa: PLC0415  (only for the version line)
 
     lines = [
@@ -198,6 +212,7 @@ def main() -> int:
         f"| warm run wall, fastest of the {ns.pairs} (a busy machine only slows a run) |"
         f" {min(p[1] for p in plain):,.0f} ms"
         f" | {min(h[1] for h in hooked):,.0f} ms | {min(h[1] for h in hooked) / min(p[1] for p in plain):.3f} |",
+        f"| warm run CPU time, user + system (median) | {pcpu:,.0f} ms | {hcpu:,.0f} ms | {hcpu / pcpu:.3f} |",
     ]
     if based:
         bc, bw, bl = (med([p[i] for p in based]) for i in range(3))
@@ -216,6 +231,8 @@ def main() -> int:
             f"{med([b[1] / p[1] for p, b in zip(plain, based, strict=True)]):.3f} |",
             f"| warm run wall, fastest of the {ns.pairs} | {min(p[1] for p in plain):,.0f} ms"
             f" | {min(b[1] for b in based):,.0f} ms | {min(b[1] for b in based) / min(p[1] for p in plain):.3f} |",
+            f"| warm run CPU time, user + system (median) | {pcpu:,.0f} ms | {med([b[3] for b in based]):,.0f} ms |"
+            f" {med([b[3] for b in based]) / pcpu:.3f} |",
         ]
     lines += [
         "",
