@@ -56,3 +56,15 @@ def test_backward_bytes_counts_adjoint_functions_only():
         "static CUDA_CALLABLE void adj_helper(float x)\n{\n}\n"
     )
     assert ns["_backward_bytes"](generated) == len(back)
+
+
+def test_sandbox_ships_the_hook_bytecode_the_child_loads(tmp_path):
+    """The child runs with PYTHONDONTWRITEBYTECODE=1: without a ready .pyc it would compile the hook every run."""
+    from warp_compile.probe.sandbox import write_hook
+
+    write_hook(tmp_path)
+    env = dict(os.environ, PYTHONPATH=str(tmp_path), PYTHONDONTWRITEBYTECODE="1")
+    env["WARP_COMPILE_EVENTS"] = str(tmp_path / "events.jsonl")
+    out = subprocess.run([sys.executable, "-v", "-c", "pass"], env=env, capture_output=True, text=True, check=True)
+    loaded = [ln for ln in out.stderr.splitlines() if "sitecustomize" in ln and "code object from" in ln]
+    assert loaded and loaded[0].rstrip("'").endswith(".pyc"), loaded
