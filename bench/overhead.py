@@ -1,11 +1,17 @@
 """Benchmark: what the hook and the measurement protocol cost, on a real Warp CPU app.
 
-    python bench/overhead.py [--pairs 3] [--launches 20000] [--out bench/RESULTS.md]
+    python bench/overhead.py [--pairs 3] [--launches 20000] [--out bench/RESULTS.md] [--baseline-hook OLD_HOOK.py]
 
 1. Hook overhead on a whole run: plain cold+warm pairs (private empty caches, no hook) against the same pairs
    with the hook injected, as a ratio of medians.
 2. Hook overhead per launch of an already-loaded kernel (many launches in one process), in microseconds.
 3. `warp-compile measure --samples N` wall time against N plain cold+warm pairs.
+4. The hook's cost per launch inside one process: what it leaves on the launch path (its wrappers of Module.load,
+   ModuleExec.get_kernel_hooks and, if still there, wp.init) swapped in and out between blocks of 500 launches,
+   the fastest block of each kind kept (robust to a busy machine: other load only ever makes a block slower).
+With --baseline-hook (e.g. `git show REV:probe/hook.py > /tmp/old_hook.py`), a third arm runs that hook file in
+the same interleaving, so a before/after comparison sees the same machine load. The load average before and
+after the run is recorded: on a shared machine the absolute figures move, the ratios less so.
 Speed targets live here, with the recorded output, not in timed tests.
 """
 
@@ -14,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -51,14 +58,67 @@ print("LAUNCH_US", (__import__("time").perf_counter() - t0) / max(n, 1) * 1e6)
 """
 
 
+AB_APP = """\
+import sys, time
+import warp as wp
+from warp._src import context as ctx
+
+@wp.kernel
+def shift(a: wp.array(dtype=wp.float32)):
+    i = wp.tid()
+    a[i] = a[i] + 1.0
+
+a = wp.zeros(8, dtype=wp.float32, device="cpu")
+wp.launch(shift, dim=8, inputs=[a], device="cpu")
+M, E = ctx.Module, ctx.ModuleExec
+wl, wh, wi = M.load, E.get_kernel_hooks, ctx.init  # launch() calls init() every time: a wrapper there counts too
+plain = tuple(getattr(f, "__wrapped__", f) for f in (wl, wh, wi))
+arms = {"plain": plain, "hook": (wl, wh, wi)}
+best = {k: 1e9 for k in arms}
+for _ in range(int(sys.argv[1])):
+    for k, (load, hooks, init) in arms.items():
+        M.load, E.get_kernel_hooks, ctx.init = load, hooks, init
+        t0 = time.perf_counter()
+        for _ in range(500):
+            wp.launch(shift, dim=8, inputs=[a], device="cpu")
+        best[k] = min(best[k], (time.perf_counter() - t0) * 2000.0)
+print("AB_US", best["plain"], best["hook"])
+"""
+
+
+def _ab(cwd: Path, hook_dir: Path, blocks: int = 60) -> tuple[float, float]:
+    """(plain, hooked) µs per launch in one process, fastest block of each (see item 4 of the docstring)."""
+    root = Path(tempfile.mkdtemp(prefix="warp-compile-bench-"))
+    try:
+        env = dict(os.environ, WARP_CACHE_PATH=str(root / "cache"), TMPDIR=str(root), PYTHONDONTWRITEBYTECODE="1",
+                   PYTHONPATH=str(hook_dir), WARP_COMPILE_EVENTS=str(root / "events.jsonl"))
+        _, out = _run([sys.executable, "-m", "abapp", str(blocks)], cwd, env)
+        plain, hooked = (float(x) for x in next(ln for ln in out.splitlines() if ln.startswith("AB_US")).split()[1:])
+        return plain, hooked
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def _run(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, str]:
+    wall, out, _cpu = _run_cpu(cmd, cwd, env)
+    return wall, out
+
+
+def _run_cpu(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, str, float]:
+    """(wall ms, stdout, CPU ms of the child: user + system). CPU time moves far less than wall time when other
+    processes share the cores, so it is the steadier view of what the hook adds on a busy machine."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     out = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=True)
-    return (time.perf_counter() - t0) * 1000.0, out.stdout
+    wall = (time.perf_counter() - t0) * 1000.0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000.0
+    return wall, out.stdout, cpu
 
 
-def _pair(cwd: Path, hook_dir: Path | None, launches: int) -> tuple[float, float, float]:
-    """One cold + warm pair with private caches; returns (cold ms, warm ms, us per launch in the warm run)."""
+def _pair(cwd: Path, hook_dir: Path | None, launches: int) -> tuple[float, float, float, float]:
+    """One cold + warm pair with private caches; returns (cold ms, warm ms, us per launch in the warm run,
+    warm CPU ms)."""
     root = Path(tempfile.mkdtemp(prefix="warp-compile-bench-"))
     try:
         env = dict(os.environ, WARP_CACHE_PATH=str(root / "cache"), TMPDIR=str(root), PYTHONDONTWRITEBYTECODE="1")
@@ -67,9 +127,9 @@ def _pair(cwd: Path, hook_dir: Path | None, launches: int) -> tuple[float, float
             env["WARP_COMPILE_EVENTS"] = str(root / "events.jsonl")
         cmd = [sys.executable, "-m", "benchapp", str(launches)]
         cold, _ = _run(cmd, cwd, env)
-        warm, out = _run(cmd, cwd, env)
+        warm, out, cpu = _run_cpu(cmd, cwd, env)
         us = float(next(ln.split()[1] for ln in out.splitlines() if ln.startswith("LAUNCH_US")))
-        return cold, warm, us
+        return cold, warm, us, cpu
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -79,22 +139,33 @@ def main() -> int:
     ap.add_argument("--pairs", type=int, default=3)
     ap.add_argument("--launches", type=int, default=20000)
     ap.add_argument("--out", default=str(Path(__file__).with_name("RESULTS.md")))
+    ap.add_argument("--baseline-hook", metavar="FILE", help="an older hook.py to run as a third arm (before/after)")
     ns = ap.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="warp-compile-benchapp-"))
     hook = Path(tempfile.mkdtemp(prefix="warp-compile-benchhook-"))
+    base: Path | None = None
     try:
         (work / "benchapp").mkdir()
         (work / "benchapp" / "__init__.py").write_text("")
         (work / "benchapp" / "__main__.py").write_text(textwrap.dedent(APP))
-        from warp_compile.probe.sandbox import _hook_source
+        (work / "abapp").mkdir()
+        (work / "abapp" / "__init__.py").write_text("")
+        (work / "abapp" / "__main__.py").write_text(AB_APP)
+        from warp_compile.probe.sandbox import write_hook
 
-        (hook / "sitecustomize.py").write_text(_hook_source())
+        write_hook(hook)  # as the sandbox does
 
-        plain, hooked = [], []
-        for _ in range(ns.pairs):  # interleave so drift hits both arms
+        if ns.baseline_hook:
+            base = Path(tempfile.mkdtemp(prefix="warp-compile-benchbase-"))
+            (base / "sitecustomize.py").write_text(Path(ns.baseline_hook).read_text())  # as its sandbox did
+        load_before = os.getloadavg()
+        plain, hooked, based = [], [], []
+        for _ in range(ns.pairs):  # interleave so drift hits every arm
             plain.append(_pair(work, None, ns.launches))
             hooked.append(_pair(work, hook, ns.launches))
+            if base is not None:
+                based.append(_pair(work, base, ns.launches))
 
         t0 = time.perf_counter()
         subprocess.run(
@@ -104,14 +175,20 @@ def main() -> int:
         )
         measure_ms = (time.perf_counter() - t0) * 1000.0
         plain_pairs = [_pair(work, None, 1) for _ in range(ns.pairs)]
+        ab = _ab(work, hook)
+        ab_base = _ab(work, base) if base is not None else None
+        load_after = os.getloadavg()
     finally:
         shutil.rmtree(work, ignore_errors=True)
         shutil.rmtree(hook, ignore_errors=True)
+        if base is not None:
+            shutil.rmtree(base, ignore_errors=True)
 
     med = statistics.median
     pc, pw, pl = (med([p[i] for p in plain]) for i in range(3))
     hc, hw, hl = (med([p[i] for p in hooked]) for i in range(3))
-    pair_sum = sum(c + w for c, w, _ in plain_pairs)
+    pair_sum = sum(p[0] + p[1] for p in plain_pairs)
+    pcpu, hcpu = med([p[3] for p in plain]), med([h[3] for h in hooked])
     import warp  # noqa: PLC0415  (only for the version line)
 
     lines = [
@@ -120,12 +197,55 @@ def main() -> int:
         f"machine: {platform.machine()}, {os.cpu_count()} cpu, {platform.platform()};"
         f" python {platform.python_version()};"
         f" warp-lang {warp.__version__}; {ns.pairs} pairs, {ns.launches} launches per warm run",
+        f"load average (1/5/15 min) before: {' / '.join(f'{x:.2f}' for x in load_before)},"
+        f" after: {' / '.join(f'{x:.2f}' for x in load_after)}",
         "",
         "| what | plain | with hook | ratio |",
         "|---|---|---|---|",
         f"| cold run wall (median) | {pc:,.0f} ms | {hc:,.0f} ms | {hc / pc:.3f} |",
         f"| warm run wall incl. {ns.launches} launches (median) | {pw:,.0f} ms | {hw:,.0f} ms | {hw / pw:.3f} |",
         f"| per launch of a loaded kernel (median) | {pl:.2f} µs | {hl:.2f} µs | {hl / pl:.3f} |",
+        f"| hook cost per launch (median of the per-pair differences) | | "
+        f"{med([h[2] - p[2] for p, h in zip(plain, hooked, strict=True)]):.2f} µs | |",
+        f"| warm run wall ratio (median of the per-pair ratios) | | | "
+        f"{med([h[1] / p[1] for p, h in zip(plain, hooked, strict=True)]):.3f} |",
+        f"| warm run wall, fastest of the {ns.pairs} (a busy machine only slows a run) |"
+        f" {min(p[1] for p in plain):,.0f} ms"
+        f" | {min(h[1] for h in hooked):,.0f} ms | {min(h[1] for h in hooked) / min(p[1] for p in plain):.3f} |",
+        f"| warm run CPU time, user + system (median) | {pcpu:,.0f} ms | {hcpu:,.0f} ms | {hcpu / pcpu:.3f} |",
+    ]
+    if based:
+        bc, bw, bl = (med([p[i] for p in based]) for i in range(3))
+        lines += [
+            "",
+            f"Baseline hook `{Path(ns.baseline_hook).name}` in the same interleaving:",
+            "",
+            "| what | plain | with baseline hook | ratio |",
+            "|---|---|---|---|",
+            f"| cold run wall (median) | {pc:,.0f} ms | {bc:,.0f} ms | {bc / pc:.3f} |",
+            f"| warm run wall incl. {ns.launches} launches (median) | {pw:,.0f} ms | {bw:,.0f} ms | {bw / pw:.3f} |",
+            f"| per launch of a loaded kernel (median) | {pl:.2f} µs | {bl:.2f} µs | {bl / pl:.3f} |",
+            f"| hook cost per launch (median of the per-pair differences) | | "
+            f"{med([b[2] - p[2] for p, b in zip(plain, based, strict=True)]):.2f} µs | |",
+            f"| warm run wall ratio (median of the per-pair ratios) | | | "
+            f"{med([b[1] / p[1] for p, b in zip(plain, based, strict=True)]):.3f} |",
+            f"| warm run wall, fastest of the {ns.pairs} | {min(p[1] for p in plain):,.0f} ms"
+            f" | {min(b[1] for b in based):,.0f} ms | {min(b[1] for b in based) / min(p[1] for p in plain):.3f} |",
+            f"| warm run CPU time, user + system (median) | {pcpu:,.0f} ms | {med([b[3] for b in based]):,.0f} ms |"
+            f" {med([b[3] for b in based]) / pcpu:.3f} |",
+        ]
+    lines += [
+        "",
+        "In one process, wrappers swapped in and out between blocks of 500 launches (fastest block of each):",
+        "",
+        "| hook | plain | with hook | cost per launch |",
+        "|---|---|---|---|",
+        f"| this hook | {ab[0]:.2f} µs | {ab[1]:.2f} µs | {ab[1] - ab[0]:.2f} µs |",
+    ]
+    if ab_base is not None:
+        lines.append(f"| baseline `{Path(ns.baseline_hook).name}` | {ab_base[0]:.2f} µs | {ab_base[1]:.2f} µs |"
+                     f" {ab_base[1] - ab_base[0]:.2f} µs |")
+    lines += [
         "",
         f"`warp-compile measure --samples {ns.pairs}`: {measure_ms:,.0f} ms wall, against {pair_sum:,.0f} ms for"
         f" {ns.pairs} plain cold+warm pairs run by hand (ratio {measure_ms / pair_sum:.2f}).",

@@ -17,6 +17,7 @@ from warp_compile.probe.models import (
     Launch,
     ModuleCreation,
     PchBuild,
+    PhaseSpan,
     Site,
     Trigger,
 )
@@ -30,7 +31,8 @@ class RunEvents:
     warp_imported: bool = False
     warp_version: str | None = None
     python: str | None = None
-    executable: str | None = None  # sys.executable of the measured process (from the hook's hello)
+    executable: str | None = None  # sys.executable of the first process the hook started in
+    warp_missing: bool = False  # `import warp` found no package in that interpreter
     builds: list[Build] = field(default_factory=list)
     pch: list[PchBuild] = field(default_factory=list)
     launches: list[Launch] = field(default_factory=list)
@@ -128,11 +130,19 @@ def _build(e: dict) -> Build:
         start_ms=float(e.get("start_ms", 0.0)),
         end_ms=float(e.get("end_ms", 0.0)),
         error=e.get("error"),
+        spans=[
+            PhaseSpan(phase=str(x[0]), start_ms=float(x[1]), end_ms=float(x[2]))
+            for x in e.get("spans") or []
+            if isinstance(x, list) and len(x) == 3
+        ],
     )
 
 
 def parse_lines(lines: list[str]) -> RunEvents:
+    """Launch records arrive at their first launch (count 1) and get their counts from the process's exit event;
+    a process that died before exiting keeps count 1 per record."""
     run = RunEvents()
+    launch_index: dict[tuple[object, object], int] = {}  # (pid, launch id) -> index in run.launches
     for raw in lines:
         raw = raw.strip()
         if not raw:
@@ -153,6 +163,8 @@ def parse_lines(lines: list[str]) -> RunEvents:
             run.hook.hook_version = str(e.get("hook_version", ""))
             env = e.get("env") or {}
             run.cuda_cache_disable = run.cuda_cache_disable or env.get("CUDA_CACHE_DISABLE")
+        elif kind == "warp_missing":
+            run.warp_missing = True
         elif kind == "warp_import":
             if not run.warp_imported:
                 run.warp_imported = True
@@ -174,9 +186,12 @@ def parse_lines(lines: list[str]) -> RunEvents:
                     thread=int(e.get("tid", 0)),
                     during_module=e.get("during_module"),
                     during_seq=e.get("during_seq"),
+                    start_ms=e.get("start_ms"),
                 )
             )
         elif kind == "launch":
+            if "lid" in e:
+                launch_index[(e.get("pid"), e.get("lid"))] = len(run.launches)
             run.launches.append(
                 Launch(
                     kernel=str(e.get("kernel", "")),
@@ -189,6 +204,8 @@ def parse_lines(lines: list[str]) -> RunEvents:
                     tiled=bool(e.get("tiled", False)),
                     site=_site(e.get("site")),
                     count=int(e.get("count", 1)),
+                    first_ms=float(e.get("t_ms", 0.0)),
+                    thread=int(e.get("tid", 0)),
                 )
             )
         elif kind == "api":
@@ -220,6 +237,10 @@ def parse_lines(lines: list[str]) -> RunEvents:
             run.hook.errors.append(f"{e.get('where')}: {e.get('error')}")
         elif kind == "exit":
             run.launch_total += int(e.get("launch_total", 0))
+            for lid, n in enumerate(e.get("launch_counts") or []):
+                i = launch_index.get((e.get("pid"), lid))
+                if i is not None:
+                    run.launches[i].count = int(n)
             run.kernel_cache_dir = e.get("kernel_cache_dir") or run.kernel_cache_dir
             if e.get("cache_kernels") is not None:
                 run.cache_kernels = bool(e.get("cache_kernels"))

@@ -10,87 +10,74 @@ wrapped; launches are observed from `ModuleExec.get_kernel_hooks`, which `launch
 """
 
 import atexit
+import itertools
 import json
 import os
 import sys
 import threading
 import time
 
-HOOK_VERSION = "1"
+HOOK_VERSION = "2"  # 2: launch records aggregated per signature with counts at exit (1: run-length encoded)
 _OUT = os.environ.get("WARP_COMPILE_EVENTS")
 _MAX_LAUNCH_RECORDS = int(os.environ.get("WARP_COMPILE_MAX_LAUNCHES", "20000"))
 _T0 = time.perf_counter()
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _lock = threading.RLock()
-_tls = threading.local()
 _fd = None
 _seq = [0]
 _state = {
     "installed": False,
     "warp_dir": None,
     "bulk_origin": None,  # (trigger dict) while a user's force_load runs worker threads
-    "pending_launch": None,  # run-length encoded launch awaiting its end
-    "launch_records": 0,
-    "launch_total": 0,
+    "overflow": itertools.count(1),  # launches of signatures beyond _MAX_LAUNCH_RECORDS
     "in_clear": 0,
     "errors_reported": set(),
 }
 _STDLIB_DIRS = ()
-_site_cache = {}
+_launch_counters = {}  # cheap launch signature -> counter (shared by signatures with the same readable record)
+_launch_ids = {}  # readable launch record (JSON) -> its index in _launch_list
+_launch_list = []  # one itertools.count per recorded launch record, in first-seen order
 _COPIED_AT_CREATION = (
-    "enable_backward",
-    "max_unroll",
-    "lineinfo",
-    "compile_time_trace",
-    "deterministic",
-    "deterministic_max_records",
+    "enable_backward", "max_unroll", "lineinfo", "compile_time_trace", "deterministic", "deterministic_max_records"
 )
 
 
-def _read_experiment():
-    """Settings an experiment (`warp-compile try`) asked for; empty in an ordinary measurement."""
-    raw = os.environ.get("WARP_COMPILE_SET")
-    if not raw:
-        return {}
+def _load_companion(name, module):
+    """A stdlib companion file the sandbox copies next to this one (loaded by path: nothing else is imported)."""
     try:
-        value = json.loads(raw)
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location(module, os.path.join(_HERE, name))
+        mod = sys.modules[module] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod
     except Exception:
-        return {}
-    return value if isinstance(value, dict) else {}
+        return None
 
 
-_EXPERIMENT = _read_experiment()
+_reach = _load_companion("hook_reach.py", "_warp_compile_hook_reach") if _OUT else None
+_EXPERIMENT = _reach.read_experiment() if _reach is not None else {}
 
 
-def _apply_experiment(cfg):
-    """Apply the experiment's settings at `import warp`, before the app creates a module; say what took."""
-    applied = {}
-    for key, value in _EXPERIMENT.items():
-        if key == "keep_kernel_cache":
-            applied[key] = "hook"
-        elif cfg is not None and hasattr(cfg, key):
-            try:
-                setattr(cfg, key, value)
-                applied[key] = "applied"
-            except Exception as exc:
-                applied[key] = "error: " + str(exc)[:120]
-        else:
-            applied[key] = "unsupported"
-    return applied
+def _mark(wrapper, orig):
+    """A wrapper looks like what it wraps (name, doc) and says it is ours, so a second install does nothing."""
+    wrapper.__warp_compile_hook__ = True
+    wrapper.__wrapped__ = orig
+    wrapper.__name__ = getattr(orig, "__name__", wrapper.__name__)
+    wrapper.__doc__ = getattr(orig, "__doc__", None)
+    return wrapper
 
 
 def _now_ms():
     return (time.perf_counter() - _T0) * 1000.0
 
 
-def _emit(kind, payload, flush_launch=True):
+def _emit(kind, payload):
     """Append one JSON line; a single os.write keeps lines whole when threads or child processes share the file."""
     global _fd
     if _OUT is None:
         return
     with _lock:
-        if flush_launch and kind != "launch":
-            _flush_launch()
         _seq[0] += 1
         payload["kind"] = kind
         payload["seq"] = _seq[0]
@@ -196,20 +183,16 @@ def _api_name(qualname):
 
 class _Load:
     __slots__ = (
-        "t0", "mark", "stack", "phases", "ran", "source_bytes", "backward", "backward_bytes", "pch_ms", "pch_files"
+        "t0", "mark", "stack", "phases", "ran", "source_bytes", "backward", "backward_bytes", "pch_ms", "pch_files",
+        "module", "announced", "spans",
     )
 
-    def __init__(self, t0=None):
-        self.t0 = time.perf_counter() if t0 is None else t0
-        self.mark = self.t0
-        self.stack = []
-        self.phases = {}
-        self.ran = set()
-        self.source_bytes = None
-        self.backward = None
-        self.backward_bytes = None
-        self.pch_ms = 0.0
-        self.pch_files = []
+    def __init__(self, t0=None, module=None):
+        self.t0 = self.mark = time.perf_counter() if t0 is None else t0
+        self.module, self.announced, self.stack, self.phases, self.ran = module, False, [], {}, set()
+        self.spans = []  # [phase, start, end] of each outermost phase call, for the timeline
+        self.source_bytes = self.backward = self.backward_bytes = None
+        self.pch_ms, self.pch_files = 0.0, []
 
     def charge(self, now):
         phase = self.stack[-1] if self.stack else "other"
@@ -217,14 +200,47 @@ class _Load:
         self.mark = now
 
 
+_LOAD_CODE = [None]  # code object of the Module.load wrapper
+_active_loads = {}  # id(frame of a running Module.load wrapper) -> _Load, created when its first phase runs
+
+
 def _current_load():
-    """The load in progress on this thread. Loads start as a bare start time and get a record only when a phase
-    runs, so the fast path of an already loaded module (every launch) allocates nothing."""
-    cur = getattr(_tls, "load", None)
-    if cur is not None and cur.__class__ is float:
-        cur = _Load(cur)
-        _tls.load = cur
+    """The Module.load in progress on this thread, found by walking up to the load wrapper's frame.
+
+    The wrapper itself stores nothing (every launch goes through it); a record exists only once a phase runs
+    inside a load, so the fast path of an already loaded module costs one clock read and one dict lookup.
+    """
+    code = _LOAD_CODE[0]
+    f = sys._getframe(2)  # skip this function and the phase wrapper
+    while f is not None:
+        if f.f_code is code:
+            loc = f.f_locals
+            t0 = loc.get("t0")
+            cur = _active_loads.get(id(f))
+            if cur is None or cur.t0 != t0:  # none yet, or left by an earlier load whose frame had this address
+                cur = _Load(t0, loc.get("self"))
+                _active_loads[id(f)] = cur
+            return cur
+        f = f.f_back
+    return None
+
+
+def _take_load(frame, t0, module):
+    """The record the phases of this load filled (or a bare one), removed from the active set."""
+    cur = _active_loads.pop(id(frame), None)
+    if cur is None or cur.t0 != t0:
+        cur = _Load(t0, module)
     return cur
+
+
+_ANNOUNCED_PHASES = {"codegen": "compile", "native": "compile", "native_load": "load"}
+
+
+def _announce(cur, phase):
+    """A real build has begun (codegen or native work, not a re-hash): tell the parent now, for live progress."""
+    cur.announced = True
+    event = {"module": str(getattr(cur.module, "name", "")), "what": _ANNOUNCED_PHASES[phase]}
+    _emit("load_start", dict(event, start_ms=round((cur.t0 - _T0) * 1000.0, 3)))
 
 
 def _phase_wrap(phase, fn):
@@ -232,7 +248,14 @@ def _phase_wrap(phase, fn):
         cur = _current_load()
         if cur is None:
             return fn(*args, **kwargs)
-        cur.charge(time.perf_counter())
+        if not cur.announced and phase in _ANNOUNCED_PHASES:
+            try:
+                _announce(cur, phase)
+            except Exception as exc:
+                _hook_error("load_start", exc)
+        start = time.perf_counter()
+        cur.charge(start)
+        outermost = not cur.stack
         cur.stack.append(phase)
         cur.ran.add(phase)
         try:
@@ -243,34 +266,28 @@ def _phase_wrap(phase, fn):
                 _note_source(cur, result[0])
             return result
         finally:
-            cur.charge(time.perf_counter())
+            end = time.perf_counter()
+            cur.charge(end)
             cur.stack.pop()
+            if outermost:
+                _add_span(cur, phase, start, end)
 
-    wrapper.__warp_compile_hook__ = True
-    wrapper.__wrapped__ = fn
-    wrapper.__name__ = getattr(fn, "__name__", "wrapper")
-    wrapper.__doc__ = getattr(fn, "__doc__", None)
-    return wrapper
+    return _mark(wrapper, fn)
+
+
+def _add_span(cur, phase, start, end):
+    """Consecutive calls of one phase (ModuleBuilder.__init__, codegen, build_meta) make one span."""
+    spans = cur.spans
+    if spans and spans[-1][0] == phase and start - spans[-1][2] < 0.0005:
+        spans[-1][2] = end
+    else:
+        spans.append([phase, start, end])
 
 
 def _note_source(cur, src):
     cur.source_bytes = len(src.encode("utf-8", "replace"))
-    cur.backward_bytes = _backward_bytes(src)
+    cur.backward_bytes = _reach.backward_bytes(src) if _reach is not None else 0
     cur.backward = cur.backward_bytes > 0
-
-
-def _backward_bytes(src):
-    """Bytes of generated adjoint code: top-level functions named *_backward* or adj_* (kernels and wp.func)."""
-    total = 0
-    in_backward = False
-    for line in src.splitlines(True):
-        if line[:1].isalpha() and "(" in line:
-            head = line.split("(", 1)[0]
-            name = head.split()[-1] if head.split() else ""
-            in_backward = "_backward" in name or name.startswith("adj_")
-        if in_backward:
-            total += len(line)
-    return total
 
 
 def _native_wrap(fn):
@@ -287,6 +304,7 @@ def _native_wrap(fn):
             except Exception:
                 before = None
         t0_ns = time.time_ns()
+        t0 = time.perf_counter()
         result = inner(*args, **kwargs)
         if cur is not None and before is not None:
             try:
@@ -296,15 +314,12 @@ def _native_wrap(fn):
                         continue
                     ms = max(0.0, (os.stat(path).st_mtime_ns - t0_ns) / 1e6)
                     cur.pch_ms += ms
-                    cur.pch_files.append((name, ms))
+                    cur.pch_files.append((name, ms, t0))
             except Exception as exc:
                 _hook_error("pch", exc)
         return result
 
-    wrapper.__warp_compile_hook__ = True
-    wrapper.__wrapped__ = fn
-    wrapper.__name__ = getattr(fn, "__name__", "wrapper")
-    return wrapper
+    return _mark(wrapper, fn)
 
 
 def _exec_block_dim(module, result, block_dim_arg):
@@ -328,11 +343,7 @@ def _exec_block_dim(module, result, block_dim_arg):
 
 
 def _hex(h):
-    if h is None:
-        return ""
-    if isinstance(h, (bytes, bytearray)):
-        return h.hex()
-    return str(h)
+    return "" if h is None else h.hex() if isinstance(h, (bytes, bytearray)) else str(h)
 
 
 def _kernel_info(kernel):
@@ -365,15 +376,11 @@ def _snapshot(module, block_dim, cfg):
     except Exception:
         hasher = None
     try:
-        if hasher is not None and isinstance(getattr(hasher, "unique_kernels", None), dict):
-            for k in hasher.unique_kernels.values():
-                snap["kernels"].append(_kernel_info(k))
-        else:
-            for k in list(getattr(module, "kernels", {}).values()):
-                snap["kernels"].append(_kernel_info(k))
+        unique = getattr(hasher, "unique_kernels", None)
+        kernels = unique.values() if isinstance(unique, dict) else getattr(module, "kernels", {}).values()
+        snap["kernels"] = [_kernel_info(k) for k in list(kernels)]
         fh = getattr(hasher, "function_hashes", None) or {}
-        for f, h in list(fh.items()):
-            snap["functions"][str(getattr(f, "key", f))] = _hex(h)[:16]
+        snap["functions"] = {str(getattr(f, "key", f)): _hex(h)[:16] for f, h in list(fh.items())}
     except Exception as exc:
         _hook_error("snapshot.kernels", exc)
     try:
@@ -412,73 +419,92 @@ def _source_on_disk(cfg, module_name, hash_hex):
     return None
 
 
-class _SeenExecs:
-    """ModuleExec objects already reported: a load that returns one of them was the fast path, not a build.
-
-    Weak references, so the hook never keeps an unloaded module alive; ids only if the class refuses weakrefs.
-    """
-
-    def __init__(self):
-        import weakref
-
-        self._weak = weakref.WeakSet()
-        self._ids = set()
-
-    def __contains__(self, obj):
-        try:
-            return obj in self._weak
-        except TypeError:
-            return id(obj) in self._ids
-
-    def add(self, obj):
-        try:
-            self._weak.add(obj)
-        except TypeError:
-            self._ids.add(id(obj))
+_seen_execs = {}  # id(ModuleExec) -> weak reference (or the id itself when the class refuses weak references)
 
 
-_seen_execs = _SeenExecs()
+def _mark_seen(result):
+    import weakref
+
+    try:
+        _seen_execs[id(result)] = weakref.ref(result)
+    except TypeError:
+        _seen_execs[id(result)] = id(result)
+
+
+_LOAD_PARAMS = ("self", "device", "block_dim", "binary_path", "output_arch", "meta_path")
+
+
+def _plain_params(fn, names, defaults):
+    """Exactly these positional parameters and defaults? Then a wrapper with the same list need not pack them
+    (every launch calls Module.load and ModuleExec.get_kernel_hooks: packing is a measurable part of the cost)."""
+    code = getattr(fn, "__code__", None)
+    if code is None or code.co_flags & 0x0C or code.co_kwonlyargcount:
+        return False
+    return code.co_varnames[: code.co_argcount] == names and (getattr(fn, "__defaults__", None) or ()) == defaults
+
+
+def _load_failed(module, args, kwargs, frame, t0, exc, warp_mod):
+    try:
+        _record_load(module, args, kwargs, None, _take_load(frame, t0, module), exc, warp_mod)
+    except Exception as hexc:
+        _hook_error("load.error", hexc)
+
+
+def _load_done(module, args, kwargs, result, frame, t0, warp_mod):
+    """After a load that did not return an already reported ModuleExec: a real build (or a skip) to record."""
+    try:
+        rec = _take_load(frame, t0, module)
+        if result is None:  # <= 1.16 after a failed build: report the skip once per module
+            skipped = _state.setdefault("skipped", set())
+            if module.name not in skipped:
+                skipped.add(module.name)
+                _record_load(module, args, kwargs, None, rec, None, warp_mod)
+            return
+        _mark_seen(result)
+        _record_load(module, args, kwargs, result, rec, None, warp_mod)
+    except Exception as hexc:
+        _hook_error("load", hexc)
 
 
 def _make_load_wrapper(orig, warp_mod):
-    def load(self, *args, **kwargs):
-        outer = getattr(_tls, "load", None)
-        _tls.load = time.perf_counter()
-        try:
-            result = orig(self, *args, **kwargs)
-        except BaseException as exc:
-            rec = _current_load()
-            _tls.load = outer
-            try:
-                _record_load(self, args, kwargs, None, rec, exc, warp_mod)
-            except Exception as hexc:
-                _hook_error("load.error", hexc)
-            raise
-        rec = _tls.load
-        _tls.load = outer
-        try:
-            if result is None:  # <= 1.16 after a failed build: report the skip once per module
-                skipped = _state.setdefault("skipped", set())
-                if self.name not in skipped:
-                    skipped.add(self.name)
-                    _record_load(self, args, kwargs, None, _Load(rec) if rec.__class__ is float else rec, None,
-                                 warp_mod)
-                return result
-            if result in _seen_execs:
-                return result
-            _seen_execs.add(result)
-            if rec.__class__ is float:
-                rec = _Load(rec)
-            _record_load(self, args, kwargs, result, rec, None, warp_mod)
-        except Exception as hexc:
-            _hook_error("load", hexc)
-        return result
+    """Module.load runs on every launch; its fast path (an already reported ModuleExec) costs one clock read and
+    one dict lookup here. `t0` and `self` are read from this frame by _current_load when a phase runs."""
+    clock = time.perf_counter
+    seen = _seen_execs
+    getframe = sys._getframe
 
-    load.__warp_compile_hook__ = True
-    load.__wrapped__ = orig
-    load.__name__ = "load"
-    load.__doc__ = orig.__doc__
-    return load
+    if _plain_params(orig, _LOAD_PARAMS, (None, None, None, None)):
+
+        def load(self, device, block_dim=None, binary_path=None, output_arch=None, meta_path=None):
+            t0 = clock()
+            try:
+                result = orig(self, device, block_dim, binary_path, output_arch, meta_path)
+            except BaseException as exc:
+                _load_failed(self, (device, block_dim), {}, getframe(), t0, exc, warp_mod)
+                raise
+            ref = seen.get(id(result))
+            if ref is not None and (ref.__class__ is int or ref() is result):
+                return result
+            _load_done(self, (device, block_dim), {}, result, getframe(), t0, warp_mod)
+            return result
+
+    else:
+
+        def load(self, *args, **kwargs):
+            t0 = clock()
+            try:
+                result = orig(self, *args, **kwargs)
+            except BaseException as exc:
+                _load_failed(self, args, kwargs, getframe(), t0, exc, warp_mod)
+                raise
+            ref = seen.get(id(result))
+            if ref is not None and (ref.__class__ is int or ref() is result):
+                return result
+            _load_done(self, args, kwargs, result, getframe(), t0, warp_mod)
+            return result
+
+    _LOAD_CODE[0] = load.__code__
+    return _mark(load, orig)
 
 
 def _record_load(module, args, kwargs, result, rec, exc, warp_mod):
@@ -540,27 +566,27 @@ def _record_load(module, args, kwargs, result, rec, exc, warp_mod):
         "block_dim": block_dim if isinstance(block_dim, int) else None,
         "status": status,
         "ms": round(wall - pch, 3),
-        "hash_ms": round(phases.get("hash", 0.0) * 1000.0, 3),
-        "codegen_ms": round(phases.get("codegen", 0.0) * 1000.0, 3),
         "native_ms": round(native - pch, 3),
-        "native_load_ms": round(phases.get("native_load", 0.0) * 1000.0, 3),
-        "other_ms": round(phases.get("other", 0.0) * 1000.0, 3),
         "pch_ms": round(pch, 3),
         "source_bytes": source_bytes or 0,
         "backward_in_source": rec.backward,
         "backward_source_bytes": rec.backward_bytes,
         "start_ms": round((rec.t0 - _T0) * 1000.0, 3),
         "end_ms": round((end - _T0) * 1000.0, 3),
+        "spans": [[p, round((a - _T0) * 1000.0, 3), round((b - _T0) * 1000.0, 3)] for p, a, b in rec.spans],
         "trigger": _trigger(3),
         "kernel_cache_dir": str(getattr(cfg, "kernel_cache_dir", "") or ""),
         "cache_kernels": getattr(cfg, "cache_kernels", None),
     }
+    for name in ("hash", "codegen", "native_load", "other"):
+        event[name + "_ms"] = round(phases.get(name, 0.0) * 1000.0, 3)
     event.update(snap)
     if exc is not None:
         event["error"] = ("%s: %s" % (type(exc).__name__, exc))[:500]
     _emit("load", event)
-    for name, ms in rec.pch_files:
-        _emit("pch", {"ms": round(ms, 3), "file": name, "during_module": module.name, "during_seq": _seq[0]})
+    for name, ms, t0 in rec.pch_files:
+        _emit("pch", {"ms": round(ms, 3), "file": name, "during_module": module.name, "during_seq": _seq[0],
+                      "start_ms": round((t0 - _T0) * 1000.0, 3)})
 
 
 # ---------------------------------------------------------------------------------------------- launches
@@ -577,27 +603,47 @@ def _dtype_name(a):
             except Exception:
                 ndim = "?"
         return "%s[%s;%sd]" % (type(a).__name__, name, ndim)
-    if a is None:
-        return "None"
-    return type(a).__name__
+    return "None" if a is None else type(a).__name__
 
 
 def _make_hooks_wrapper(orig):
-    def get_kernel_hooks(self, kernel, *args, **kwargs):
-        result = orig(self, kernel, *args, **kwargs)
-        try:
-            frame = sys._getframe(1)
-            code = frame.f_code
-            if code.co_name == "launch" and _state["warp_dir"] and code.co_filename.startswith(_state["warp_dir"]):
-                _record_launch(frame, kernel)
-        except Exception as exc:
-            _hook_error("launch", exc)
-        return result
+    """Count launches by a cheap signature: the kernel hooks Warp returns (one per kernel and module exec, so per
+    kernel, device and block_dim), the calling code object and its bytecode offset.
 
-    get_kernel_hooks.__warp_compile_hook__ = True
-    get_kernel_hooks.__wrapped__ = orig
-    get_kernel_hooks.__name__ = "get_kernel_hooks"
-    return get_kernel_hooks
+    Only the first launch of a signature reads `launch`'s locals (dim, dtypes, adjoint...), which costs
+    microseconds on Python 3.11; repeats cost a frame lookup, one tuple, one dict lookup and one counter step.
+    Later launches from the same call site with other dims (or adjoint flag) count into that first record.
+    """
+    counters = _launch_counters
+    getframe = sys._getframe
+
+    if _plain_params(orig, ("self", "kernel"), ()):
+
+        def get_kernel_hooks(self, kernel):
+            result = orig(self, kernel)
+            try:
+                caller = getframe(2)
+                sig = (id(result), id(caller.f_code), caller.f_lasti)
+                counter = counters.get(sig)
+                if counter is None:
+                    _first_launch(sig, getframe(1), kernel, self)
+                else:
+                    next(counter)
+            except Exception as exc:
+                _hook_error("launch", exc)
+            return result
+
+    else:
+
+        def get_kernel_hooks(self, kernel, *args, **kwargs):
+            result = orig(self, kernel, *args, **kwargs)
+            try:
+                _count_launch(getframe(1), kernel, self, result)
+            except Exception as exc:
+                _hook_error("launch", exc)
+            return result
+
+    return _mark(get_kernel_hooks, orig)
 
 
 def _norm_dim(dim):
@@ -612,39 +658,40 @@ def _norm_dim(dim):
             return []
 
 
-def _arg_sig(a):
-    return (type(a), getattr(a, "dtype", None), getattr(a, "ndim", None))
+_IGNORED = itertools.repeat(0)  # counter of a signature that is not a `wp.launch`: never reported
 
 
-def _record_launch(frame, kernel):
-    """Compare a cheap signature with the pending run first; build the readable record only for a new shape."""
+def _count_launch(frame, kernel, exec_, result):
+    caller = frame.f_back
+    sig = (id(result), id(caller.f_code), caller.f_lasti)
+    counter = _launch_counters.get(sig)
+    if counter is None:
+        _first_launch(sig, frame, kernel, exec_)
+    else:
+        next(counter)
+
+
+def _first_launch(sig, frame, kernel, exec_):
+    """A new signature: build the readable record (from `launch`'s locals) once, and share one counter among all
+    signatures with the same record (e.g. the same line after a rebuild gave a new module exec)."""
+    code = frame.f_code
+    wd = _state["warp_dir"]
+    if code.co_name != "launch" or not wd or not code.co_filename.startswith(wd):
+        _launch_counters[sig] = _IGNORED
+        return
     loc = frame.f_locals
     args = loc.get("fwd_args")
     if args is None:
         args = list(loc.get("inputs") or []) + list(loc.get("outputs") or [])
     caller = frame.f_back
     dim = loc.get("dim")
-    if isinstance(dim, list):
-        dim = tuple(dim)
     device = loc.get("device")
+    if device is None:
+        device = getattr(exec_, "device", None)
     block_dim = loc.get("block_dim")
     adjoint = loc.get("adjoint", False)
-    key = (caller.f_code, caller.f_lineno) if caller is not None else None
-    # no strong reference to the kernel: holding one would keep a dropped closure kernel live in Warp's module
-    # kernel set and change what the app compiles next
-    sig = (id(kernel), kernel.key, dim, device, block_dim, adjoint, key, tuple(map(_arg_sig, args)))
-    with _lock:
-        _state["launch_total"] += 1
-        pending = _state["pending_launch"]
-        if pending is not None and pending[2] == sig:
-            pending[1] += 1
-            return
     tiled = caller is not None and caller.f_code.co_name == "launch_tiled"
-    site = _site_cache.get(key)
-    if site is None:
-        site, _api = _user_site(caller)
-        if caller is not None and site is not None and caller.f_code.co_filename == site["file"]:
-            _site_cache[key] = site  # the launching line is user code: the same line gives the same site
+    site, _api = _user_site(caller)
     rec = {
         "kernel": str(getattr(kernel, "key", "?")),
         "module": str(getattr(getattr(kernel, "module", None), "name", "")),
@@ -657,26 +704,31 @@ def _record_launch(frame, kernel):
         "site": {"file": site["file"], "line": site["line"], "function": site["function"]} if site else None,
     }
     with _lock:
-        pending = _state["pending_launch"]
-        if pending is not None and pending[0] == rec:
-            pending[1] += 1  # same readable record through another signature (e.g. an equal new array)
-            pending[2] = sig
+        if sig in _launch_counters:  # another thread got here first
+            next(_launch_counters[sig])
             return
-        _flush_launch()
-        if _state["launch_records"] >= _MAX_LAUNCH_RECORDS:
-            return
-        _state["pending_launch"] = [rec, 1, sig]
+        rkey = json.dumps(rec, sort_keys=True, default=str)
+        lid = _launch_ids.get(rkey)
+        if lid is None:
+            if len(_launch_ids) >= _MAX_LAUNCH_RECORDS:
+                counter = _state["overflow"]
+            else:
+                lid = len(_launch_ids)
+                _launch_ids[rkey] = lid
+                counter = itertools.count(1)
+                _launch_list.append(counter)
+                rec["lid"] = lid
+                _emit("launch", rec)
+        else:
+            counter = _launch_list[lid]
+        next(counter)
+        _launch_counters[sig] = counter
 
 
-def _flush_launch():
-    pending = _state["pending_launch"]
-    if pending is None:
-        return
-    _state["pending_launch"] = None
-    _state["launch_records"] += 1
-    payload = dict(pending[0])
-    payload["count"] = pending[1]
-    _emit("launch", payload, flush_launch=False)
+def _launch_counts():
+    """Launches per recorded signature so far (reading an itertools.count advances it: read once, at exit)."""
+    counts = [next(c) - 1 for c in _launch_list]
+    return counts, sum(counts) + next(_state["overflow"]) - 1
 
 
 # ---------------------------------------------------------------------------------------------- API calls
@@ -689,13 +741,10 @@ def _make_api_wrapper(orig, api, bulk=False):
         site = None
         try:
             site = _trigger(2)
-            detail = {}
-            if bulk:
-                for k in ("device", "modules", "block_dim", "max_workers"):
-                    if k in kwargs:
-                        detail[k] = repr(kwargs[k])[:200]
-                if args:
-                    detail["args"] = repr(args)[:200]
+            keys = ("device", "modules", "block_dim", "max_workers") if bulk else ()
+            detail = {k: repr(kwargs[k])[:200] for k in keys if k in kwargs}
+            if bulk and args:
+                detail["args"] = repr(args)[:200]
             if skip:
                 detail["skipped"] = "experiment keep_kernel_cache"
             _emit("api", {"api": api, "site": site, "detail": detail})
@@ -703,29 +752,17 @@ def _make_api_wrapper(orig, api, bulk=False):
             _hook_error("api." + api, exc)
         if skip:
             return None
-        if bulk:
-            prev = _state["bulk_origin"]
-            if site is not None and prev is None:
-                origin = dict(site)
-                origin["api"] = api
-                _state["bulk_origin"] = origin
-            try:
-                return orig(*args, **kwargs)
-            finally:
-                _state["bulk_origin"] = prev
-        if api in ("clear_kernel_cache",):
-            _state["in_clear"] += 1
-            try:
-                return orig(*args, **kwargs)
-            finally:
-                _state["in_clear"] -= 1
-        return orig(*args, **kwargs)
+        key = "bulk_origin" if bulk else "in_clear" if api == "clear_kernel_cache" else None
+        if key is None:
+            return orig(*args, **kwargs)
+        prev = _state[key]  # a preload's first user call site, or "inside clear_kernel_cache"
+        _state[key] = (dict(site, api=api) if site is not None and prev is None else prev) if bulk else prev + 1
+        try:
+            return orig(*args, **kwargs)
+        finally:
+            _state[key] = prev
 
-    wrapper.__warp_compile_hook__ = True
-    wrapper.__wrapped__ = orig
-    wrapper.__name__ = getattr(orig, "__name__", api)
-    wrapper.__doc__ = getattr(orig, "__doc__", None)
-    return wrapper
+    return _mark(wrapper, orig)
 
 
 def _make_unload_wrapper(orig):
@@ -739,79 +776,44 @@ def _make_unload_wrapper(orig):
             _hook_error("api.unload", exc)
         return orig(self, *args, **kwargs)
 
-    unload.__warp_compile_hook__ = True
-    unload.__wrapped__ = orig
-    unload.__name__ = "unload"
-    return unload
-
-
-def _make_tape_init_wrapper(orig):
-    """A wp.Tape created in this process: the app differentiates here (first creation per call site only)."""
-    seen = set()
-
-    def __init__(self, *args, **kwargs):
-        try:
-            site, _api = _user_site(sys._getframe(1))
-            key = (site or {}).get("file"), (site or {}).get("line")
-            if key not in seen:
-                seen.add(key)
-                _emit("tape", {"site": site})
-        except Exception as exc:
-            _hook_error("tape", exc)
-        return orig(self, *args, **kwargs)
-
-    __init__.__warp_compile_hook__ = True
-    __init__.__wrapped__ = orig
-    return __init__
+    return _mark(unload, orig)
 
 
 def _make_module_init_wrapper(orig):
     def __init__(self, *args, **kwargs):
         orig(self, *args, **kwargs)
         try:
-            opts = getattr(self, "options", {}) or {}
+            opts = {str(k): str(v) for k, v in dict(getattr(self, "options", {}) or {}).items()}
             site, _api = _user_site(sys._getframe(1))
-            _emit(
-                "module_created",
-                {
-                    "module": str(getattr(self, "name", "")),
-                    "options": {str(k): str(v) for k, v in dict(opts).items()},
-                    "site": site,
-                },
-            )
+            _emit("module_created", {"module": str(getattr(self, "name", "")), "options": opts, "site": site})
         except Exception as exc:
             _hook_error("module_created", exc)
 
-    __init__.__warp_compile_hook__ = True
-    __init__.__wrapped__ = orig
-    return __init__
+    return _mark(__init__, orig)
 
 
 def _make_init_wrapper(orig, ctx_mod):
-    """After wp.init() the runtime exists: wrap the CPU object loader as the native-load phase."""
+    """After wp.init() the runtime exists: wrap the CPU object loader as the native-load phase, then put the
+    original init back (wp.launch calls init() on every launch: a wrapper left there costs every launch)."""
 
     def init(*args, **kwargs):
         result = orig(*args, **kwargs)
         try:
             runtime = getattr(ctx_mod, "runtime", None)
             llvm = getattr(runtime, "llvm", None)
-            if llvm is not None and not _state.get("llvm_wrapped"):
-                for name in ("wp_load_obj", "load_obj"):
-                    fn = getattr(llvm, name, None)
-                    if fn is not None and not getattr(fn, "__warp_compile_hook__", False):
-                        setattr(llvm, name, _phase_wrap("native_load", fn))
-                        _state["targets"]["native_load.cpu"] = "wrapped:runtime.llvm." + name
-                        break
-                _state["llvm_wrapped"] = True
+            for name in ("wp_load_obj", "load_obj") if llvm is not None else ():
+                fn = getattr(llvm, name, None)
+                if fn is not None and not getattr(fn, "__warp_compile_hook__", False):
+                    setattr(llvm, name, _phase_wrap("native_load", fn))
+                    _state["targets"]["native_load.cpu"] = "wrapped:runtime.llvm." + name
+                    break
+            if runtime is not None:
+                _rebind(init, orig)
         except Exception as exc:
             _hook_error("init", exc)
         return result
 
-    init.__warp_compile_hook__ = True
-    init.__wrapped__ = orig
-    init.__name__ = "init"
-    init.__doc__ = getattr(orig, "__doc__", None)
-    return init
+    return _mark(init, orig)
 
 
 # ---------------------------------------------------------------------------------------------- install
@@ -851,32 +853,29 @@ def _rebind(old, new):
                     pass
 
 
+def _warp_module(name):
+    """warp._src.<name> (1.10 on), else warp.<name> (older layouts)."""
+    import importlib
+
+    for full in ("warp._src." + name, "warp." + name):
+        if sys.modules.get(full) is not None:
+            return sys.modules[full]
+    try:
+        return importlib.import_module("warp._src." + name)
+    except ImportError:
+        return importlib.import_module("warp." + name)
+
+
 def _install(warp_mod):
     if _state["installed"]:
         return
     _state["installed"] = True
-    targets = {}
-    _state["targets"] = targets
+    targets = _state["targets"] = {}
     try:
         _state["warp_dir"] = os.path.dirname(os.path.abspath(warp_mod.__file__))
-        ctx = sys.modules.get("warp._src.context") or sys.modules.get("warp.context")
-        bld = sys.modules.get("warp._src.build") or sys.modules.get("warp.build")
-        if ctx is None:
-            try:
-                import importlib
-
-                ctx = importlib.import_module("warp._src.context")
-            except Exception:
-                ctx = importlib.import_module("warp.context")
-        if bld is None:
-            import importlib
-
-            try:
-                bld = importlib.import_module("warp._src.build")
-            except Exception:
-                bld = importlib.import_module("warp.build")
+        ctx, bld = _warp_module("context"), _warp_module("build")
         cfg = getattr(warp_mod, "config", None)
-        experiment = _apply_experiment(cfg) if _EXPERIMENT else {}
+        experiment = _reach.apply_experiment(cfg, _EXPERIMENT) if _EXPERIMENT else {}
         Module = getattr(ctx, "Module", None)
         mode = "none"
         # WARP_COMPILE_FORCE_LOG=1 takes the fallback path on purpose (tests of the log parser on real output)
@@ -888,60 +887,32 @@ def _install(warp_mod):
         else:
             targets["Module.load"] = "missing"
         # phases
-        hasher = getattr(ctx, "ModuleHasher", None)
-        if hasher is not None:
-            hasher.__init__ = _phase_wrap("hash", hasher.__init__)
-            targets["hash"] = "wrapped:ModuleHasher.__init__"
-        else:
-            targets["hash"] = "missing"
+        _patch(targets, "hash", getattr(ctx, "ModuleHasher", None), "__init__", lambda f: _phase_wrap("hash", f),
+               "wrapped:ModuleHasher.__init__")
         if Module is not None and hasattr(Module, "_run_codegen"):
-            Module._run_codegen = _phase_wrap("codegen", Module._run_codegen)
-            targets["codegen"] = "wrapped:Module._run_codegen"
+            _patch(targets, "codegen", Module, "_run_codegen", lambda f: _phase_wrap("codegen", f),
+                   "wrapped:Module._run_codegen")
         builder = getattr(ctx, "ModuleBuilder", None)
-        if builder is not None:
-            for meth in ("__init__", "codegen", "build_meta"):
-                if hasattr(builder, meth):
-                    setattr(builder, meth, _phase_wrap("codegen", getattr(builder, meth)))
-            targets.setdefault("codegen", "wrapped:ModuleBuilder")
-        else:
-            targets.setdefault("codegen", "missing")
+        for meth in ("__init__", "codegen", "build_meta") if builder is not None else ():
+            if hasattr(builder, meth):
+                setattr(builder, meth, _phase_wrap("codegen", getattr(builder, meth)))
+        targets.setdefault("codegen", "wrapped:ModuleBuilder" if builder is not None else "missing")
         for name in ("build_cpu", "build_cuda"):
-            fn = getattr(bld, name, None)
-            if fn is not None:
-                new = _native_wrap(fn)
-                setattr(bld, name, new)
-                _rebind(fn, new)
-                targets["native." + name] = "wrapped"
-            else:
-                targets["native." + name] = "missing"
-        fn = getattr(bld, "load_cuda", None)
-        if fn is not None:
-            new = _phase_wrap("native_load", fn)
-            bld.load_cuda = new
-            _rebind(fn, new)
-            targets["native_load.cuda"] = "wrapped"
+            _patch(targets, "native." + name, bld, name, _native_wrap, rebind=True)
+        _patch(targets, "native_load.cuda", bld, "load_cuda", lambda f: _phase_wrap("native_load", f), rebind=True)
         init = getattr(ctx, "init", None)
         if init is not None:
             new = _make_init_wrapper(init, ctx)
             _rebind(init, new)
             targets["native_load.cpu"] = "pending:init"
-        # launches
-        mexec = getattr(ctx, "ModuleExec", None)
-        if mexec is not None and hasattr(mexec, "get_kernel_hooks"):
-            mexec.get_kernel_hooks = _make_hooks_wrapper(mexec.get_kernel_hooks)
-            targets["launch"] = "wrapped:ModuleExec.get_kernel_hooks"
-        else:
-            targets["launch"] = "missing"
-        # lifecycle / cache APIs
-        if Module is not None:
-            Module.__init__ = _make_module_init_wrapper(Module.__init__)
-            targets["module_created"] = "wrapped"
-            if hasattr(Module, "unload"):
-                Module.unload = _make_unload_wrapper(Module.unload)
-                targets["Module.unload"] = "wrapped"
+        # launches, lifecycle and cache APIs
+        _patch(targets, "launch", getattr(ctx, "ModuleExec", None), "get_kernel_hooks", _make_hooks_wrapper,
+               "wrapped:ModuleExec.get_kernel_hooks")
+        _patch(targets, "module_created", Module, "__init__", _make_module_init_wrapper)
+        _patch(targets, "Module.unload", Module, "unload", _make_unload_wrapper)
         tape = getattr(warp_mod, "Tape", None)
-        if isinstance(tape, type) and "__init__" in tape.__dict__:
-            tape.__init__ = _make_tape_init_wrapper(tape.__init__)
+        if _reach is not None and isinstance(tape, type) and "__init__" in tape.__dict__:
+            tape.__init__ = _mark(_reach.tape_wrapper(tape.__init__, _user_site, _emit, _hook_error), tape.__init__)
             targets["Tape"] = "wrapped"
         else:
             targets["Tape"] = "missing"
@@ -975,14 +946,23 @@ def _install(warp_mod):
     atexit.register(_at_exit, warp_mod)
 
 
+def _patch(targets, key, owner, name, make, label="wrapped", rebind=False):
+    """Replace `owner.name` by `make(original)` and record it as `targets[key]` ("missing" where it is absent)."""
+    fn = getattr(owner, name, None) if owner is not None else None
+    if fn is None:
+        targets[key] = "missing"
+        return
+    new = make(fn)
+    setattr(owner, name, new)
+    if rebind:
+        _rebind(fn, new)
+    targets[key] = label
+
+
 def _install_cuda(warp_mod, ctx, bld, targets):
     """--cuda-arch: load hook_cuda.py (copied next to this file) to note launch block_dims and replay at exit."""
     try:
-        import importlib.util
-
-        spec = importlib.util.spec_from_file_location("_warp_compile_hook_cuda", os.path.join(_HERE, "hook_cuda.py"))
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
+        mod = _load_companion("hook_cuda.py", "_warp_compile_hook_cuda")
         mod.install(warp_mod, ctx, bld, _rebind, _emit, _hook_error, targets)
     except Exception as exc:
         targets["cuda_replay"] = "missing"
@@ -1003,72 +983,21 @@ def _enable_log_fallback(warp_mod, cfg, targets):
         _hook_error("log_fallback", exc)
 
 
-def _imported_files(limit=5000):
-    """What this process imported, so static evidence can be weighed by reachability: the source files of its
-    modules outside installed packages (not the stdlib's, not Warp's), and the installed packages only by name
-    ("site:numpy"), which keeps the list short where a process imports thousands of library files."""
-    files, packages = set(), set()
-    try:
-        for mod in list(sys.modules.values()):
-            f = getattr(mod, "__file__", None)
-            if not f or not _is_user_file(f):
-                continue
-            parts = f.replace("\\", "/").split("/")
-            for marker in ("site-packages", "dist-packages"):
-                if marker in parts:
-                    i = parts.index(marker)
-                    if i + 1 < len(parts):
-                        top = parts[i + 1]
-                        packages.add("site:" + (top[:-3] if top.endswith(".py") else top))
-                    break
-            else:
-                if f.endswith(".py"):
-                    files.add(f)
-            if len(files) >= limit:
-                break
-    except Exception as exc:
-        _hook_error("imported_files", exc)
-    return sorted(files) + sorted(packages)
-
-
-def _experiment_final(cfg):
-    """Settings the experiment applied that the app itself assigned again later (its value wins)."""
-    out = {}
-    for key, value in _EXPERIMENT.items():
-        try:
-            if key != "keep_kernel_cache" and cfg is not None and hasattr(cfg, key) and getattr(cfg, key) != value:
-                out[key] = "overridden"
-        except Exception:
-            pass
-    return out
-
-
-def _main_module():
-    """The entry point this process ran: `__main__`'s file and, for `python -m`, its module name."""
-    try:
-        main = sys.modules.get("__main__")
-        spec = getattr(main, "__spec__", None)
-        return {"file": getattr(main, "__file__", None), "module": getattr(spec, "name", None)}
-    except Exception:
-        return {}
-
-
 def _at_exit(warp_mod):
     try:
         cfg = getattr(warp_mod, "config", None)
         with _lock:
-            _flush_launch()
+            counts, total = _launch_counts()
         _emit(
             "exit",
             {
                 "kernel_cache_dir": str(getattr(cfg, "kernel_cache_dir", "") or ""),
                 "cache_kernels": getattr(cfg, "cache_kernels", None),
                 "config": _config_snapshot(cfg),
-                "launch_total": _state["launch_total"],
-                "launch_records": _state["launch_records"],
-                "imported_files": _imported_files(),
-                "main": _main_module(),
-                "experiment_final": _experiment_final(cfg),
+                "launch_total": total,
+                "launch_records": len(counts),
+                "launch_counts": counts,
+                **(_reach.at_exit(cfg, _EXPERIMENT, _is_user_file) if _reach is not None else {}),
                 "targets": _state.get("targets", {}),
                 "env": {"CUDA_CACHE_DISABLE": os.environ.get("CUDA_CACHE_DISABLE")},
             },
@@ -1098,7 +1027,10 @@ class _WarpFinder:
                 spec = None
             if spec is not None:
                 break
-        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+        if spec is None:
+            _emit("warp_missing", {"executable": sys.executable, "prefix": sys.prefix})
+            return None
+        if spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
         orig_exec = spec.loader.exec_module
 
@@ -1112,7 +1044,7 @@ class _WarpFinder:
         try:
             spec.loader.exec_module = exec_module
         except Exception:
-            return spec
+            pass
         return spec
 
 
@@ -1139,14 +1071,8 @@ def _start():
     global _STDLIB_DIRS
     if _OUT is None:
         return
-    try:
-        import sysconfig
-
-        paths = sysconfig.get_paths()
-        dirs = {os.path.dirname(os.__file__), paths.get("stdlib", ""), paths.get("platstdlib", "")}
-        _STDLIB_DIRS = tuple(d for d in dirs if d)
-    except Exception:
-        _STDLIB_DIRS = (os.path.dirname(os.__file__),)
+    # the pure-Python standard library lives next to os.py (sysconfig would say the same, for ~10 ms per run)
+    _STDLIB_DIRS = (os.path.dirname(os.__file__),)
     sys.modules.setdefault("_warp_compile_hook", sys.modules.get(__name__))
     _emit(
         "hello",

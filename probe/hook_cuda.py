@@ -332,17 +332,9 @@ def _backward_enabled(module, cfg):
 
 
 def _backward_bytes(src):
-    """Bytes of generated adjoint code: top-level functions named *_backward* or adj_* (as the CPU hook counts)."""
-    total = 0
-    in_backward = False
-    for line in src.splitlines(True):
-        if line[:1].isalpha() and "(" in line:
-            head = line.split("(", 1)[0]
-            name = head.split()[-1] if head.split() else ""
-            in_backward = "_backward" in name or name.startswith("adj_")
-        if in_backward:
-            total += len(line)
-    return total
+    """Bytes of adjoint code, counted as the CPU hook counts them (hook_reach, loaded beside this file)."""
+    reach = sys.modules.get("_warp_compile_hook_reach")
+    return reach.backward_bytes(src) if reach is not None else 0
 
 
 def _source_backward_bytes(out_dir):

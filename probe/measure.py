@@ -14,6 +14,8 @@ from pathlib import Path
 from warp_compile import __version__
 from warp_compile.probe.errors import UsageError
 from warp_compile.probe.events import RunEvents, read_events
+from warp_compile.probe.interpreter import missing_warp, no_warp_hint, resolve_interpreter
+from warp_compile.probe.live import LiveProgress
 from warp_compile.probe.logparse import builds_from_log
 from warp_compile.probe.models import Build, CacheFacts, Report, RunResult, SampleResult, Warn, WarningCode, warn
 from warp_compile.probe.sandbox import RunOutcome, Sandbox, last_lines
@@ -90,12 +92,20 @@ def _run_data(phase: str, outcome: RunOutcome) -> RunData:
     return RunData(result=result, events=events, stdout=outcome.stdout)
 
 
-def _failure(phase: str, outcome: RunOutcome, timeout_s: float) -> str | None:
+def _failure(phase: str, outcome: RunOutcome, timeout_s: float, events: RunEvents | None = None,
+             interpreter: str | None = None, cwd: Path | None = None) -> str | None:
     if outcome.timed_out:
         return f"{phase} run timed out after {timeout_s:g} s"
     if outcome.exit_code != 0:
-        return f"{phase} run exited with code {outcome.exit_code}"
+        text = f"{phase} run exited with code {outcome.exit_code}"
+        if events is not None and cwd is not None and missing_warp(events, outcome.stderr):
+            text += ": " + no_warp_hint(events.executable or interpreter, cwd)
+        return text
     return None
+
+
+def _ticker(progress: Progress | None, label: str, expected: int | None) -> Callable[[Path], None] | None:
+    return LiveProgress(progress, label, expected).poll if progress else None
 
 
 def run_sample(
@@ -105,24 +115,35 @@ def run_sample(
     timeout_s: float = 900.0,
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
+    expected_compiles: int | None = None,
     extra_env: dict[str, str] | None = None,
     cuda_arch: int | None = None,
 ) -> SampleData:
-    """One cold + one warm run in a fresh sandbox (removed afterwards, whatever happens)."""
+    """One cold + one warm run in a fresh sandbox (removed afterwards, whatever happens).
+
+    With `progress`, each module build is reported while the run goes (see probe/live.py);
+    `expected_compiles` (an earlier sample's count) fills in the "3 of N" of those lines. `extra_env` carries an
+    experiment's settings to the hook (`warp-compile try`); `cuda_arch` asks the cold run for the NVRTC replay.
+    """
+    n = index + 1
     with Sandbox(extra_env) as box:
         if progress:
-            progress(f"sample {index + 1}: cold run")
+            progress(f"sample {n}: cold run")
         cuda_env = {CUDA_ARCH_ENV: str(cuda_arch)} if cuda_arch else None  # only the cold run replays
-        cold_out = box.run(command, cwd, timeout_s, cancel, extra_env=cuda_env)
+        cold_out = box.run(
+            command, cwd, timeout_s, cancel, _ticker(progress, f"sample {n} cold", expected_compiles),
+            extra_env=cuda_env,
+        )
         cold = _run_data("cold", cold_out)
-        failure = _failure("cold", cold_out, timeout_s)
+        interpreter = resolve_interpreter(command, cwd)
+        failure = _failure("cold", cold_out, timeout_s, cold.events, interpreter, cwd)
         warm = None
         if failure is None:
             if progress:
-                progress(f"sample {index + 1}: warm run")
-            warm_out = box.run(command, cwd, timeout_s, cancel)
+                progress(f"sample {n}: warm run")
+            warm_out = box.run(command, cwd, timeout_s, cancel, _ticker(progress, f"sample {n} warm", None))
             warm = _run_data("warm", warm_out)
-            failure = _failure("warm", warm_out, timeout_s)
+            failure = _failure("warm", warm_out, timeout_s, warm.events, interpreter, cwd)
         return SampleData(
             index=index,
             cold=cold,
@@ -146,9 +167,14 @@ def measure(
     cuda_arch: int | None = None,
 ) -> Report:
     cwd = check_inputs(command, cwd, samples, timeout_s)
-    data = []
+    data: list[SampleData] = []
     for i in range(samples):
-        data.append(run_sample(command, cwd, i, timeout_s, progress, cancel, extra_env=extra_env, cuda_arch=cuda_arch))
+        expected = data[-1].cold.result.compiled if data and data[-1].ok else None
+        data.append(
+            run_sample(
+                command, cwd, i, timeout_s, progress, cancel, expected, extra_env=extra_env, cuda_arch=cuda_arch
+            )
+        )
     report = build_report(command, cwd, data, label=label, requested=samples)
     ref = next((s for s in data if s.ok), data[-1] if data else None)
     if ref is not None:
@@ -192,7 +218,7 @@ def _is_inside(path: str | None, root: str) -> bool:
         return False
 
 
-def _warnings(data: list[SampleData], ok: list[SampleData], ref: SampleData | None) -> list[Warn]:
+def _warnings(data: list[SampleData], ok: list[SampleData], ref: SampleData | None, cwd: Path) -> list[Warn]:
     out: list[Warn] = []
     failed = [s for s in data if not s.ok]
     if failed and ok:
@@ -203,6 +229,8 @@ def _warnings(data: list[SampleData], ok: list[SampleData], ref: SampleData | No
     ev = ref.cold.events
     if not ref.cold.events.hello:
         out.append(warn(WarningCode.HOOK_NOT_STARTED))
+    elif ev.warp_missing:
+        out.append(warn(WarningCode.WARP_MISSING, hint=no_warp_hint(ev.executable, cwd)))
     elif not ev.warp_imported:
         out.append(warn(WarningCode.WARP_NOT_IMPORTED))
     elif not ev.builds:
@@ -247,6 +275,7 @@ def build_report(
         tool_version=__version__,
         command=list(command),
         cwd=str(cwd),
+        interpreter=resolve_interpreter(command, cwd),
         label=label,
         platform=platform.platform(),
         machine=f"{platform.machine()} {os.cpu_count()} cpu",
@@ -266,12 +295,13 @@ def build_report(
         if any(s.cold.events.cuda_builds for s in ok)
         else stat_of([]),
         sample_results=[s.to_result() for s in samples],
-        warnings=_warnings(samples, ok, ref),
+        warnings=_warnings(samples, ok, ref, Path(cwd)),
     )
     if ref_any is not None:
         ev = ref_any.cold.events
         report.warp_version = ev.warp_version
         report.python = ev.python
+        report.python_executable = ev.executable
         report.builds = ev.builds
         report.warm_builds = ref_any.warm.events.builds if ref_any.warm else []
         report.pch = ev.pch

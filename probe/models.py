@@ -38,6 +38,7 @@ class WarningCode(str, Enum):
     SAMPLES_FAILED = "samples_failed"  # failed, samples, failures [{sample, failure}]
     HOOK_NOT_STARTED = "hook_not_started"
     WARP_NOT_IMPORTED = "warp_not_imported"
+    WARP_MISSING = "warp_missing"  # hint: the interpreter could not import warp, and what to pass instead
     NO_MODULE_LOADED = "no_module_loaded"
     LOG_FALLBACK = "log_fallback"
     HOOK_ERROR = "hook_error"  # error
@@ -127,6 +128,14 @@ class KernelInfo(_Model):
     line: int | None = None
 
 
+class PhaseSpan(_Model):
+    """One phase of a build on the hook's clock (hash, codegen, native, native_load), for the timeline."""
+
+    phase: str
+    start_ms: float
+    end_ms: float
+
+
 class Build(_Model):
     """One real module load (the fast path of an already-loaded module is not a build)."""
 
@@ -158,6 +167,7 @@ class Build(_Model):
     end_ms: float = 0.0
     error: str | None = None
     path: str = "wrap"  # "wrap" (structured hook) or "log" (parsed from Warp's log lines)
+    spans: list[PhaseSpan] = Field(default_factory=list)  # outermost phase calls in order (empty: not recorded)
 
 
 class PchBuild(_Model):
@@ -168,6 +178,7 @@ class PchBuild(_Model):
     thread: int = 0
     during_module: str | None = None
     during_seq: int | None = None
+    start_ms: float | None = None  # on the hook's clock (the PCH is built first, at the start of the native phase)
 
 
 class Launch(_Model):
@@ -183,6 +194,8 @@ class Launch(_Model):
     tiled: bool = False
     site: Site | None = None
     count: int = 1
+    first_ms: float | None = None  # the first launch of this record, on the hook's clock of its process
+    thread: int = 0
 
 
 class ApiCall(_Model):
@@ -354,6 +367,8 @@ class Report(_Model):
     label: str = ""
     warp_version: str | None = None
     python: str | None = None  # the child's interpreter (may differ from the tool's)
+    interpreter: str | None = None  # the command's argv[0] resolved to an absolute path (PATH, cwd), after `env`
+    python_executable: str | None = None  # sys.executable of the measured process, as the hook saw it
     platform: str = ""
     machine: str = ""
     created_at: str = ""

@@ -42,8 +42,9 @@ def test_hook_is_inert_without_an_events_file(tmp_path):
 
 
 def test_backward_bytes_counts_adjoint_functions_only():
-    ns: dict = {"__file__": str(HOOK), "__name__": "hook_under_test"}  # not "sitecustomize": nothing starts
-    exec(compile(HOOK.read_text(), str(HOOK), "exec"), ns)
+    reach = HOOK.parent / "hook_reach.py"  # the hook's companion, loaded beside it in the sandbox
+    ns: dict = {"__file__": str(reach), "__name__": "reach_under_test"}
+    exec(compile(reach.read_text(), str(reach), "exec"), ns)
     generated = (
         "#include <x>\n"
         "static void k_cpu_kernel_forward(int a)\n{\n  a += 1;\n}\n"
@@ -55,4 +56,16 @@ def test_backward_bytes_counts_adjoint_functions_only():
         "static void k_cpu_kernel_backward(int a)\n{\n  a -= 1;\n}\n"
         "static CUDA_CALLABLE void adj_helper(float x)\n{\n}\n"
     )
-    assert ns["_backward_bytes"](generated) == len(back)
+    assert ns["backward_bytes"](generated) == len(back)
+
+
+def test_sandbox_ships_the_hook_bytecode_the_child_loads(tmp_path):
+    """The child runs with PYTHONDONTWRITEBYTECODE=1: without a ready .pyc it would compile the hook every run."""
+    from warp_compile.probe.sandbox import write_hook
+
+    write_hook(tmp_path)
+    env = dict(os.environ, PYTHONPATH=str(tmp_path), PYTHONDONTWRITEBYTECODE="1")
+    env["WARP_COMPILE_EVENTS"] = str(tmp_path / "events.jsonl")
+    out = subprocess.run([sys.executable, "-v", "-c", "pass"], env=env, capture_output=True, text=True, check=True)
+    loaded = [ln for ln in out.stderr.splitlines() if "sitecustomize" in ln and "code object from" in ln]
+    assert loaded and loaded[0].rstrip("'").endswith(".pyc"), loaded

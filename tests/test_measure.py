@@ -183,6 +183,7 @@ def test_failing_command_exits_1_with_its_stderr(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 1
     assert "every sample failed" in err and "boom: missing input" in err
+    assert f"interpreter {sys.executable}" in err.splitlines()[0]
     assert "Traceback" not in err
 
 

@@ -10,7 +10,7 @@ import signal
 import sys
 
 from warp_compile import __version__
-from warp_compile.io import CLIP, clip, clip_path
+from warp_compile.io import CLIP, clip, clip_path, end_progress
 from warp_compile.probe.errors import WarpCompileError
 
 # subcommand -> module providing register(subparsers) and run(namespace) -> int
@@ -113,6 +113,7 @@ def _restore_handlers(previous: dict[int, object]) -> None:
 
 def _say(line: str) -> None:
     try:
+        end_progress()  # a progress status line on the terminal goes first
         sys.stderr.write(line + "\n")
         sys.stderr.flush()
     except (OSError, ValueError):  # the terminal went away (SIGHUP): the exit code still tells

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
-from warp_compile.io import check_dir, check_json_dest, emit, progress_printer, seconds
+from warp_compile.io import check_dir, check_json_dest, emit, end_progress, progress_printer, seconds, write_json
 from warp_compile.probe.errors import UsageError
 
 USAGE = (
-    "%(prog)s [--samples N] [--cwd DIR] [--timeout S] [--json FILE] [--label TEXT] [--cuda-arch N] [--quiet] -- CMD..."
+    "%(prog)s [--samples N] [--cwd DIR] [--timeout S] [--json FILE] [--trace FILE] [--label TEXT] [--cuda-arch N]\n"
+    "                          [--quiet] -- CMD..."
 )
 
 
@@ -57,6 +59,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_run_options(p, samples=3)
     p.add_argument("--label", default="", metavar="TEXT", help="a name for this measurement, e.g. baseline "
                    "(default: none)")
+    p.add_argument(
+        "--trace", metavar="FILE",
+        help="also write a Chrome/Perfetto trace of the builds (open it in ui.perfetto.dev or chrome://tracing)",
+    )
     p.set_defaults(func=run)
 
 
@@ -71,18 +77,34 @@ def run(ns: argparse.Namespace) -> int:
         raise UsageError(f"--samples must be at least 1 (got {ns.samples})")
     cwd = check_dir(ns.cwd, "--cwd")
     check_json_dest(ns.json)
-    report = measure(
-        ns.cmd_argv,
-        cwd,
-        samples=ns.samples,
-        timeout_s=ns.timeout,
-        label=ns.label,
-        progress=progress_printer(ns.quiet),
-        cuda_arch=ns.cuda_arch,
-    )
+    if ns.trace is not None:
+        if ns.trace == "-" or not ns.trace.strip():
+            raise UsageError("--trace needs a file name")
+        check_json_dest(ns.trace)
+        if ns.json and ns.json != "-" and os.path.abspath(ns.json) == os.path.abspath(ns.trace):
+            raise UsageError("--trace and --json name the same file; give two files")
+    try:
+        report = measure(
+            ns.cmd_argv,
+            cwd,
+            samples=ns.samples,
+            timeout_s=ns.timeout,
+            label=ns.label,
+            progress=progress_printer(ns.quiet),
+            cuda_arch=ns.cuda_arch,
+        )
+    finally:
+        end_progress()
     emit(report, render_report(report), ns.json)
+    if ns.trace is not None:
+        from warp_compile.probe.trace import report_trace
+
+        write_json(report_trace(report), ns.trace)
     if report.all_failed:
         reason, tail = report.last_failure()
+        who = report.python_executable or report.interpreter
+        if who and who not in reason:
+            reason += f"; interpreter {who}"
         sys.stderr.write(f"warp-compile: error: every sample failed ({reason})\n")
         if tail:
             sys.stderr.write(tail.rstrip() + "\n")

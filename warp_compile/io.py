@@ -4,9 +4,11 @@ the other stream."""
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import math
 import os
+import shutil
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -117,14 +119,58 @@ def write_json(model: BaseModel | Any, dest: str) -> None:
 
 def emit(model: BaseModel | Any, text: str, json_dest: str | None) -> None:
     """JSON to --json (file or `-`); the human text to stdout, or to stderr when stdout carries the JSON."""
+    _StatusLine.clear()
     if json_dest:
         write_json(model, json_dest)
     (sys.stderr if json_dest == "-" else sys.stdout).write(text.rstrip() + "\n")
 
 
-def progress_printer(quiet: bool = False):  # type: ignore[no-untyped-def]
+class _StatusLine:
+    """The progress line on a terminal: rewritten in place, cleared before any other output."""
+
+    active = False
+
+    @classmethod
+    def show(cls, text: str) -> None:
+        width = shutil.get_terminal_size((100, 20)).columns - 1
+        sys.stderr.write("\r\x1b[2K" + (text if len(text) <= width else text[: width - 1] + "…"))
+        sys.stderr.flush()
+        cls.active = True
+
+    @classmethod
+    def clear(cls) -> None:
+        if cls.active:
+            cls.active = False
+            try:
+                sys.stderr.write("\r\x1b[2K")
+                sys.stderr.flush()
+            except (OSError, ValueError):
+                pass
+
+
+atexit.register(_StatusLine.clear)
+
+
+def end_progress() -> None:
+    """Clear the terminal status line (if any) before other output, e.g. an error line."""
+    _StatusLine.clear()
+
+
+def progress_printer(quiet: bool = False, live: bool | None = None):  # type: ignore[no-untyped-def]
+    """Progress on stderr: a status line rewritten in place on a terminal (`live`, default: stderr is a tty),
+    plain lines otherwise (logs, pipes, CI)."""
+    if live is None:
+        try:
+            live = sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
+        except (AttributeError, ValueError):
+            live = False
+
     def progress(message: str) -> None:
-        if not quiet:
+        if quiet:
+            return
+        if live:
+            _StatusLine.show(f"warp-compile: {message}")
+        else:
             sys.stderr.write(f"warp-compile: {message}\n")
             sys.stderr.flush()
 

@@ -34,6 +34,16 @@ def fmt_num(x: float | None, *, sign: bool = False) -> str:
     return f"{x:{f},.0f}" if abs(round(x, 1)) >= 10 else f"{x:{f}.1f}"
 
 
+def fmt_seconds(ms: float) -> str:
+    """A duration for a live status line: ms below a second, then seconds (one decimal below 100 s)."""
+    s = ms / 1000.0
+    if s < 1.0:
+        return f"{ms:.0f} ms"
+    if s < 100.0:
+        return f"{s:.1f} s"
+    return f"{s:.0f} s"
+
+
 def fmt_span(start: float, end: float) -> str:
     """`202-1,462 ms`: an interval on the run's clock, both ends printed as `fmt_ms` prints them."""
     return f"{fmt_ms(start).removesuffix(' ms')}-{fmt_ms(end)}"

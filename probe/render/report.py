@@ -36,6 +36,8 @@ def render_report(r: Report) -> str:
         f"  {warp_text(r.warp_version)} · python {r.python or '?'} · {ok}/{r.samples} samples ok"
         f" · medians ± MAD over the successful samples"
     )
+    if r.interpreter or r.python_executable:
+        lines.append(f"  interpreter {r.python_executable or r.interpreter}")
     lines.append("")
     for name, s in (
         ("cold wall", r.cold_wall_ms),

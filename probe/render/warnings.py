@@ -25,6 +25,7 @@ _TEMPLATES: dict[WarningCode, str] = {
     C.HOOK_NOT_STARTED: "the hook did not start in the measured process (python -I/-S, a non-Python command, or an "
     "interpreter that ignores PYTHONPATH); builds were not recorded",
     C.WARP_NOT_IMPORTED: "no Warp compilation observed: the command never imported warp",
+    C.WARP_MISSING: "{hint}",
     C.NO_MODULE_LOADED: "no Warp compilation observed: warp was imported but no module was loaded",
     C.LOG_FALLBACK: "Warp's loader could not be wrapped in this version; builds were parsed from its debug log",
     C.HOOK_ERROR: "hook error (recorded, not raised): {error}",
