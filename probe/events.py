@@ -61,21 +61,14 @@ class RunEvents:
         """Time the --cuda-arch replay took at exit: not part of the app's run."""
         return self.cuda_replay.ms if self.cuda_replay is not None else 0.0
 
-    @property
-    def module_ms(self) -> float:
-        return sum(b.ms for b in self.builds)
-
-    @property
-    def native_ms(self) -> float:
-        return sum(b.native_ms for b in self.builds)
-
-    @property
-    def codegen_ms(self) -> float:
-        return sum(b.codegen_ms for b in self.builds)
-
-    @property
-    def pch_ms(self) -> float:
-        return sum(p.ms for p in self.pch)
+    def totals(self) -> dict[str, float]:
+        """The run's clocks, summed over its builds (ms): module work, native compile, codegen, headers."""
+        return {
+            "module_ms": round(sum(b.ms for b in self.builds), 3),
+            "native_ms": round(sum(b.native_ms for b in self.builds), 3),
+            "codegen_ms": round(sum(b.codegen_ms for b in self.builds), 3),
+            "pch_ms": round(sum(p.ms for p in self.pch), 3),
+        }
 
     def count(self, status: str) -> int:
         return sum(1 for b in self.builds if b.status == status)

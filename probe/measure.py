@@ -79,10 +79,7 @@ def _run_data(phase: str, outcome: RunOutcome) -> RunData:
         wall_ms=round(outcome.wall_ms - events.cuda_replay_ms, 3),  # the --cuda-arch replay ran after the app
         exit_code=outcome.exit_code,
         timed_out=outcome.timed_out,
-        module_ms=round(events.module_ms, 3),
-        native_ms=round(events.native_ms, 3),
-        codegen_ms=round(events.codegen_ms, 3),
-        pch_ms=round(events.pch_ms, 3),
+        **events.totals(),
         compiled=events.count("compiled"),
         cached=events.count("cached"),
         errors=sum(1 for b in events.builds if b.status.startswith("error")),

@@ -134,16 +134,8 @@ def ask_interpreter(
     if not todo:
         return {}
     try:
-        proc = subprocess.run(
-            [python, "-c", OWNER_SCRIPT],
-            input=json.dumps(todo),
-            capture_output=True,
-            text=True,
-            cwd=cwd,
-            env=env,
-            timeout=timeout_s,
-            check=False,
-        )
+        proc = subprocess.run([python, "-c", OWNER_SCRIPT], input=json.dumps(todo), capture_output=True, text=True,
+                              cwd=cwd, env=env, timeout=timeout_s, check=False)
         if proc.returncode != 0:
             return None
         answer = json.loads(proc.stdout or "{}")

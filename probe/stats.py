@@ -325,16 +325,8 @@ def until_decided(
     exhausted = not decided and pairs >= max_samples
     if exhausted and iv is not None:
         reason += f"; stopped at the maximum of {max_samples} pairs"
-    return Decision(
-        decided=decided,
-        exhausted=exhausted,
-        outcome=outcome,
-        pairs=pairs,
-        band=band_ms,
-        interval=iv,
-        rank_test=rt,
-        reason=reason,
-    )
+    return Decision(decided=decided, exhausted=exhausted, outcome=outcome, pairs=pairs, band=band_ms, interval=iv,
+                    rank_test=rt, reason=reason)
 
 
 def _against_band(iv: Interval, band_ms: float, confidence: float) -> tuple[Outcome, str]:

@@ -149,15 +149,9 @@ def check_equivalence(before: Report, after: Report) -> Equivalence:
     rename_list = [
         Rename(before=k[0], after=k[1], before_module=k[2], after_module=k[3], launches=n) for k, n in renames.items()
     ]
-    return Equivalence(
-        status="changed" if divergence is not None else "equivalent",
-        first_divergence=divergence,
-        renames=rename_list,
-        before_launches=b_total,
-        after_launches=a_total,
-        checked_launches=checked,
-        note=note,
-    )
+    status = "changed" if divergence is not None else "equivalent"
+    return Equivalence(status=status, first_divergence=divergence, renames=rename_list, before_launches=b_total,
+                       after_launches=a_total, checked_launches=checked, note=note)
 
 
 # ----------------------------------------------------------------------------------------------------------------

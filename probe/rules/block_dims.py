@@ -218,16 +218,11 @@ def _finding(ctx: RuleContext, mod: str, dev: str, by_bd: dict[int | None, list[
         f"at: {'; '.join(plan)}. Keep kernel names and launches unchanged. Alternatively, if the block_dim values "
         f"of {short}'s launches were not deliberately tuned, launch them at one block_dim."
     )
-    return Finding(
-        mechanism=MECHANISM,
+    return _cs5(
+        ctx, mod, evidence, locations, fix, saving,
         title=f"{mod} is compiled once per block_dim ({len(by_bd)} variants)",
         severity="high" if share_of_compile(ctx, saving) >= HIGH_SHARE else "medium",
         confidence="high",
-        modules=[mod],
-        evidence=evidence,
-        locations=locations,
-        fix=fix,
-        estimated_saving_ms=round(saving, 1),
         saving_basis=(
             f"ms of the extra variants: all {len(by_bd)} variant builds ({fmt_ms(total)}) minus the largest "
             f"(block_dim {keep_bd}, {fmt_ms(variant_ms[keep_bd])}); each split module still pays a small fixed cost"
@@ -238,8 +233,16 @@ def _finding(ctx: RuleContext, mod: str, dev: str, by_bd: dict[int | None, list[
             "Do not collapse kernels or change launch block_dim values to claim the gain; that changes the workload.",
             "On the CPU (block_dim 1) the split adds modules and measured slower: apply it to CUDA targets.",
         ],
-        samples=ctx.samples,
     )
+
+
+def _cs5(
+    ctx: RuleContext, mod: str, evidence: list[Evidence], locations: list[Location], fix: str, saving: float,
+    **text: object,
+) -> Finding:
+    """A CS-5 finding for one module; `text` carries what differs between a device run and a replay."""
+    return Finding(mechanism=MECHANISM, modules=[mod], evidence=evidence, locations=locations, fix=fix,
+                   estimated_saving_ms=round(saving, 1), samples=ctx.samples, **text)  # type: ignore[arg-type]
 
 
 def _replay_finding(ctx: RuleContext, mod: str, by_bd: dict[int | None, CudaBuild]) -> Finding:
@@ -306,16 +309,11 @@ def _replay_finding(ctx: RuleContext, mod: str, by_bd: dict[int | None, CudaBuil
         f"runs at: {'; '.join(plan)}. Set each module's default block_dim and preload it at that size before the "
         "first launch (a preload without block_dim builds the module default):\n" + "\n".join(calls)
     )
-    return Finding(
-        mechanism=MECHANISM,
+    return _cs5(
+        ctx, mod, evidence, locations, fix, saving,
         title=f"{mod} is built once per block_dim on CUDA ({len(by_bd)} variants, replayed without a device)",
         severity="high" if total and saving / total >= 0.5 else "medium",
         confidence="medium",
-        modules=[mod],
-        evidence=evidence,
-        locations=locations,
-        fix=fix,
-        estimated_saving_ms=round(saving, 1),
         saving_basis=(
             f"{where}: each variant's measured ms times the share of the module's {len(kernels)} kernels not "
             f"launched at its block_dim (all {len(by_bd)} variants: {total:.0f} ms); assumes build time follows "
@@ -327,7 +325,6 @@ def _replay_finding(ctx: RuleContext, mod: str, by_bd: dict[int | None, CudaBuil
             "Do not change launch block_dim values to claim the gain; that changes the workload.",
             "On the CPU (block_dim 1) the split adds modules: apply it for CUDA targets.",
         ],
-        samples=ctx.samples,
     )
 
 
