@@ -124,3 +124,14 @@ def test_cs13_is_not_decided_when_the_threads_had_no_second_core() -> None:
     assert kind == "ruled_out" and "overlapping does not pay here" in r.signal
     fast = had_cores.model_copy(update={"wall_ms": 1000.0})
     assert _four(fast)[0] == "finding"
+
+
+def test_cs13_on_an_idle_machine_whose_threads_still_do_not_overlap_is_ruled_out() -> None:
+    """Measured here at load 0.1 on 2 CPUs: 2 threads used 1.26 cores and ran 0.96x; free cores were there, so the
+    builds serialize in-process and a preload with workers would not help (not a 'busy machine' case)."""
+    idle = CudaConcurrent(workers=2, tasks=4, wall_ms=618.0, serial_ms=591.0, summed_ms=1100.0, cpu_ms=779.0,
+                          serial_cpu_ms=591.0, cpus=2, load_avg=0.1)
+    kind, r = _four(idle)
+    assert kind == "ruled_out" and "idle cores" in r.signal and "1.26 core(s)" in r.signal
+    busy = idle.model_copy(update={"load_avg": 3.0})
+    assert _four(busy)[0] == "not_reached"

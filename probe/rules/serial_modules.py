@@ -104,7 +104,17 @@ def _replay(ctx: RuleContext) -> RuleResult | None:
     )
     if speedup < MIN_CEILING:
         cores = conc.cpu_ms / conc.wall_ms if conc.cpu_ms is not None and conc.wall_ms > 0 else None
-        if cores is not None and conc.workers > 1 and cores < 1.0 + 0.5 * (conc.workers - 1):
+        idle = conc.cpus is not None and conc.load_avg is not None and conc.cpus - conc.load_avg >= conc.workers - 0.5
+        starved = cores is not None and conc.workers > 1 and cores < 1.0 + 0.5 * (conc.workers - 1)
+        if starved and idle:  # cores were free, yet the threads did not use them: the builds serialize in-process
+            return ruled_out(
+                MECHANISM,
+                f"measured, overlapping does not pay here: {measured}; the machine had idle cores, yet the "
+                f"{conc.workers} threads used {cores:.2f} core(s) on average: these builds serialize inside one "
+                "process (Python code generation and the compiler's own locks), so a preload with workers would "
+                "not shorten them",
+            )
+        if starved:
             serial = (
                 f" ({conc.serial_cpu_ms / conc.serial_ms:.2f} in the serial pass)"
                 if conc.serial_cpu_ms is not None and conc.serial_ms > 0
