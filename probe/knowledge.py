@@ -48,8 +48,8 @@ _ID_RE = re.compile(r"^\s*(?:cs)?[\s_\-]*0*(\d{1,4})\s*$", re.IGNORECASE)
 _ID_STRICT_RE = re.compile(r"^CS-([1-9]\d*)$")
 
 
-class Mechanism(BaseModel):
-    """One compile-time mechanism (CS-n): when it applies, what shows it, how to fix and verify the fix."""
+class MechanismFields(BaseModel):
+    """The structured fields of a mechanism's front matter: what every view of it (file, tool result) carries."""
 
     id: str
     number: int
@@ -61,6 +61,11 @@ class Mechanism(BaseModel):
     fix: list[str]
     verification: list[str]
     observed: list[str]
+
+
+class Mechanism(MechanismFields):
+    """One compile-time mechanism (CS-n): when it applies, what shows it, how to fix and verify the fix."""
+
     keywords: list[str]
     body: str = Field(description="the Markdown body after the front matter")
     sections: dict[str, str] = Field(default_factory=dict, description="'## ' heading -> section text")

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from warp_compile.probe.knowledge import MechanismFields
 
 DESCRIPTION_CHARS = 90
 KEEP = ("type", "enum", "const")
@@ -88,23 +90,13 @@ def compact_schema(schema: dict[str, Any], depth: int = 0) -> dict[str, Any]:
     return out
 
 
-class MechanismResult(BaseModel):
+class MechanismResult(MechanismFields):
     """A mechanism for an agent: the structured fields here, the Markdown text once, in the text content.
 
     `sections` (the Markdown split by heading) is filled only when asked for; the text content then lists the
     headings instead of repeating the text.
     """
 
-    id: str
-    number: int
-    title: str
-    backends: list[str]
-    signals: list[str]
-    applies_when: list[str]
-    does_not_apply_when: list[str]
-    fix: list[str]
-    verification: list[str]
-    observed: list[str]
     sections: dict[str, str] | None = Field(default=None, description="'## ' heading -> text, when asked for")
     note: str | None = Field(default=None, description="which mechanism a keyword query matched")
 
