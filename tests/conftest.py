@@ -49,3 +49,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """The MCP SDK's client and server run on asyncio in every async test."""
+    return "asyncio"

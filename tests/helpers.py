@@ -33,6 +33,16 @@ def write_tree(root: Path, files: dict[str, str]) -> Path:
 
 ROOT = Path(__file__).resolve().parents[1]
 
+# A measured command that never ends by itself and leaves a grandchild: what cancel and timeout must clean up
+# (it writes its own and its child's pids to pids.txt in its cwd).
+SLOW_APP = """\
+import os, subprocess, sys, time
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+with open("pids.txt", "w") as f:
+    f.write(f"{os.getpid()}\\n{child.pid}\\n")
+time.sleep(120)
+"""
+
 
 def warp110_python() -> str | None:
     """The second interpreter, with the oldest supported warp-lang (scripts/venv-warp110.sh makes it)."""

@@ -29,11 +29,6 @@ INIT = {
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def _env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != TOKEN_ENV}
     env["PYTHONDONTWRITEBYTECODE"] = "1"

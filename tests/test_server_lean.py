@@ -16,6 +16,7 @@ import jsonschema
 import pytest
 from mcp import Client, MCPError
 
+from tests.helpers import SLOW_APP as SLOW
 from tests.helpers import alive as _alive
 from warp_compile.probe.compare_models import Comparison
 from warp_compile.probe.knowledge import list_mechanisms
@@ -28,18 +29,6 @@ LIMIT = 12 * 1024
 
 QUICK = "import time; time.sleep(0.05); print('ok')\n"
 SLEEPY = "import sys, time; time.sleep(float(sys.argv[1]))\n"
-SLOW = """\
-import os, subprocess, sys, time
-child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
-with open("pids.txt", "w") as f:
-    f.write(f"{os.getpid()}\\n{child.pid}\\n")
-time.sleep(120)
-"""
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @pytest.fixture

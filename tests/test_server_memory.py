@@ -17,6 +17,7 @@ import pytest
 from mcp import Client, MCPError
 from mcp_types import ListRootsResult, Root
 
+from tests.helpers import SLOW_APP as SLOW
 from tests.helpers import alive as _alive
 from warp_compile.probe.compare_models import Comparison
 from warp_compile.probe.models import Report, WarningCode
@@ -48,18 +49,6 @@ sys.stderr.write("Traceback (most recent call last):\\nValueError: the app is br
 sys.exit(3)
 """
 
-SLOW = """\
-import os, subprocess, sys, time
-child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
-with open("pids.txt", "w") as f:
-    f.write(f"{os.getpid()}\\n{child.pid}\\n")
-time.sleep(120)
-"""
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @pytest.fixture

@@ -17,11 +17,6 @@ PY = sys.executable
 MODULES = [f"app.m{i}" for i in range(5)]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def five_module_app(root: Path) -> Path:
     pkg = root / "app"
     pkg.mkdir(parents=True)

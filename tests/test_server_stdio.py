@@ -58,11 +58,6 @@ SLOW_SETSID = SLOW.replace('time.sleep(120)"])', 'time.sleep(120)"], start_new_s
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def app(tmp_path: Path) -> Path:
     d = tmp_path / "app"
     d.mkdir()
