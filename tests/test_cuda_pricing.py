@@ -127,11 +127,16 @@ def test_cs13_is_not_decided_when_the_threads_had_no_second_core() -> None:
 
 
 def test_cs13_on_an_idle_machine_whose_threads_still_do_not_overlap_is_ruled_out() -> None:
-    """Measured here at load 0.1 on 2 CPUs: 2 threads used 1.26 cores and ran 0.96x; free cores were there, so the
-    builds serialize in-process and a preload with workers would not help (not a 'busy machine' case)."""
+    """Measured here at load 0.1 on 2 CPUs with four ~100 ms modules: 2 threads used 1.26 cores and ran 0.96x, with
+    32% more CPU than the serial pass (each thread pays NVRTC's start-up): free cores were there, so a preload with
+    workers would not help (not a 'busy machine' case), and the signal says where the CPU went."""
     idle = CudaConcurrent(workers=2, tasks=4, wall_ms=618.0, serial_ms=591.0, summed_ms=1100.0, cpu_ms=779.0,
                           serial_cpu_ms=591.0, cpus=2, load_avg=0.1)
     kind, r = _four(idle)
     assert kind == "ruled_out" and "idle cores" in r.signal and "1.26 core(s)" in r.signal
+    assert "188 ms more CPU than the serial one" in r.signal
+    no_extra = idle.model_copy(update={"cpu_ms": 640.0})  # 1.04 cores, only 8% more CPU: no start-up story to tell
+    kind, r = _four(no_extra)
+    assert kind == "ruled_out" and "more CPU" not in r.signal
     busy = idle.model_copy(update={"load_avg": 3.0})
     assert _four(busy)[0] == "not_reached"

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from warp_compile.probe.diagnosis_models import Evidence, Finding, NotReached, RuledOut, RuleResult
-from warp_compile.probe.models import Build
+from warp_compile.probe.models import Build, CudaConcurrent
 from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules import cuda_replay as cr
 from warp_compile.probe.rules.context import RuleContext
@@ -76,6 +76,19 @@ def _preload_calls(cuda: list[Build]) -> tuple[str, list[str]]:
     return "\n".join(lines), [f"{d} block_dim={bd}: {', '.join(m)}" for (d, bd), m in groups.items()]
 
 
+def _extra_cpu(conc: CudaConcurrent) -> str:
+    """Why an overlap can lose although threads ran: each worker thread pays NVRTC's start-up again, which short
+    builds do not win back (measured: about 65% more CPU for four ~100 ms modules on two threads)."""
+    if conc.cpu_ms is None or not conc.serial_cpu_ms or conc.cpu_ms < 1.2 * conc.serial_cpu_ms:
+        return ""
+    extra = conc.cpu_ms - conc.serial_cpu_ms
+    return (
+        f"; the concurrent pass used {extra:.0f} ms more CPU than the serial one ({conc.cpu_ms:.0f} against "
+        f"{conc.serial_cpu_ms:.0f} ms): each worker thread pays the compiler's start-up again, which builds this "
+        "short do not win back"
+    )
+
+
 def _replay(ctx: RuleContext) -> RuleResult | None:
     """CS-13 from a --cuda-arch replay: the measured serial sum against the same builds run concurrently."""
     report = ctx.report
@@ -106,13 +119,12 @@ def _replay(ctx: RuleContext) -> RuleResult | None:
         cores = conc.cpu_ms / conc.wall_ms if conc.cpu_ms is not None and conc.wall_ms > 0 else None
         idle = conc.cpus is not None and conc.load_avg is not None and conc.cpus - conc.load_avg >= conc.workers - 0.5
         starved = cores is not None and conc.workers > 1 and cores < 1.0 + 0.5 * (conc.workers - 1)
-        if starved and idle:  # cores were free, yet the threads did not use them: the builds serialize in-process
+        if starved and idle:  # cores were free, yet the threads did not use them
             return ruled_out(
                 MECHANISM,
                 f"measured, overlapping does not pay here: {measured}; the machine had idle cores, yet the "
-                f"{conc.workers} threads used {cores:.2f} core(s) on average: these builds serialize inside one "
-                "process (Python code generation and the compiler's own locks), so a preload with workers would "
-                "not shorten them",
+                f"{conc.workers} threads used {cores:.2f} core(s) on average{_extra_cpu(conc)}, so a preload with "
+                "workers would not shorten these builds",
             )
         if starved:
             serial = (
@@ -126,7 +138,7 @@ def _replay(ctx: RuleContext) -> RuleResult | None:
                 "cores are idle"
             )
             return RuleResult(not_reached=[NotReached(mechanism=MECHANISM, reason=reason)])
-        return ruled_out(MECHANISM, f"measured, overlapping does not pay here: {measured}")
+        return ruled_out(MECHANISM, f"measured, overlapping does not pay here: {measured}{_extra_cpu(conc)}")
     groups: dict[int | None, list[str]] = defaultdict(list)
     for b in builds:
         if b.module not in groups[b.block_dim]:
