@@ -35,6 +35,21 @@ def run(trials: int, pairs: int, cases: list[str]) -> tuple[dict, float]:
         return json.loads(card_path.read_text()), time.monotonic() - t0
 
 
+def installed_from() -> str:
+    """Where the judged warp_compile came from: the done-when asks for an installed (non-editable) copy."""
+    import warp_compile
+
+    try:
+        from importlib.metadata import distribution
+
+        raw = distribution("warp-compile").read_text("direct_url.json") or "{}"
+        editable = bool(json.loads(raw).get("dir_info", {}).get("editable"))
+    except Exception:
+        editable = False
+    kind = "editable install" if editable else "installed copy, not editable"
+    return f"{Path(warp_compile.__file__).parent} ({kind})"
+
+
 def render(card: dict, trials: int, pairs: int, elapsed: float, load: tuple[float, float]) -> str:
     verdicts: Counter[str] = Counter()
     raw: Counter[str] = Counter()
@@ -73,6 +88,7 @@ def render(card: dict, trials: int, pairs: int, elapsed: float, load: tuple[floa
         f"- load average before/after: {load[0]:.2f} / {load[1]:.2f} on {os.cpu_count()} cores; "
         f"wall {elapsed / 60:.1f} min; {platform.machine()}, Python {platform.python_version()}, "
         f"warp {card.get('warp_version') or '?'}",
+        f"- warp_compile: {installed_from()}",
         "",
         "| case | eval verdicts | compare's verdicts | change per trial (clock) |",
         "| --- | --- | --- | --- |",
