@@ -6,8 +6,9 @@ is deliberately conservative, because merging modules that do *not* share a life
 
 - at least 3 modules on one device, none module="unique" (that is CS-9), each with at most 2 kernels;
 - each built exactly once (no hash change, so nothing about them churns on its own);
-- all first launched from one function (else: one file; else, for one-kernel modules only: reached from one
-  calling function a frame or two up), and all with the same resolved options.
+- all first launched from one function (else: one file; else reached from one calling function a frame or two up,
+  counting there only modules that are one unit: one kernel, or every launch of their kernels from one function,
+  the module's own helper such as a `downsample()` that launches both of its kernels), all with the same options.
 
 Estimate: (n - 1) x the median load of those modules. A small module's load is mostly fixed cost, but it includes
 its own kernels' codegen and compile, which a merged module still pays, so this is an upper bound.
@@ -64,9 +65,23 @@ def _frame(b: Build, depth: int) -> tuple[str, str] | None:
     return (t.stack[depth].file, t.stack[depth].function) if len(t.stack) > depth else None
 
 
-def _groups(cands: list[Build]) -> list[tuple[str, list[Build]]]:
+def _one_unit(ctx: RuleContext, b: Build) -> bool:
+    """Whether a module is used as one unit, so a shared caller further up speaks for all of it: it holds one kernel,
+    or every recorded launch of its kernels comes from the function that first launched it (its own helper)."""
+    if len(b.kernels) == 1:
+        return True
+    t = b.trigger
+    sites = {
+        (la.site.file, la.site.function)
+        for la in ctx.report.launches
+        if la.module == b.module and la.site is not None and (not la.device or la.device == b.device)
+    }
+    return t is not None and sites == {(t.file, t.function)}
+
+
+def _groups(ctx: RuleContext, cands: list[Build]) -> list[tuple[str, list[Build]]]:
     """Lifecycle groups: same device and options, first launched from one function, else from one file, else
-    reached from one calling function further up (each module launching its own kernel from a helper that one
+    reached from one calling function further up (each module launching its own kernels from a helper that one
     pipeline step calls)."""
     by_fn: dict[tuple, list[Build]] = defaultdict(list)
     for b in cands:
@@ -85,10 +100,10 @@ def _groups(cands: list[Build]) -> list[tuple[str, list[Build]]]:
     if groups:
         return groups
     for depth in (1, 2):
-        # a shared caller further up is weaker evidence of one lifecycle: only one-kernel modules count there
+        # a shared caller further up is weaker evidence of one lifecycle: only modules used as one unit count there
         by_caller: dict[tuple, list[Build]] = defaultdict(list)
         for b in cands:
-            fr = _frame(b, depth) if len(b.kernels) == 1 else None
+            fr = _frame(b, depth) if _one_unit(ctx, b) else None
             if fr is not None:
                 by_caller[(b.device, _options_key(b), *fr)].append(b)
         groups = [
@@ -274,7 +289,7 @@ def _finding(ctx: RuleContext, lifecycle: str, group: list[Build]) -> Finding:
 
 def evaluate(ctx: RuleContext) -> RuleResult:
     cands = _candidates(ctx)
-    findings = [_finding(ctx, lifecycle, g) for lifecycle, g in _groups(cands)]
+    findings = [_finding(ctx, lifecycle, g) for lifecycle, g in _groups(ctx, cands)]
     if findings:
         return RuleResult(findings=findings)
     modules = {b.module for b in ctx.loads}
