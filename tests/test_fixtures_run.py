@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import io
 import json
 import os
 import re
 import subprocess
 import sys
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -29,6 +31,30 @@ SEVERITIES = {"high", "medium", "low", "info"}
 # Source text must not name the answer; names (files, dirs, identifiers) must not hint at it either.
 TEXT_FORBIDDEN = re.compile(r"(?i)\bcs-?\d|churn|fixture|mechanism")
 NAME_FORBIDDEN = re.compile(r"(?i)cs-?\d|churn|fixture|mechanism|bug|slow")
+
+# What a user would not know before the diagnosis: the words that name or describe each mechanism's cause or fix
+# (drawn from the titles, signals and keywords in knowledge/CS-*.md). A case's prompt, and the docstrings and
+# comments of its project/ and fixed/ sources, must not contain the terms of the mechanisms the case expects; they
+# say what the user observes (a slow start, a pause before some output) and what must stay unchanged.
+CAUSE_TERMS: dict[str, list[str]] = {
+    "CS-1": [r"lazil", r"\blazy", r"on (?:first )?(?:request|demand)", r"defined after", r"up front", r"factory",
+             r"hash changed", r"kernels? added", r"after (?:it|the module) (?:has )?loaded"],
+    "CS-2": [r"cache", r"scratch dir", r"temp(?:orary)? dir", r"deleted at exit", r"cleared"],
+    "CS-3": [r"module options?", r"set_module_options", r"fast[_ -]?math", r"options? change"],
+    "CS-4": [r"granular", r"one module", r"own module", r"module boundar", r"merge", r"per-kernel module",
+             r"lives with the rest"],
+    "CS-5": [r"block[_ ]?dim", r"block sizes?", r"thread[- ]block", r"threads per block"],
+    "CS-6": [r"overload", r"generic", r"float64", r"double precision", r"typing\.any", r"\binstan(?:ce|tiat)"],
+    "CS-7": [r"mathdx", r"\blto\b", r"link[- ]time", r"link step", r"cublasdx", r"library gemm"],
+    "CS-8": [r"parallel", r"concurren", r"max_workers", r"\brac(?:e|ing)\b", r"at a time", r"unsafe", r"\bthreads?\b"],
+    "CS-9": [r"unique", r"own module", r"module each", r"separate (?:modules?|things?)", r"one module per"],
+    "CS-10": [r"backward", r"adjoint", r"gradient", r"differentiat", r"forward[- ]only", r"autodiff", r"\btape\b"],
+    "CS-11": [r"unroll", r"generated (?:c\+\+|source|code)", r"source size", r"fixed length",
+              r"constant (?:trip|length)", r"\.cpp\b"],
+    "CS-12": [r"precompiled", r"\bpch\b", r"header"],
+    "CS-13": [r"parallel", r"concurren", r"one at a time", r"one after another", r"\bserial", r"side by side",
+              r"overlap", r"idle"],
+}
 
 # One cheap single-module case, the cache case (it makes and removes a temp dir), the import-order case.
 RUN_CASES = ["particle_prep", "batch_signals", "field_forward_late"]
@@ -162,6 +188,88 @@ def test_sources_do_not_give_the_answer_away(name: str) -> None:
             assert not hit, f"{name}: {rel} contains {hit.group(0)!r}"
             bad = sorted(i for i in _identifiers(ast.parse(text)) if NAME_FORBIDDEN.search(i))
             assert not bad, f"{name}: {rel} identifiers {bad}"
+
+
+def _cause_hits(text: str, mechanisms: list[str]) -> list[str]:
+    """The terms of `mechanisms` found in `text` (case-insensitive), each as `CS-n:term`."""
+    return [
+        f"{mech}:{m.group(0)}"
+        for mech in mechanisms
+        for term in CAUSE_TERMS[mech]
+        if (m := re.search(term, text, flags=re.IGNORECASE))
+    ]
+
+
+def _prose(source: str) -> list[tuple[int, str]]:
+    """Every comment and docstring of a Python source, with its line: the words a reader takes as the author's."""
+    out = [(t.start[0], t.string) for t in tokenize.generate_tokens(io.StringIO(source).readline)
+           if t.type == tokenize.COMMENT]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            doc = ast.get_docstring(node, clean=False)
+            if doc:
+                out.append((node.body[0].lineno, doc))
+    return sorted(out)
+
+
+def test_cause_terms_cover_every_mechanism() -> None:
+    assert set(CAUSE_TERMS) == set(MECHANISMS)
+    for terms in CAUSE_TERMS.values():
+        for term in terms:
+            re.compile(term)
+
+
+@pytest.mark.parametrize("name", _names())
+def test_prompt_and_prose_do_not_name_the_cause(name: str) -> None:
+    case = _case(name)
+    mechs = case["expected"]["mechanisms"]
+    hits = _cause_hits(case["prompt"], mechs)
+    assert not hits, f"{name}: the prompt names the cause {hits}: {case['prompt']!r}"
+    for root in _variants(name):
+        for path in sorted(root.rglob("*.py")):
+            for line, text in _prose(path.read_text()):
+                hits = _cause_hits(text, mechs)
+                assert not hits, f"{name}: {path.relative_to(FIXTURES)}:{line} names the cause {hits}: {text!r}"
+
+
+# Prompts and source text the suite shipped before they were rewritten in the user's words; each gave the answer.
+OLD_PROMPTS = {
+    "CS-10": [
+        "`python -m heat_field` is a forward simulation (we never compute gradients) yet its single kernel module "
+        "takes seconds to compile.",
+        "We already disabled backward code in `python -m heat_field` because it is a forward-only simulation, but "
+        "startup did not get any faster.",
+        "# forward-only tool: nothing here is ever differentiated",
+    ],
+    "CS-6": ["`python -m image_pyramid` compiles for seconds, and there is a second compile pause right before the "
+             "float64 audit line is printed."],
+    "CS-8": ["We added a warm-up step to `python -m terrain_tiles` that compiles the tile kernels in parallel before "
+             "the first tile, but startup did not improve and I am told parallel loading may be unsafe on CPU.",
+             "# older Warp releases load one module at a time and take no max_workers"],
+    "CS-11": ["The generated C++ for `python -m fir_bank` is surprisingly large for three small filter kernels.",
+              "64-tap filter kernels. The tap loops have a fixed length."],
+    "CS-9": ["Rendering a tone with `python -m filter_rack` compiles three separate things before it prints anything."],
+    "CS-2": ["Give this job its own scratch directory for compiled kernels and remove it when the job ends."],
+    "CS-5": ["Diffusion kernels, each launched with the thread-block size it was tuned for."],
+    "CS-1": ["Stencils, built on first request so the bank only pays for the ones a chain uses."],
+    "CS-4": ["All per-sample kernels of the fusion step. They are loaded together, so they share one module."],
+    "CS-7": ["# 8x8 products are too small to gain from the library GEMM; the built-in path avoids its link step"],
+    "CS-13": ["# build the independent stages side by side before the first launch"],
+}
+
+
+def test_cause_terms_catch_the_old_prompts() -> None:
+    for mech, texts in OLD_PROMPTS.items():
+        for text in texts:
+            assert _cause_hits(text, [mech]), (mech, text)
+    # what a user observes is allowed
+    fine = ("`python -m app` takes seconds before it prints anything, and pauses again before its last line; a CI "
+            "job recompiles every time. Fix it without changing the printed results.")
+    assert not _cause_hits(fine, MECHANISMS), _cause_hits(fine, MECHANISMS)
+    # only the case's own mechanisms count: a forward-only remark is fine in a case about something else
+    assert not _cause_hits("# this tool never differentiates", ["CS-1"])
+    src = 'x = 1  # keep the module cache\n\n\ndef f():\n    """Uses adjoint code."""\n'
+    assert [line for line, _ in _prose(src)] == [1, 5]
 
 
 def test_forbidden_patterns_catch_what_they_should() -> None:
