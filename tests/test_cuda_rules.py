@@ -23,6 +23,7 @@ from warp_compile.probe.models import (
     CudaConcurrent,
     CudaReplay,
     KernelInfo,
+    Launch,
     LtoArtifacts,
     Report,
     RunResult,
@@ -180,3 +181,32 @@ def test_cuda_arch_flag_rejects_bad_values_in_one_line(capsys: pytest.CaptureFix
     rep.write_text(_report([], [_cpu(1, "m", ["k"])]).model_dump_json())
     assert exit_code(["diagnose", "--report", str(rep), "--cuda-arch", "90"]) == 2
     assert "--cuda-arch" in one_line_error(capsys)
+
+
+def _three(r: Report, cuda_ms: list[float], cold_ms: list[float]) -> Report:
+    """The same report as three samples with the given per-sample CUDA and CPU cold-module clocks."""
+    runs = [RunResult(phase="cold", wall_ms=3000.0, exit_code=0, module_ms=m) for m in cold_ms]
+    return r.model_copy(update={
+        "samples": 3, "sample_results": [SampleResult(index=i, ok=True, cold=run) for i, run in enumerate(runs)],
+        "cold_module_ms": Stat(median=sorted(cold_ms)[1], values=cold_ms),
+        "cuda_compile_ms": Stat(median=sorted(cuda_ms)[1], values=cuda_ms),
+    })
+
+
+def test_a_cpu_regression_does_not_outvote_a_cuda_gain_in_a_cuda_compare() -> None:
+    """Splitting a module by block_dim costs one more CPU module but halves the CUDA work: a --cuda-arch compare is
+    about the GPU start-up, so the CPU clock is shown, set aside, and said so; without a CUDA gain it still decides."""
+    one = [_cpu(1, "m", ["ka", "kb"])]
+    two = [_cpu(1, "m_bd64", ["ka"]), _cpu(2, "m_bd128", ["kb"])]
+    before = _three(_report([_cuda("m", 64, 800.0, ["ka", "kb"]), _cuda("m", 128, 700.0, ["ka", "kb"])], one),
+                    [1500.0, 1510.0, 1490.0], [150.0, 151.0, 149.0])
+    after = _three(_report([_cuda("m_bd64", 64, 420.0, ["ka"]), _cuda("m_bd128", 128, 380.0, ["kb"])], two),
+                   [800.0, 805.0, 795.0], [300.0, 301.0, 299.0])
+    launches = [Launch(kernel=k, module="m", dim=[64], device="cpu", block_dim=1) for k in ("ka", "kb")]
+    before, after = (r.model_copy(update={"launches": launches}) for r in (before, after))
+    c = compare(before, after)
+    cold = next(k for k in c.clocks if k.name == "cold_module")
+    assert c.verdict == "IMPROVED", c.reason
+    assert cold.outcome == "regressed" and not cold.decisive and "stands in" in cold.left_out
+    no_gain = after.model_copy(update={"cuda_compile_ms": before.cuda_compile_ms})
+    assert compare(before, no_gain).verdict == "REGRESSION"

@@ -219,6 +219,7 @@ def compare(before: Report, after: Report, *, before_label: str = "", after_labe
     few = min(_successful(before), _successful(after))
     if 0 < few < MIN_TIMING_SAMPLES:
         _discount_thin_timing(clocks, st, few)
+    _cpu_stands_in(clocks)
 
     # -- verdict -------------------------------------------------------------------------------------------------
     invalid: list[str] = []
@@ -286,6 +287,20 @@ def compare(before: Report, after: Report, *, before_label: str = "", after_labe
         after_failed_samples=after.failed_samples,
         timing_floor_ms=floor,
     )
+
+
+def _cpu_stands_in(clocks: list[Clock]) -> None:
+    """With --cuda-arch on both sides the question is the GPU start-up: when the CUDA clock improved beyond its
+    band, a CPU clock that regressed (e.g. one more, smaller CPU module after a split by block_dim) is shown but does
+    not decide, since on the device those launches build CUDA modules, not CPU ones."""
+    cuda = next((c for c in clocks if c.name == "cuda_compile"), None)
+    if cuda is None or not cuda.decisive or cuda.outcome != "improved":
+        return
+    for c in clocks:
+        if c is not cuda and c.decisive and c.outcome == "regressed":
+            c.decisive = False
+            c.left_out = "the CUDA compile clock improved and the CPU run only stands in for the device's launches"
+            c.note = _join(c.note, "not judged against the CUDA clock: a --cuda-arch compare is about the GPU start-up")
 
 
 def _join(a: str, b: str) -> str:
