@@ -12,7 +12,8 @@ Fires (severity info, no saving claimed) when a compiled module's kernels hold a
 default budget that is unrolled: either `max_unroll` was raised (the build's resolved option or a setting in the
 sources) to reach it, or a `wp.static(...)` on a loop variable forces it. The module's generated source per kernel
 is the evidence. The study behind this mechanism cut source ~39% by lowering the budget and measured no cold-time
-gain, so the finding presents it as a source-size and runtime trade-off.
+gain, while a module made mostly of unrolled copies compiled ~70% faster at the default budget here; so the finding
+claims no saving of its own and points at the experiment that measures it.
 """
 
 from __future__ import annotations
@@ -220,8 +221,10 @@ def _evaluate(ctx: RuleContext) -> RuleResult:
                 fix=fix,
                 estimated_saving_ms=None,
                 saving_basis=(
-                    "none claimed: lowering max_unroll cut generated source ~39% in the reference study with no "
-                    "measurable cold-time gain; more source did not mean a slower compile"
+                    "not estimated: lowering max_unroll cut generated source ~39% in the reference study with no "
+                    "measurable cold-time gain, yet where unrolled copies are most of a module (about 1 MB of C++ in "
+                    "this project's unroll case) the default budget cut cold compile by about 70%; measure it with "
+                    "`warp-compile try --set max_unroll=16` or `diagnose --verify`"
                 ),
                 caveats=[
                     "Changing max_unroll changes generated code and can slow kernels down: benchmark steady-state "
