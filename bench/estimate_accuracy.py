@@ -27,7 +27,7 @@ PY = sys.executable
 APPS: dict[str, tuple[list[str], Path | None]] = {
     "heavy_forward (tests/apps)": ([PY, "-m", "heavyfwd"], ROOT / "tests" / "apps" / "heavy_forward"),
     "twin_entry (tests/apps)": ([PY, "run_forward.py"], ROOT / "tests" / "apps" / "twin_entry"),
-    "field_forward (fixture)": ([PY, "-m", "heat_field"], ROOT / "evals" / "fixtures" / "field_forward" / "project"),
+    "heat_field (fixture)": ([PY, "-m", "heat_field"], ROOT / "evals" / "fixtures" / "heat_field" / "project"),
     "warp fem example_diffusion": (
         [PY, "-m", "warp.examples.fem.example_diffusion", "--headless", "--device", "cpu", "--quiet",
          "--resolution", "10"],

@@ -1,7 +1,7 @@
 """Record (or check) the golden outputs that pin diagnose / compare / measure-text behaviour over the fixtures.
 
     python scripts/golden.py measure   # re-measure every bundled fixture (project/ and fixed/) into tests/golden/
-    python scripts/golden.py measure cuda_tile_gemm ...   # only the named cases (e.g. the ones just added)
+    python scripts/golden.py measure cuda_patch_mixer ...   # only the named cases (e.g. the ones just added)
     python scripts/golden.py render    # re-render the expected outputs from the saved reports
 
 The saved reports are the inputs; the rendered outputs are what tests/test_golden.py expects. Re-measuring is only

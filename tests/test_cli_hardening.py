@@ -93,9 +93,9 @@ def test_json_dest_is_checked_before_anything_runs(tmp_path, capsys, cmd, kind):
 
 
 def test_eval_json_dest_is_checked_before_any_case(tmp_path, capsys):
-    assert main(["eval", "--case", "clean_single", "--json", str(tmp_path)]) == 2
+    assert main(["eval", "--case", "wave_step", "--json", str(tmp_path)]) == 2
     captured = capsys.readouterr()
-    assert "is a directory" in captured.err and "case clean_single" not in captured.err
+    assert "is a directory" in captured.err and "case wave_step" not in captured.err
 
 
 # ------------------------------------------------------------------------------------ 2. no directory created
@@ -230,7 +230,7 @@ def test_explain_clips_the_query_to_about_80_characters(capsys):
 
 
 def test_eval_negative_timeout_is_bad_input(capsys):
-    assert exit_code(["eval", "--timeout", "-1", "--case", "clean_single"]) == 2
+    assert exit_code(["eval", "--timeout", "-1", "--case", "wave_step"]) == 2
     assert "--timeout" in one_line_error(capsys)
 
 
@@ -240,9 +240,9 @@ def test_eval_unrunnable_agent_is_bad_input(tmp_path, capsys, monkeypatch, agent
     if agent == "not_executable":
         (tmp_path / "agent.sh").write_text("#!/bin/sh\n")
         agent = "./agent.sh"
-    assert main(["eval", "--case", "clean_single", "--", agent]) == 2
+    assert main(["eval", "--case", "wave_step", "--", agent]) == 2
     err = one_line_error(capsys)
-    assert "agent command" in err and "case clean_single" not in err
+    assert "agent command" in err and "case wave_step" not in err
 
 
 # ------------------------------------------------------------------------------------ 7. non-finite timeouts
@@ -255,7 +255,7 @@ def test_eval_unrunnable_agent_is_bad_input(tmp_path, capsys, monkeypatch, agent
         ["measure", "--timeout", "{}", "--", sys.executable, "-c", "pass"],
         ["diagnose", "--timeout", "{}", "--", sys.executable, "-c", "pass"],
         ["compare", "--before-cwd", ".", "--after-cwd", ".", "--timeout", "{}", "--", sys.executable, "-c", "pass"],
-        ["eval", "--case", "clean_single", "--timeout", "{}"],
+        ["eval", "--case", "wave_step", "--timeout", "{}"],
     ],
     ids=lambda a: a[0],
 )
@@ -278,8 +278,8 @@ def test_eval_list_honours_json(tmp_path, capsys):
     ).items()
     assert "particle_prep" in captured.err  # the text table goes to stderr, as with every `--json -`
     dest = tmp_path / "cases.json"
-    assert main(["eval", "--list", "--case", "clean_single", "--json", str(dest)]) == 0
-    assert [r["id"] for r in json.loads(dest.read_text())["cases"]] == ["clean_single"]
+    assert main(["eval", "--list", "--case", "wave_step", "--json", str(dest)]) == 0
+    assert [r["id"] for r in json.loads(dest.read_text())["cases"]] == ["wave_step"]
     assert main(["eval", "--list"]) == 0
     assert not capsys.readouterr().out.lstrip().startswith("[")
 

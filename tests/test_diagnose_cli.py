@@ -133,7 +133,7 @@ def test_saved_fixture_report(tmp_path: Path, measured, capsys: pytest.CaptureFi
 @pytest.mark.slow
 def test_command_without_warp(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A command that never builds a Warp module: no findings, said plainly."""
-    fixture = FIXTURES / "no_warp"
+    fixture = FIXTURES / "ledger_stats"
     if (fixture / "case.json").exists():
         case = json.loads((fixture / "case.json").read_text())
         cwd = fixture / "project"

@@ -66,14 +66,14 @@ def test_false_positive_costs_precision_and_optional_mechanisms_cost_nothing():
     loc = case.expected.locations[0]
     d = score_diagnosis(case.expected, _answer(("CS-3", [(loc.file, loc.line)]), ("CS-1", [("a.py", 1)])))
     assert d.false_positives == ["CS-1"] and d.precision == 0.5 and d.score < 1.0
-    clean = _case("clean_single")
+    clean = _case("wave_step")
     assert "CS-12" in clean.expected.optional  # knowledge/CS-12.md applies_when: one small module per process
     assert score_diagnosis(clean.expected, _answer(("CS-12", [("wave_step/__main__.py", 1)]))).score == 1.0
     assert score_diagnosis(clean.expected, _answer(("CS-1", [("wave_step/__main__.py", 1)]))).score < 0.5
 
 
 def test_either_accepted_site_of_field_forward_counts():
-    case = _case("field_forward")
+    case = _case("heat_field")
     for site in [("heat_field/__main__.py", 1), ("heat_field/kernels.py", 3)]:
         assert score_diagnosis(case.expected, _answer(("CS-10", [site]))).score == 1.0, site
     assert score_diagnosis(case.expected, _answer(("CS-10", [("heat_field/solver.py", 3)]))).score == 0.5
@@ -90,7 +90,7 @@ def test_version_overrides_are_applied_by_the_scorer():
 
 
 def test_fix_credit_rules():
-    fix_case, negative = _case("particle_prep"), _case("clean_single")
+    fix_case, negative = _case("particle_prep"), _case("wave_step")
     assert fix_credit(fix_case, FixScore(changed=False)) == 0.0
     assert fix_credit(negative, FixScore(changed=False)) == 1.0
     assert fix_credit(fix_case, FixScore(changed=True, verdict="IMPROVED", behaviour_ok=False)) == 0.0
@@ -146,7 +146,7 @@ def _private_suite(tmp_path: Path, *ids: str) -> Path:
 
 
 def test_null_agent_is_not_measured_and_scores_by_kind(tmp_path, capsys):
-    suite = _private_suite(tmp_path, "particle_prep", "clean_single")
+    suite = _private_suite(tmp_path, "particle_prep", "wave_step")
     out = tmp_path / "card.json"
     md = tmp_path / "card.md"
     code = main(["eval", "--cases", str(suite), "--agent", "builtin:null", "--quiet", "--json", str(out),
@@ -155,7 +155,7 @@ def test_null_agent_is_not_measured_and_scores_by_kind(tmp_path, capsys):
     assert code == 0 and card["agent"] == "builtin:null"
     by_id = {c["id"]: c for c in card["cases"]}
     assert by_id["particle_prep"]["score"] == 0.0 and by_id["particle_prep"]["fix"]["credit"] == 0.0
-    assert by_id["clean_single"]["score"] == 1.0 and by_id["clean_single"]["fix"]["verdict"] is None
+    assert by_id["wave_step"]["score"] == 1.0 and by_id["wave_step"]["fix"]["verdict"] is None
     assert card["score"] == 0.5
     assert "| particle_prep | fix | 0.00 |" in md.read_text()
     assert (tmp_path / "runs" / "particle_prep" / "trial-1" / "result.json").is_file()
@@ -193,7 +193,7 @@ def test_list_json_contract_and_shards(tmp_path, capsys):
 
 
 def test_merge_joins_shard_cards_and_refuses_overlaps(tmp_path, capsys):
-    suite = _private_suite(tmp_path, "particle_prep", "clean_single")
+    suite = _private_suite(tmp_path, "particle_prep", "wave_step")
     cards = []
     for i in (1, 2):
         card = tmp_path / f"c{i}.json"
@@ -203,7 +203,7 @@ def test_merge_joins_shard_cards_and_refuses_overlaps(tmp_path, capsys):
     merged = tmp_path / "merged.json"
     assert main(["eval", "merge", *cards, "--json", str(merged)]) == 0
     data = json.loads(merged.read_text())
-    assert sorted(c["id"] for c in data["cases"]) == ["clean_single", "particle_prep"] and data["score"] == 0.5
+    assert sorted(c["id"] for c in data["cases"]) == ["particle_prep", "wave_step"] and data["score"] == 0.5
     capsys.readouterr()
     assert main(["eval", "merge", cards[0], cards[0]]) == 2
     assert "more than one scorecard" in capsys.readouterr().err
@@ -224,7 +224,7 @@ def test_bad_input_is_a_one_line_error(argv, message, capsys):
 
 
 def test_trials_give_each_case_a_mean_and_spread(tmp_path, capsys):
-    suite = _private_suite(tmp_path, "clean_single")
+    suite = _private_suite(tmp_path, "wave_step")
     out = tmp_path / "card.json"
     assert main(["eval", "--cases", str(suite), "--agent", "builtin:null", "--quiet", "--trials", "2",
                  "--json", str(out)]) == 0
@@ -247,7 +247,7 @@ def test_must_keep_invocations_are_rerun_in_the_agents_copy(tmp_path):
     assert ok1 and not ok2 and "--rebuild" in note and "expected 'plain'" in note
 
 
-@pytest.mark.parametrize("case", ["field_forward", "batch_signals", "plugin_filters"])
+@pytest.mark.parametrize("case", ["heat_field", "batch_signals", "plugin_filters"])
 def test_the_saving_is_read_on_a_clock_that_moved(case):
     from warp_compile.evals.harness import saving
     from warp_compile.probe.compare_models import Comparison
@@ -263,7 +263,7 @@ def test_the_saving_is_read_on_a_clock_that_moved(case):
 
 
 def test_a_relative_script_runs_and_an_agent_that_delivers_nothing_scores_zero(tmp_path, capsys, monkeypatch):
-    suite = _private_suite(tmp_path, "clean_single")
+    suite = _private_suite(tmp_path, "wave_step")
     (tmp_path / "agents").mkdir()
     (tmp_path / "agents" / "crash.py").write_text("import sys\nsys.exit(3)\n")
     monkeypatch.chdir(tmp_path)

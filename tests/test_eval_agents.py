@@ -90,7 +90,7 @@ def test_recipe_speaks_the_contract_with_a_stand_in(recipe, binary, tmp_path, mo
     monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{Path(wc).parent}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("STANDIN_LOG", str(tmp_path / "log.json"))
     out = tmp_path / "card.json"
-    code = main(["eval", "--case", "clean_single", "--quiet", "--out", str(tmp_path / "runs"), "--json", str(out),
+    code = main(["eval", "--case", "wave_step", "--quiet", "--out", str(tmp_path / "runs"), "--json", str(out),
                  "--", str(ROOT / "evals" / "agents" / recipe)])
     card = json.loads(out.read_text())
     case = card["cases"][0]
@@ -101,6 +101,6 @@ def test_recipe_speaks_the_contract_with_a_stand_in(recipe, binary, tmp_path, mo
     assert Path(log["cwd"]).name == "project" and not Path(log["cwd"]).exists()  # the private copy, removed
     # an empty answer on a negative case, and the copy left as it was (cursor's .cursor/ removed again)
     assert case["diagnosis"]["score"] == 1.0 and case["fix"]["changed"] is False, case
-    trial = tmp_path / "runs" / "clean_single" / "trial-1"
+    trial = tmp_path / "runs" / "wave_step" / "trial-1"
     assert (trial / "stdout.txt").read_text().strip().endswith("stand-in done")
     assert case["trials"][0]["agent"]["exit_status"] == 0 and case["trials"][0]["agent"]["wall_s"] > 0

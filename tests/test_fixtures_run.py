@@ -57,7 +57,7 @@ CAUSE_TERMS: dict[str, list[str]] = {
 }
 
 # One cheap single-module case, the cache case (it makes and removes a temp dir), the import-order case.
-RUN_CASES = ["particle_prep", "batch_signals", "field_forward_late"]
+RUN_CASES = ["particle_prep", "batch_signals", "heat_field_v2"]
 
 
 def _names() -> list[str]:

@@ -99,7 +99,7 @@ def _figures(text: str) -> set[str]:
     return set(re.findall(r"-?[\d,]+(?:\.\d)? ms", text))
 
 
-@pytest.mark.parametrize("case", ["particle_prep", "parallel_warmup", "batch_signals_clear"])
+@pytest.mark.parametrize("case", ["particle_prep", "terrain_tiles", "signal_monitor"])
 def test_every_output_prints_a_figure_the_same_way(case: str) -> None:
     """Measure text, the summary and the diagnosis state the same cold module work in the same words."""
     report = _load_report(GOLDEN / case / "project.report.json")

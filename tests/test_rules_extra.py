@@ -535,10 +535,10 @@ def _expected(name: str, version: str | None) -> dict:
 
 
 POSITIVE = [
-    ("CS-8", "parallel_warmup"),
-    ("CS-10", "field_forward"),
-    ("CS-10", "field_forward_late"),
-    ("CS-11", "unroll_budget"),
+    ("CS-8", "terrain_tiles"),
+    ("CS-10", "heat_field"),
+    ("CS-10", "heat_field_v2"),
+    ("CS-11", "fir_bank"),
     ("CS-12", "mesh_loader"),
 ]
 
@@ -561,22 +561,22 @@ def test_fixture_fires_at_expected_location(measured, mech: str, name: str) -> N
 
 
 NEGATIVE = [
-    ("CS-5", "block_variants"),
-    ("CS-5", "clean_single"),
+    ("CS-5", "voxel_bins"),
+    ("CS-5", "wave_step"),
     ("CS-7", "tile_projection"),
-    ("CS-7", "field_forward"),
+    ("CS-7", "heat_field"),
     ("CS-8", "mesh_loader"),
-    ("CS-8", "clean_single"),
+    ("CS-8", "wave_step"),
     ("CS-10", "grad_pipeline"),
-    ("CS-10", "clean_single"),
-    ("CS-10", "no_warp"),
-    ("CS-11", "field_forward"),
-    ("CS-11", "clean_single"),
-    ("CS-12", "field_forward"),
-    ("CS-12", "clean_single"),
-    ("CS-12", "no_warp"),
+    ("CS-10", "wave_step"),
+    ("CS-10", "ledger_stats"),
+    ("CS-11", "heat_field"),
+    ("CS-11", "wave_step"),
+    ("CS-12", "heat_field"),
+    ("CS-12", "wave_step"),
+    ("CS-12", "ledger_stats"),
     ("CS-13", "mesh_loader"),
-    ("CS-13", "clean_single"),
+    ("CS-13", "wave_step"),
 ]
 
 
@@ -599,7 +599,7 @@ def test_fixture_tape_exclusion_names_the_tape(measured) -> None:  # type: ignor
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("mech", "name"), [("CS-5", "block_variants"), ("CS-7", "tile_projection"), ("CS-13", "mesh_loader")]
+    ("mech", "name"), [("CS-5", "voxel_bins"), ("CS-7", "tile_projection"), ("CS-13", "mesh_loader")]
 )
 def test_fixture_not_reached_on_cpu(measured, mech: str, name: str) -> None:  # type: ignore[no-untyped-def]
     ctx = _fixture_ctx(measured, name)

@@ -51,7 +51,7 @@ def backward_cost(b: CudaBuild) -> tuple[float, str] | None:
     Measured when the replay rebuilt the module forward-only (it does for every build with backward code); else
     (a device run, a failed rebuild) estimated: the adjoint share of the generated CUDA source applied to its
     codegen and NVRTC time, an upper bound, since NVRTC's fixed per-build cost does not shrink with the source
-    (field_forward: estimated 1.95 s, measured 0.92-1.4 s) and a low one for MathDx tile modules, whose adjoint
+    (heat_field: estimated 1.95 s, measured 0.92-1.4 s) and a low one for MathDx tile modules, whose adjoint
     GEMMs add LTO work the source does not show.
     """
     if not b.backward and not b.backward_source_bytes:
