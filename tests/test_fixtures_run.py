@@ -319,3 +319,24 @@ def test_fixture_runs_cold(name: str, tmp_path: Path) -> None:
     assert _tree(FIXTURES / name) == before, "running the app wrote into the fixture tree"
     if "fixed" in results:
         assert results["fixed"] == results["project"]
+
+
+# Words in a case id that tell the agent what kind of answer is expected (its id reaches it as $WARP_COMPILE_CASE).
+ID_HINTS = re.compile(r"(?i)clean|negative|no_?warp|late|clear|forward|budget|sizes?\b|variants?|warmup|gemm|single"
+                      r"|stage|pass\b")
+
+
+@pytest.mark.parametrize("name", _names())
+def test_case_id_does_not_hint_at_the_answer(name: str) -> None:
+    words = name.replace("_", " ")
+    hits = _cause_hits(words, MECHANISMS)
+    assert not hits, f"case id {name} names a cause {hits}"
+    assert not ID_HINTS.search(name), f"case id {name} hints at the answer ({ID_HINTS.search(name).group(0)!r})"
+
+
+def test_id_hints_catch_the_old_ids() -> None:
+    old = ["unroll_budget", "field_forward", "field_forward_late", "parallel_warmup", "clean_single", "no_warp",
+           "batch_signals_clear", "block_variants", "cuda_launch_sizes", "cuda_tile_gemm", "cuda_stage_chain",
+           "cuda_single_pass"]
+    for name in old:
+        assert _cause_hits(name.replace("_", " "), MECHANISMS) or ID_HINTS.search(name), name
