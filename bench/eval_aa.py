@@ -83,14 +83,14 @@ def render(card: dict, trials: int, pairs: int, elapsed: float, load: tuple[floa
         f"- false verdicts (anything but INCONCLUSIVE, or UNVERIFIED where the app runs no Warp): **{false} of "
         f"{total} ({rate:.0%})**; "
         + ", ".join(f"{k} {v}" for k, v in sorted(verdicts.items())),
-        f"- compare's own verdicts before the eval sets median-only (tentative) ones aside: {raw_false} of {total} "
+        f"- the medians' verdicts before compare sets median-only (tentative) ones aside: {raw_false} of {total} "
         "not INCONCLUSIVE; " + ", ".join(f"{k} {v}" for k, v in sorted(raw.items())),
         f"- load average before/after: {load[0]:.2f} / {load[1]:.2f} on {os.cpu_count()} cores; "
         f"wall {elapsed / 60:.1f} min; {platform.machine()}, Python {platform.python_version()}, "
         f"warp {card.get('warp_version') or '?'}",
         f"- warp_compile: {installed_from()}",
         "",
-        "| case | eval verdicts | compare's verdicts | change per trial (clock) |",
+        "| case | eval verdicts | by the medians alone | change per trial (clock) |",
         "| --- | --- | --- | --- |",
         *rows,
         "",

@@ -137,24 +137,6 @@ def _read_answer(path: Path) -> tuple[Answer | None, str | None]:
         return None, f"unreadable answer: {str(exc).splitlines()[0][:200]}"
 
 
-def settled_verdict(comparison) -> tuple[str, str]:  # type: ignore[no-untyped-def]
-    """The verdict the eval credits: IMPROVED / REGRESSION only when the 95% bootstrap interval of the difference
-    agrees with the medians on at least one clock that moved (compare marks the rest "tentative"). A load spike
-    in one arm can push a median of 4 pairs past its band on identical trees; the interval does not move with it.
-    Verdicts read from exact counts (builds, warm compiles) stand as they are."""
-    verdict = comparison.verdict
-    il = comparison.interleaved
-    if verdict not in ("IMPROVED", "REGRESSION") or il is None:
-        return verdict, comparison.reason
-    word = "improved" if verdict == "IMPROVED" else "regressed"
-    moved = {k.name for k in comparison.clocks if k.decisive and k.outcome == word and k.judged != "counts"}
-    agreed = {d.name for d in il.clocks if d.outcome == word}
-    if moved and not moved & agreed:
-        return "INCONCLUSIVE", (f"{verdict} by the medians only, the bootstrap interval still reaches inside the "
-                                f"band: {comparison.reason}")
-    return verdict, comparison.reason
-
-
 def saving(comparison) -> tuple[float | None, str | None]:  # type: ignore[no-untyped-def]
     """(percent saved, clock): on the clock that improved beyond its band (the CUDA compile clock of a --cuda-arch
     case first, then the headline: compile elapsed, warm repeat for a cache fix; cold module work when only the
@@ -253,8 +235,11 @@ def _judge_fix(case: Case, settings: Settings, files: dict[str, bytes], copy: Pa
         progress=None, run_sample=recording(run_sample, arms),
     )
     _keep(keep, "comparison.json", comparison.model_dump_json(indent=1))
-    fix.raw_verdict = comparison.verdict
-    fix.verdict, fix.reason = settled_verdict(comparison)
+    # compare itself sets a verdict of the medians alone aside (INCONCLUSIVE, see interleave); the eval credits that,
+    # and keeps what the medians said for the A/A control
+    il = comparison.interleaved
+    fix.raw_verdict = (il.by_medians if il is not None else None) or comparison.verdict
+    fix.verdict, fix.reason = comparison.verdict, comparison.reason
     fix.pairs = comparison.interleaved.pairs if comparison.interleaved else 0
     fix.saving_pct, fix.saving_clock = saving(comparison)
     ok, flags, note = judge(case.expected_output, arms.get(str(a), ArmRuns()), arms.get(str(b), ArmRuns()))

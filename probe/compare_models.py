@@ -154,6 +154,9 @@ class Interleaved(_Model):
     decided: bool | None = None  # None when --until-decided was not asked for
     stopped_because: str = ""
     settled: Verdict | None = None  # the verdict the bootstrap intervals settled on, when that stopped the run
+    # IMPROVED / REGRESSION the medians alone gave, set aside (verdict INCONCLUSIVE) because no moved clock's
+    # bootstrap interval cleared the band: what an A/A control counts as the medians' false verdicts
+    by_medians: Verdict | None = None
     rule: str = ""
     min_pairs: int | None = None
     max_samples: int | None = None

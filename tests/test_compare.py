@@ -13,7 +13,7 @@ import pytest
 from warp_compile.cli import main
 from warp_compile.probe import stats
 from warp_compile.probe.compare import check_equivalence, compare, interleaved_compare
-from warp_compile.probe.compare_models import Comparison
+from warp_compile.probe.compare_models import EXIT_CODES, Comparison
 from warp_compile.probe.errors import ReportError
 from warp_compile.probe.models import Build, HookInfo, Launch, Report, RunResult, SampleResult, Site, WarningCode
 from warp_compile.probe.render.comparison import render_comparison as render_text
@@ -728,10 +728,11 @@ def test_schema_version_must_be_the_integer_one(tmp_path, version):
         load_report(write(tmp_path / "r.json", data))
 
 
-def test_interleaved_verdict_whose_interval_still_reaches_the_band_is_marked_tentative(tmp_path):
+def test_interleaved_verdict_whose_interval_still_reaches_the_band_is_set_aside(tmp_path):
     mock = MockExecutor({"A": {"elapsed": [3000, 3005, 2995, 3002]}, "B": {"elapsed": [2900, 3050, 2700, 2950]}})
     c, _ = _run(mock, tmp_path, samples=4, warmup=0)
-    assert c.verdict == "IMPROVED"
+    assert c.verdict == "INCONCLUSIVE" and c.exit_code == EXIT_CODES["INCONCLUSIVE"]
+    assert c.interleaved.by_medians == "IMPROVED" and c.reason.startswith("IMPROVED by the medians only")
     el = next(d for d in c.interleaved.clocks if d.name == "compile_elapsed")
     assert el.outcome == "undecided"
     assert codes(c) == [WarningCode.TENTATIVE] and c.warnings[0].params == {"clocks": ["compile_elapsed"]}

@@ -188,6 +188,15 @@ def interleaved_compare(
         moved = {k.name for k in interim.clocks if k.decisive and k.outcome == word and k.judged != "counts"}
         shaky = [d for d in decisions if d.name in moved and d.outcome != word]
         if moved and len(shaky) == len(moved):
+            # a load spike in one arm can push a median of a few pairs past its band on identical trees; the
+            # interval does not move with it, so the medians alone do not make a verdict
+            interim.interleaved.by_medians = interim.verdict
+            interim.reason = (
+                f"{interim.verdict} by the medians only, the bootstrap interval still reaches inside the band: "
+                f"{interim.reason}"
+            )
+            interim.verdict = "INCONCLUSIVE"
+            interim.exit_code = EXIT_CODES["INCONCLUSIVE"]
             interim.warnings.append(warn(WarningCode.TENTATIVE, clocks=[d.name for d in shaky]))
     if settled and interim.verdict in EXIT_CODES and interim.verdict not in (settled, "UNVERIFIED", "INVALID"):
         interim.warnings.append(warn(WarningCode.SETTLED_DIFFERS, settled=settled, verdict=interim.verdict))
