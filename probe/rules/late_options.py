@@ -14,7 +14,6 @@ Deadline findings have no measured saving: the option never arrived, so its effe
 
 from __future__ import annotations
 
-import ast
 import re
 from dataclasses import dataclass
 
@@ -104,16 +103,15 @@ def _module_scope_call(ctx: RuleContext, module: str) -> ModuleOptionsFact | Non
     return None
 
 
+_LITERAL = re.compile(
+    r"""\s*(?:True|False|None|[-+]?(?:\d[\d_]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|'[^']*'|"[^"]*"|(?:wp|warp)\.[\w.]+)\s*"""
+)
+
+
 def _runtime_values(options: dict[str, str]) -> list[str]:
-    """`key=value` of the option values that are not Python literals (computed at run time, e.g. from an argument):
-    such a call cannot be moved to module scope, only earlier in the run."""
-    out = []
-    for k, v in options.items():
-        try:
-            ast.literal_eval(v)
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            out.append(f"{k}={v}")
-    return out
+    """`key=value` of the option values that are neither literals nor Warp constants (`wp.X.Y`): computed at run
+    time, e.g. from an argument, so the call cannot be moved to module scope, only earlier in the run."""
+    return [f"{k}={v}" for k, v in options.items() if not _LITERAL.fullmatch(v)]
 
 
 def _reorder(ctx: RuleContext, f: ModuleOptionsFact, first: Build | None, module: str) -> tuple[str, Location | None]:
