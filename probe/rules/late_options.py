@@ -103,6 +103,38 @@ def _module_scope_call(ctx: RuleContext, module: str) -> ModuleOptionsFact | Non
     return None
 
 
+_LITERAL = re.compile(
+    r"""\s*(?:True|False|None|[-+]?(?:\d[\d_]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|'[^']*'|"[^"]*"|(?:wp|warp)\.[\w.]+)\s*"""
+)
+
+
+def _runtime_values(options: dict[str, str]) -> list[str]:
+    """`key=value` of the option values that are neither literals nor Warp constants (`wp.X.Y`): computed at run
+    time, e.g. from an argument, so the call cannot be moved to module scope, only earlier in the run."""
+    return [f"{k}={v}" for k, v in options.items() if not _LITERAL.fullmatch(v)]
+
+
+def _reorder(ctx: RuleContext, f: ModuleOptionsFact, first: Build | None, module: str) -> tuple[str, Location | None]:
+    """The pasteable fix for a late call whose values come from run time: move it, or the call of its function,
+    above the line that led to the first load (from the first build's trigger stack and the scan's callers); with
+    the call site to change when that is another line than the call itself. ("", None) when the order is unknown."""
+    after = _after_first_load(ctx, f, first) if first is not None else None
+    if after is None or after.kind == "static":
+        return "", None
+    if after.kind == "same":
+        return (
+            f"in {_short(after.function)}(), move it above line {after.load_line}, which leads to the first load of "
+            f"{module}"
+        ), None
+    where = ctx.loc(
+        after.file, after.line, f"calls {_short(after.callee)}() after line {after.load_line} loaded {module}"
+    )
+    return (
+        f"in {_short(after.function)}() ({after.file}), move the call of {_short(after.callee)}() at line "
+        f"{after.line} above line {after.load_line}, which leads to the first load of {module}"
+    ), where
+
+
 def _late_option_finding(
     ctx: RuleContext, module: str, device: str, items: list[tuple[HashChange, list[Cause]]]
 ) -> Finding:
@@ -160,7 +192,15 @@ def _late_option_finding(
             stmt = f"wp.set_module_options({literal_dict(opts)})"
             fix = f"Move the option change at {where} so it runs before {module} first loads"
         fix += f" (first load: {first_at})" if first_at else ""
-        if host is not None and host is not f and f.api == "set_module_options":
+        runtime = _runtime_values(opts) if f.api == "set_module_options" else []
+        order, order_at = _reorder(ctx, f, first, module) if runtime else ("", None)
+        if order:
+            locations.append(order_at)
+            fix += (
+                f": {', '.join(runtime)} is computed at run time, so the call cannot move to module scope; {order}, "
+                "so the module is built once with its final options."
+            )
+        elif host is not None and host is not f and f.api == "set_module_options":
             merged = {**host.options, **opts}
             fix += (
                 f": merge it into the module-scope call at {ctx.rel(host.file)}:{host.line}, "
