@@ -114,6 +114,11 @@ def judge(expected: list[str] | None, before: ArmRuns, after: ArmRuns) -> tuple[
         if diff:
             flags.append("baseline_output_mismatch")
             notes.append(f"the original's own output differed from the recorded one ({diff})")
+            if all(o == before.outputs[0] for o in before.outputs):
+                # the original prints the same thing run after run here (another Warp version rounds differently):
+                # what it prints on this machine is the behaviour the agent's copy must keep
+                want = before.outputs[0]
+                notes.append("the agent's copy is held to the original's output on this machine")
             break
     ok = True
     for out in after.outputs:

@@ -22,7 +22,7 @@ from pathlib import Path
 from warp_compile.evals import manifest
 from warp_compile.evals.behaviour import ArmRuns, app_lines, first_difference, judge, recording
 from warp_compile.evals.contract import ENV_ANSWER, ENV_CASE, ENV_PROMPT, agent_prompt
-from warp_compile.evals.models import AgentRun, Answer, Case, CaseResult, DiagnosisScore, FixScore
+from warp_compile.evals.models import AgentRun, Answer, Case, CaseResult, DiagnosisScore, FixScore, MustKeep
 from warp_compile.evals.scorer import case_score, fix_credit, score_diagnosis
 from warp_compile.probe.errors import UsageError
 
@@ -243,7 +243,7 @@ def _judge_fix(case: Case, settings: Settings, files: dict[str, bytes], copy: Pa
     fix.pairs = comparison.interleaved.pairs if comparison.interleaved else 0
     fix.saving_pct, fix.saving_clock = saving(comparison)
     ok, flags, note = judge(case.expected_output, arms.get(str(a), ArmRuns()), arms.get(str(b), ArmRuns()))
-    for keep_ok, keep_note in (_must_keep(case, b, settings.timeout_s) if ok else []):
+    for keep_ok, keep_note in (_must_keep(case, b, settings.timeout_s, original=a) if ok else []):
         if not keep_ok:
             ok, note = False, "; ".join(x for x in (note, keep_note) if x)
             flags.append("must_keep_broken")
@@ -252,17 +252,29 @@ def _judge_fix(case: Case, settings: Settings, files: dict[str, bytes], copy: Pa
     return fix, flags
 
 
-def _must_keep(case: Case, copy: Path, timeout_s: float) -> list[tuple[bool, str]]:
-    """Run each other invocation the case says must keep working (a flag, a plugin path) once in the agent's copy."""
+def _must_keep(case: Case, copy: Path, timeout_s: float, original: Path | None = None) -> list[tuple[bool, str]]:
+    """Run each other invocation the case says must keep working (a flag, a plugin path) once in the agent's copy.
+
+    Where the copy's output differs from the recorded one, the same invocation runs once in the original too: if
+    the original prints what the copy prints, the recording is what is stale here (another Warp version), not the
+    agent's change."""
     from warp_compile.probe.sandbox import Sandbox
+
+    def run_in(where: Path, keep: MustKeep) -> tuple[int | None, list[str]]:
+        with Sandbox() as box:
+            run = box.run(bind_python(keep.command), where, timeout_s)
+        return run.exit_code, app_lines(run.stdout)
 
     out = []
     for keep in case.must_keep:
-        with Sandbox() as box:
-            run = box.run(bind_python(keep.command), copy, timeout_s)
-        diff = first_difference(keep.expected_output, app_lines(run.stdout))
-        if run.exit_code != 0:
-            diff = f"exited with code {run.exit_code}"
+        code, lines = run_in(copy, keep)
+        diff = first_difference(keep.expected_output, lines)
+        if code != 0:
+            diff = f"exited with code {code}"
+        elif diff and original is not None:
+            base_code, base_lines = run_in(original, keep)
+            if base_code == 0 and base_lines == lines:
+                diff = None
         out.append((diff is None, f"`{' '.join(keep.command)}` no longer works: {diff}" if diff else ""))
     return out
 

@@ -280,3 +280,16 @@ def test_a_version_override_can_leave_nothing_to_fix():
     assert case.kind_for("1.19.0") == "fix" and case.kind_for("1.10.1") == "negative"
     assert fix_credit(case, FixScore(changed=False), "1.10.1") == 1.0
     assert fix_credit(case, FixScore(changed=False), "1.19.0") == 0.0
+
+
+def test_an_original_that_prints_otherwise_here_sets_the_behaviour_to_keep():
+    """Another Warp version can round a chaotic simulation differently: the original's own, repeatable output on
+    this machine is what the agent's copy must keep, and the recording's staleness is only noted."""
+    here = ArmRuns(outputs=[["flow 1.25"], ["flow 1.25"]], launches=[10, 10], exit_codes=[0, 0])
+    ok, flags, note = judge(["flow 0.50"], here, ArmRuns(outputs=[["flow 1.25"]], launches=[10], exit_codes=[0]))
+    assert ok and flags == ["baseline_output_mismatch"] and "held to the original's output" in note
+    ok, flags, _ = judge(["flow 0.50"], here, ArmRuns(outputs=[["flow 0.50"]], launches=[10], exit_codes=[0]))
+    assert not ok and "output_changed" in flags
+    wobbly = ArmRuns(outputs=[["flow 1.25"], ["flow 3.00"]], launches=[10, 10], exit_codes=[0, 0])
+    ok, flags, _ = judge(["flow 0.50"], wobbly, ArmRuns(outputs=[["flow 1.25"]], launches=[10], exit_codes=[0]))
+    assert not ok and "output_changed" in flags  # an original that is not repeatable sets nothing
