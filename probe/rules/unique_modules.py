@@ -244,10 +244,11 @@ def evaluate(ctx: RuleContext) -> RuleResult:
                 stable_defs.append(k)
     defs = stable_defs or all_defs
     from_default = [k for k in defs if k.module_from_default]
+    # the lines to change: where "unique" is written (a declaration, or a factory's default); the kernels it
+    # reaches are named in the evidence, and are the locations only when no such line was found
     locations: list[Location | None] = [_def_location(ctx, k) for k in (from_default or defs)]
-    for b in builds:
-        for k in b.kernels:
-            locations.append(ctx.kernel_loc(k, f"{k.key}: its own module {b.module}"))
+    if not any(locations):
+        locations = [ctx.kernel_loc(k, f"{k.key}: its own module {b.module}") for b in builds for k in b.kernels]
     evidence = [
         Evidence(
             fact=f"{n} kernel modules each got a hash-named module of their own and were built exactly once: "
