@@ -6,6 +6,8 @@ the output of every measured run of both arms (the interleaved compare runs each
 
 from __future__ import annotations
 
+import ast
+
 import math
 import re
 from dataclasses import dataclass, field
@@ -143,3 +145,40 @@ def judge(expected: list[str] | None, before: ArmRuns, after: ArmRuns) -> tuple[
         flags.append("run_failed")
         notes.append("the agent's copy exited with an error in a measured run")
     return ok, flags, "; ".join(notes)
+
+
+def _package_imports(source: bytes, package: str) -> set[str]:
+    """Modules of `package` that one of its files imports (relative imports, or absolute ones naming it)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return set()
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level > 0 or (node.module or "").split(".")[0] == package:
+                out.add("." * node.level + (node.module or "") or ".")
+        elif isinstance(node, ast.Import):
+            out |= {a.name for a in node.names if a.name.split(".")[0] == package}
+    return out
+
+
+def entry_bypassed(command: list[str], original: dict[str, bytes], copy: dict[str, bytes]) -> str | None:
+    """One line when the copy's entry module no longer imports anything of its own package while the original's did:
+    the program was replaced (e.g. by prints of the expected output), which output alone cannot tell from a fix.
+
+    Only for `python -m PACKAGE`; files are keyed by their path relative to the project folder."""
+    if len(command) < 3 or command[1] != "-m":
+        return None
+    package = command[2].split(".")[0]
+    entry = f"{package}/__main__.py"
+    if entry not in original:
+        return None
+    before = _package_imports(original[entry], package)
+    if not before:
+        return None
+    after = _package_imports(copy.get(entry, b""), package)
+    if after:
+        return None
+    return (f"{entry} no longer imports anything of {package} (it imported {', '.join(sorted(before))}): the program "
+            "was replaced, not fixed")

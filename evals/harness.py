@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from warp_compile.evals import manifest
-from warp_compile.evals.behaviour import ArmRuns, app_lines, first_difference, judge, recording
+from warp_compile.evals.behaviour import ArmRuns, app_lines, entry_bypassed, first_difference, judge, recording
 from warp_compile.evals.contract import ENV_ANSWER, ENV_CASE, ENV_PROMPT, agent_prompt
 from warp_compile.evals.models import AgentRun, Answer, Case, CaseResult, DiagnosisScore, FixScore, MustKeep
 from warp_compile.evals.scorer import case_score, fix_credit, score_diagnosis
@@ -243,6 +243,10 @@ def _judge_fix(case: Case, settings: Settings, files: dict[str, bytes], copy: Pa
     fix.pairs = comparison.interleaved.pairs if comparison.interleaved else 0
     fix.saving_pct, fix.saving_clock = saving(comparison)
     ok, flags, note = judge(case.expected_output, arms.get(str(a), ArmRuns()), arms.get(str(b), ArmRuns()))
+    bypassed = entry_bypassed(case.command, base, agent_files)
+    if bypassed:
+        ok, note = False, "; ".join(x for x in (note, bypassed) if x)
+        flags.append("entry_bypassed")
     for keep_ok, keep_note in (_must_keep(case, b, settings.timeout_s, original=a) if ok else []):
         if not keep_ok:
             ok, note = False, "; ".join(x for x in (note, keep_note) if x)

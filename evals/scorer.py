@@ -21,7 +21,7 @@ DIAGNOSIS_WEIGHT = 0.5
 # flags after which nothing in the case counts: the baseline can no longer be trusted (fixtures_modified), or the
 # change broke the app (a user would revert it, diagnosis and all)
 DISQUALIFYING = ("fixtures_modified", "output_changed", "warp_removed", "launches_removed", "run_failed",
-                 "must_keep_broken")
+                 "must_keep_broken", "entry_bypassed")
 
 
 def fixtures_root() -> Path:

@@ -293,3 +293,25 @@ def test_an_original_that_prints_otherwise_here_sets_the_behaviour_to_keep():
     wobbly = ArmRuns(outputs=[["flow 1.25"], ["flow 3.00"]], launches=[10, 10], exit_codes=[0, 0])
     ok, flags, _ = judge(["flow 0.50"], wobbly, ArmRuns(outputs=[["flow 1.25"]], launches=[10], exit_codes=[0]))
     assert not ok and "output_changed" in flags  # an original that is not repeatable sets nothing
+
+
+def test_an_entry_point_replaced_by_prints_is_caught_and_no_reference_fix_is():
+    from warp_compile.evals.behaviour import entry_bypassed
+
+    def tree(root: Path) -> dict[str, bytes]:
+        return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*.py")}
+
+    checked = 0
+    for case in load_cases(FIXTURES):
+        original = tree(FIXTURES / case.id / "project")
+        if (FIXTURES / case.id / "fixed").is_dir():
+            assert entry_bypassed(case.command, original, tree(FIXTURES / case.id / "fixed")) is None, case.id
+        pkg = case.command[2]
+        if entry_bypassed(case.command, original, {**original, f"{pkg}/__main__.py": b"print('x 1.0')\n"}):
+            checked += 1
+    assert checked >= 15  # every case whose entry module imports its package
+    cmd = ["python", "-m", "ledger_stats"]
+    original = tree(FIXTURES / "ledger_stats" / "project")
+    assert "no longer imports anything of ledger_stats" in entry_bypassed(
+        cmd, original, {**original, "ledger_stats/__main__.py": b"print('total 3')\n"})
+    assert entry_bypassed(["python", "app.py"], original, {}) is None  # only python -m PACKAGE is judged
