@@ -7,7 +7,6 @@ the output of every measured run of both arms (the interleaved compare runs each
 from __future__ import annotations
 
 import ast
-
 import math
 import re
 from dataclasses import dataclass, field
