@@ -287,7 +287,7 @@ def _fix_flags(case: Case, fix: FixScore, behaviour_flags: list[str]) -> list[st
     flags = list(behaviour_flags)
     if fix.verdict == "UNVERIFIED" and (case.launches or 0) > 0:
         flags.append("unverified")
-    if fix.verdict in ("INVALID", "REGRESSION"):
+    if fix.verdict == "INVALID" or (fix.verdict == "REGRESSION" and fix.credit is not None):
         flags.append(fix.verdict.lower())
     if fix.changed and case.kind == "fix" and fix.verdict not in ("IMPROVED", None) and fix.credit == 0.0 \
             and not flags:
