@@ -100,6 +100,7 @@ class KernelDef(Fact):
     enclosing_function: str | None = None  # qualname of that function
     module_arg: str | None = None  # literal module= value ("unique", "pkg.name"), or resolved default (see below)
     module_arg_text: str | None = None  # module= source text whenever module= is given
+    module_arg_line: int | None = None  # line of that module= value (the decorator or call line to edit)
     module_from_default: bool = False  # module= is an enclosing factory's parameter whose default is module_arg
     module_default_line: int | None = None  # line of that parameter default (where a factory-wide fix goes)
     warp_module: str | None = None  # the Warp module it joins: module_arg, else python_module; None if unique/unknown

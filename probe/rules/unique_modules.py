@@ -72,7 +72,7 @@ def _def_location(ctx: RuleContext, k: KernelDef) -> Location:
         if line is not None:
             return ctx.loc(k.file, line, f'{_factory(k)}() defaults its module parameter to "unique"')
         return ctx.loc(k.file, k.line, f'wp.kernel(module=...) here gets "unique" from {_factory(k)}()\'s default')
-    return ctx.loc(k.file, k.line, f'{k.name} is declared module="unique"')
+    return ctx.loc(k.file, k.module_arg_line or k.line, f'{k.name} is declared module="unique"')
 
 
 # ---------------------------------------------------------------------------------------------- families

@@ -166,6 +166,7 @@ class KernelsMixin:
             enclosing_function=fn.qualname if fn else None,
             module_arg=module_arg,
             module_arg_text=_text(module_node) if module_node is not None else None,
+            module_arg_line=getattr(module_node, "lineno", None),
             module_from_default=from_default,
             module_default_line=default_line,
             warp_module=warp_module,
