@@ -353,6 +353,13 @@ time.sleep(120)
 """
 
 
+def _interruptible() -> None:
+    """In the child before exec: SIGINT back to its default. A test run started in the background of a
+    non-interactive shell (`(cmd &)`) inherits SIGINT ignored, and Python then keeps ignoring it, as a user's
+    Ctrl-C never would be."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _signal_measure(tmp_path: Path, sig: int) -> tuple[int, str, list[int], list[str]]:
     """Run `warp-compile measure` on an app that spawns a grandchild, send `sig` mid-run; report what is left."""
     app = tmp_path / "app.py"
@@ -364,7 +371,7 @@ def _signal_measure(tmp_path: Path, sig: int) -> tuple[int, str, list[int], list
         [sys.executable, "-m", "warp_compile", "measure", "--samples", "2", "--timeout", "120", "--quiet",
          "--cwd", str(tmp_path), "--", sys.executable, str(app), str(pids_file)],
         env=dict(os.environ, TMPDIR=str(tmpdir)), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        cwd=ROOT,
+        cwd=ROOT, preexec_fn=_interruptible,
     )
     pids: list[int] = []
     try:
