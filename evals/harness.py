@@ -240,7 +240,7 @@ def _judge_fix(case: Case, settings: Settings, files: dict[str, bytes], copy: Pa
     il = comparison.interleaved
     fix.raw_verdict = (il.by_medians if il is not None else None) or comparison.verdict
     fix.verdict, fix.reason = comparison.verdict, comparison.reason
-    fix.pairs = comparison.interleaved.pairs if comparison.interleaved else 0
+    fix.pairs = il.pairs if il is not None else 0
     fix.saving_pct, fix.saving_clock = saving(comparison)
     ok, flags, note = judge(case.expected_output, arms.get(str(a), ArmRuns()), arms.get(str(b), ArmRuns()))
     bypassed = entry_bypassed(case.command, base, agent_files)

@@ -116,7 +116,7 @@ def fix_credit(case: Case, fix: FixScore, warp_version: str = "") -> float | Non
     if not fix.changed:
         return 1.0 if negative else 0.0
     verdict = fix.verdict
-    if verdict == "REGRESSION" and reference_reliable(case) is False and case.reference.verdict == "REGRESSION":
+    if verdict == "REGRESSION" and case.reference is not None and case.reference.verdict == "REGRESSION":
         # the reference fix itself measures slower here (a correctness fix whose timing depends on idle cores):
         # a change that does the same cannot be judged by this clock, so the diagnosis alone scores the case
         return None
