@@ -16,6 +16,7 @@ from pathlib import Path
 from types import ModuleType
 
 from warp_compile.probe.diagnosis_models import Diagnosis, Finding, NotReached, RuleResult, Totals
+from warp_compile.probe.edits import SourceView, owned_path
 from warp_compile.probe.errors import UsageError
 from warp_compile.probe.hashdiff import explain_changes
 from warp_compile.probe.models import Report, Warn, WarningCode, warn
@@ -181,8 +182,11 @@ def _finding_summary(d: Diagnosis) -> str:
     return f"{n} finding{'s' if n != 1 else ''}: " + "; ".join(items) + more + "." + base
 
 
-def diagnose(report: Report, scan: ScanFacts | None, root: str | Path | None = None) -> Diagnosis:
-    """Pure: the measured Report and the scan in, the Diagnosis out. `root` makes locations relative to it."""
+def diagnose(
+    report: Report, scan: ScanFacts | None, root: str | Path | None = None, sources: SourceView | None = None
+) -> Diagnosis:
+    """Pure: the measured Report and the scan in, the Diagnosis out. `root` makes locations relative to it;
+    `sources` lets rules quote the exact lines their edits replace (none: findings carry no edits)."""
     base = Path(root) if root is not None else Path(scan.root) if scan is not None and scan.root else None
     if base is None and report.cwd:
         base = Path(report.cwd)
@@ -206,7 +210,7 @@ def diagnose(report: Report, scan: ScanFacts | None, root: str | Path | None = N
         return d
     if scan is None:
         d.warnings.append(warn(WarningCode.NO_SOURCE_SCAN))
-    ctx = RuleContext(report=report, scan=scan, root=base)
+    ctx = RuleContext(report=report, scan=scan, root=base, sources=sources or SourceView())
     ctx.changes = explain_changes(report, rel=ctx.rel)
     d.hash_changes = ctx.changes
     results, covered = _run_rules(ctx, d.warnings)
@@ -214,6 +218,7 @@ def diagnose(report: Report, scan: ScanFacts | None, root: str | Path | None = N
     for f in findings:
         _fill_excerpt(f)
         _stamp_owners(f, report, base)
+        _guard_edits(f)
     d.findings = sorted(findings, key=_rank_key)
     fired = {f.mechanism for f in findings}
     seen: set[tuple[str, str]] = set()
@@ -237,6 +242,16 @@ def diagnose(report: Report, scan: ScanFacts | None, root: str | Path | None = N
     if caution:
         d.summary = caution + " " + d.summary
     return d
+
+
+def _guard_edits(f: Finding) -> None:
+    """Last line of defence: no edit leaves the diagnosis for a file the project does not own."""
+    kept = [e for e in f.edits if owned_path(e.file)]
+    if len(kept) != len(f.edits):
+        f.edits = kept
+        if not kept:
+            f.applicability = "manual"
+            f.review = f.review or "the place to change is not a file of the project"
 
 
 def _stamp_owners(f: Finding, report: Report, base: Path | None) -> None:
@@ -313,6 +328,6 @@ def diagnose_sources(report: Report, source: str | Path | None, progress: Progre
         facts = scan(Path(source))
     if progress:
         progress("rules: matching the measurement against the mechanisms")
-    return diagnose(report, facts, root=source)
+    return diagnose(report, facts, root=source, sources=SourceView(source) if source is not None else None)
 
 

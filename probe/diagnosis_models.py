@@ -14,6 +14,10 @@ from warp_compile.probe.models import Warn
 
 Severity = Literal["high", "medium", "low", "info"]
 Confidence = Literal["high", "medium", "low"]
+# how far a machine edit may be trusted (after rustc's Applicability and ruff's fix safety):
+# automatic: safe to apply as is; review: applies cleanly, but a person must judge what `review` names (public API,
+# numerics, a plugin contract); manual: no edit, the fix text says why
+Applicability = Literal["automatic", "review", "manual"]
 
 
 class Location(_Model):
@@ -33,6 +37,31 @@ class Evidence(_Model):
     builds: list[int] = Field(default_factory=list)  # Build.seq of the reference cold run
     ms: float | None = None
     source: Literal["measurement", "scan", "both"] = "measurement"
+
+
+class Edit(_Model):
+    """One change to a file the project owns: lines start_line..end_line (1-based, inclusive) become `new`.
+
+    An insertion has end_line == start_line - 1 and `old` "". `old` is the exact text replaced, so an edit that no
+    longer matches its file is refused instead of applied in the wrong place. `create` makes a new file (a launcher).
+    """
+
+    file: str  # relative to the diagnosis' source_root, posix; never a path inside an installed distribution
+    start_line: int
+    end_line: int
+    old: str = ""
+    new: str = ""
+    create: bool = False
+
+
+class UpstreamReport(_Model):
+    """Evidence for a library's maintainers, where the construct is theirs and the application has no lever."""
+
+    distribution: str | None = None  # the installed distribution that owns the code, e.g. "warp-lang"
+    places: list[Location] = Field(default_factory=list)  # their module and lines
+    measured_ms: float | None = None  # what it cost in this measurement
+    change: str = ""  # the change in their code that would remove the cost
+    text: str = ""  # the report, ready to paste into their issue tracker
 
 
 class MeasuredSaving(_Model):
@@ -65,6 +94,12 @@ class Finding(_Model):
     owner: Literal["project", "dependency", "mixed"] | None = None  # who owns the constructs at its locations
     experiment: dict[str, bool | int | str | None] | None = None  # `warp-compile try` settings that test the fix
     measured: MeasuredSaving | None = None  # filled by `diagnose --verify`
+    applicability: Applicability | None = None  # of `edits` (None: the rule has not said)
+    edits: list[Edit] = Field(default_factory=list)  # the fix as line edits on project files (see probe/edits.py)
+    review: str = ""  # applicability review: what a person must judge; manual: why there is no edit
+    upstream: UpstreamReport | None = None  # the construct is a dependency's: the report for its maintainers
+    # argv variants (appended to the measured command) whose behaviour the fix must keep, e.g. ["--rebuild"]
+    must_keep: list[list[str]] = Field(default_factory=list)
 
 
 class Cause(_Model):

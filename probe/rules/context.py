@@ -1,7 +1,8 @@
 """What every rule reads: the measurement, the static scan and the hash diffs, plus small shared helpers.
 
 Rules are pure functions `evaluate(ctx) -> RuleResult`; they read facts only, never a project's name or path, and
-never the file system: whatever they quote from the sources (call sites, import lines) the scan put in ScanFacts.
+never the file system: whatever they quote from the sources (call sites, import lines) the scan put in ScanFacts,
+and the exact lines an edit replaces come from `sources`, a read-only view of the project's files.
 `root` only shortens the paths a finding prints.
 """
 
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from warp_compile.probe.diagnosis_models import Cause, Evidence, HashChange, Location, Severity
+from warp_compile.probe.edits import SourceView
 from warp_compile.probe.models import Build, KernelInfo, PchBuild, Report
 from warp_compile.probe.rules.helpers import (  # noqa: F401 (fmt_ms, norm_value, warp_key re-exported)
     fmt_ms,
@@ -33,6 +35,8 @@ class RuleContext:
     root: Path | None = None  # the scanned source root; locations are made relative to it
     owners: dict[int, str] = field(default_factory=dict)  # rebuild event (to_seq) -> the mechanism that sizes it
     removals: dict[int, Build | None] = field(default_factory=dict)  # owned event -> the build its fix removes
+    # read-only lines of the project's own files, for the exact text an edit replaces (see probe/edits.py)
+    sources: SourceView = field(default_factory=SourceView)
 
     def owner(self, change: HashChange) -> str | None:
         """The mechanism the diagnose engine gave this rebuild to (None: unarbitrated, every claimant sizes it)."""
