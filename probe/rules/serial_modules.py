@@ -16,7 +16,9 @@ from warp_compile.probe.models import Build, CudaConcurrent
 from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules import cuda_replay as cr
 from warp_compile.probe.rules.context import RuleContext
+from warp_compile.probe.rules.cpu_parallel_load import parallel_value
 from warp_compile.probe.rules.helpers import MEDIUM_SHARE, NOTHING_COMPILED, is_cpu, ruled_out, share_of_compile
+from warp_compile.probe.rules.preload import preload_edit
 from warp_compile.probe.stats import overlap_factor
 
 MECHANISM = "CS-13"
@@ -89,6 +91,42 @@ def _extra_cpu(conc: CudaConcurrent) -> str:
     )
 
 
+def already_preloads(ctx: RuleContext) -> str | None:
+    """Where the app already loads modules on worker threads (a force_load / load_module with max_workers > 1, in
+    the sources or recorded), or sets load_module_max_workers for its lazy loads: the fix is in effect."""
+    scan = ctx.scan
+    if scan is not None:
+        for lc in scan.load_calls:
+            if lc.max_workers is not None and parallel_value(lc.max_workers)[0]:
+                return f"{lc.file}:{lc.line}: {lc.api}(..., max_workers={lc.max_workers})"
+        for st in scan.settings:
+            if st.name == "load_module_max_workers" and parallel_value(st.value)[0]:
+                return f"{st.file}:{st.line}: wp.config.load_module_max_workers = {st.value}"
+    for c in ctx.report.cache.calls:
+        mw = c.detail.get("max_workers")
+        if c.api in ("force_load", "load_module") and mw is not None and parallel_value(mw)[0]:
+            where = f" at {ctx.rel(c.site.file)}:{c.site.line}" if c.site is not None else ""
+            return f"{c.api} was called with max_workers={mw}{where}"
+    return None
+
+
+def _edit_fields(ctx: RuleContext, groups: dict[int | None, list[str]]) -> dict[str, object]:
+    """The preload as an edit of the entry point, for a person to review: its effect needs a GPU to measure."""
+    edit, why = preload_edit(ctx, groups)
+    if edit is None:
+        return {"applicability": "manual", "review": f"no edit: {why}; write the preload by hand from the fix"}
+    return {
+        "edits": [edit],
+        "applicability": "review",
+        "review": (
+            "The preload only changes when the modules are built (the same modules, options and block_dim, so the "
+            "same launches and results); what it saves can only be measured by a run on a GPU: on a machine "
+            "without one it is skipped (it runs only when the preferred device is CUDA), so a CPU compare reads "
+            "no change. It names internals of the measured code: regenerate the list when modules move."
+        ),
+    }
+
+
 def _replay(ctx: RuleContext) -> RuleResult | None:
     """CS-13 from a --cuda-arch replay: the measured serial sum against the same builds run concurrently."""
     report = ctx.report
@@ -101,6 +139,9 @@ def _replay(ctx: RuleContext) -> RuleResult | None:
         return ruled_out(MECHANISM, signal)
     if conc is None or conc.error or conc.errors or conc.wall_ms <= 0:
         return None  # no usable concurrent measurement: judge from the builds as before
+    done = already_preloads(ctx)
+    if done is not None:
+        return ruled_out(MECHANISM, f"already in effect: the app loads its modules on worker threads ({done})")
     total, largest = sum(per.values()), max(per.values())
     speedup = conc.serial_ms / conc.wall_ms
     measured = (
@@ -190,6 +231,7 @@ def _replay(ctx: RuleContext) -> RuleResult | None:
                     "Only CUDA devices: keep any load that can reach the CPU serial (CS-8).",
                 ],
                 samples=ctx.samples,
+                **_edit_fields(ctx, dict(groups)),  # type: ignore[arg-type]
             )
         ]
     )
@@ -250,6 +292,9 @@ def evaluate(ctx: RuleContext) -> RuleResult:
             ]
         )
 
+    done = already_preloads(ctx)
+    if done is not None:
+        return ruled_out(MECHANISM, f"already in effect: the app loads its modules on worker threads ({done})")
     rebuilt = sorted(m for m, bs in per.items() if len(bs) > 1)
     preload, groups = _preload_calls(cuda)
     first = min(compiled, key=lambda b: b.seq)
@@ -328,5 +373,14 @@ def evaluate(ctx: RuleContext) -> RuleResult:
         ),
         caveats=caveats,
         samples=ctx.samples,
+        **_edit_fields(ctx, _groups(cuda)),  # type: ignore[arg-type]
     )
     return RuleResult(findings=[finding])
+
+
+def _groups(cuda: list[Build]) -> dict[int | None, list[str]]:
+    out: dict[int | None, list[str]] = defaultdict(list)
+    for b in sorted(cuda, key=lambda b: b.seq):
+        if b.module not in out[b.block_dim]:
+            out[b.block_dim].append(b.module)
+    return dict(out)
