@@ -65,7 +65,8 @@ def test_two_block_dims_give_two_cuda_builds_and_cs5_with_their_times() -> None:
     for b in builds:
         assert f"block_dim {b.block_dim}: {b.ms:.0f} ms" in text
     assert "sm_90 via NVRTC, no device" in text
-    assert 'wp.force_load(device="cuda:0", modules=[wp.get_module("__main___bd64")], block_dim=64)' in f.fix
+    assert '@wp.kernel(module="__main___bd128") on shift' in f.fix
+    assert [e.new.strip() for e in f.edits] == ['@wp.kernel(module="__main___bd128")']
 
 
 def test_forward_tile_matmul_leaves_lto_artifacts_and_gets_cs7() -> None:

@@ -173,6 +173,13 @@ def plan_split(
             "tiles or reads its block size may also compute differently."
         )
         return plan
+    if not any(ce.is_dependency(ctx, f) for f, _ln in defs.values()):
+        plan.lever, plan.applicability = "split", "manual"
+        plan.review = (
+            "no edit: the definitions of the kernels to move could not be read from the project's sources (not "
+            "scanned, or a kernel made by calling wp.kernel(f)); add module= by hand as the fix says"
+        )
+        return plan
     plan.lever, plan.applicability = "upstream", "manual"
     plan.upstream = _upstream(ctx, mod, moves, defs, measured_ms)
     plan.review = (

@@ -309,10 +309,10 @@ def _edit_fields(
     sites = [(lc.file, lc.line, lc.max_workers is not None) for lc, _c, _w in scan_calls]
     sites += [(c.site.file, c.site.line, True) for c, _c in measured if c.site is not None]
     for file, line, has_kw in sites:
-        rel = ctx.sources.rel(file)
-        if rel is None:
+        if ce.is_dependency(ctx, file):
             foreign.append(ctx.loc(file, line, "parallel first load that can reach the CPU"))
             continue
+        rel = ctx.sources.rel(file) or ctx.rel(file)
         if (rel, line) in seen or not has_kw:
             continue
         seen.add((rel, line))
@@ -354,8 +354,10 @@ def _edit_fields(
     else:
         out["applicability"] = "manual"
         out["review"] = (
-            "no load call passes max_workers to rewrite"
-            + (f" ({', '.join(missing)})" if missing else "")
-            + ": add max_workers=1 by hand where the Warp release in use accepts it"
+            f"no edit: the load call at {', '.join(missing)} could not be read or rewritten; pass max_workers=1 "
+            "there by hand"
+            if missing
+            else "no edit: the parallel loads pass no max_workers to rewrite (adding one breaks Warp releases "
+            "whose force_load has no such keyword); pass max_workers=1 by hand where the release accepts it"
         )
     return out

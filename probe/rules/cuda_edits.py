@@ -10,9 +10,24 @@ then says why there is no edit instead of guessing.
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
 from warp_compile.probe.diagnosis_models import Edit
-from warp_compile.probe.edits import SourceView, header_end, insert_before, replace_lines
+from warp_compile.probe.edits import SourceView, header_end, insert_before, owned_path, replace_lines
+from warp_compile.probe.ownership import owner_of
+
+if TYPE_CHECKING:
+    from warp_compile.probe.rules.context import RuleContext
+
+
+def is_dependency(ctx: RuleContext, file: str) -> bool:
+    """A file an installed distribution owns (as resolved when measuring), or inside one by its path. A project
+    file the view cannot read (no sources given) is not a dependency's: it just gets no edit."""
+    root = str(ctx.root) if ctx.root is not None else None
+    hit = owner_of(file, ctx.report.owners, root)
+    if hit is not None:
+        return hit.owner == "dependency"
+    return not owned_path(file.lstrip("/"))
 
 
 def tree(src: SourceView, file: str) -> ast.Module | None:
