@@ -215,10 +215,23 @@ def _finding(ctx: RuleContext, mod: str, dev: str, by_bd: dict[int | None, list[
         for la in las:
             locations.append(ctx.loc(la.file, la.line, f"launch at block_dim {la.block_dim}"))
 
+    defs: dict[str, tuple[str, int]] = {}
+    for key in kernels:
+        kd = _scan_kernel(scan, key)
+        info = next((k for b in all_builds for k in b.kernels if k.key == key and k.file and k.line), None)
+        if kd is not None:
+            defs[key] = (kd.file, kd.line)
+        elif info is not None and info.file and info.line:
+            defs[key] = (info.file, info.line)
+    split = plan_split(ctx, mod, dict(stable), own, defs, total)
     fix = (
-        f"Give each stable block_dim its own named module so no kernel is compiled at a block_dim it never runs "
-        f"at: {'; '.join(plan)}. Keep kernel names and launches unchanged. Alternatively, if the block_dim values "
-        f"of {short}'s launches were not deliberately tuned, launch them at one block_dim."
+        split.fix_text(mod)
+        if split.lever != "none"
+        else f"Give each stable block_dim its own named module so no kernel is compiled at a block_dim it never "
+        f"runs at: {'; '.join(plan)}. Keep kernel names and launches unchanged."
+    ) + (
+        f" Alternatively, if the block_dim values of {short}'s launches were not deliberately tuned, launch them at "
+        "one block_dim." if split.lever == "split" else ""
     )
     return _cs5(
         ctx, mod, evidence, locations, fix, saving,
@@ -235,6 +248,7 @@ def _finding(ctx: RuleContext, mod: str, dev: str, by_bd: dict[int | None, list[
             "Do not collapse kernels or change launch block_dim values to claim the gain; that changes the workload.",
             "On the CPU (block_dim 1) the split adds modules and measured slower: apply it to CUDA targets.",
         ],
+        **split.fields(),
     )
 
 

@@ -28,6 +28,7 @@ def kernel_name(key: str) -> str:
 class SplitPlan:
     stay: int | None  # the launch block_dim whose kernels stay in the module
     moves: dict[str, str] = field(default_factory=dict)  # kernel key -> the module it moves to
+    own: list[str] = field(default_factory=list)  # kernels launched at several block_dims
     edits: list[Edit] = field(default_factory=list)
     applicability: Applicability | None = None
     review: str = ""
@@ -38,7 +39,11 @@ class SplitPlan:
         groups: dict[str, list[str]] = {}
         for key, name in self.moves.items():
             groups.setdefault(name, []).append(key)
-        moved = "; ".join(f'@wp.kernel(module="{n}") on {", ".join(sorted(ks))}' for n, ks in sorted(groups.items()))
+        moved = "; ".join(
+            f'@wp.kernel(module="{n}") on {", ".join(sorted(ks))}'
+            + (" (its block_dim is not stable: a module of its own)" if set(ks) <= set(self.own) else "")
+            for n, ks in sorted(groups.items())
+        )
         if self.lever == "launch":
             return (
                 f"{mod}'s kernels are a dependency's, so the application cannot move them; it can launch them at one "
@@ -148,7 +153,7 @@ def plan_split(
     `defs` gives each kernel's file and line (a decorator or def line, absolute or relative to the project root).
     """
     stay, moves = _moves(mod, stable, own)
-    plan = SplitPlan(stay=stay, moves=moves)
+    plan = SplitPlan(stay=stay, moves=moves, own=list(own))
     if not moves:
         plan.applicability = "manual"
         plan.review = "every launched kernel of the module already shares one block_dim: there is nothing to split"
