@@ -108,7 +108,13 @@ def _replay(ctx: RuleContext, mathdx: list[TileOpFact]) -> RuleResult:
         evidence.append(Evidence(fact=f"backward code is off in {', '.join(off)} (CS-10 checked): no adjoint GEMMs."))
     ops = {t.op for t in mathdx}
     opts = sorted({_OPTION.get(op, "enable_mathdx_gemm") for op in ops}) or ["enable_mathdx_gemm"]
-    opt_lines = "; ".join(f'wp.get_module("{m}").options["{o}"] = False' for o in opts for m in modules)
+    fields = _edit_fields(ctx, modules, mathdx, backward)
+    edits = fields.get("edits") or []
+    opt_lines = (
+        "; ".join(f"{e.new.strip().splitlines()[-1]} at the top of {e.file} (the edit)" for e in edits)  # type: ignore[union-attr]
+        if edits
+        else "; ".join(f'wp.get_module("{m}").options["{o}"] = False' for o in opts for m in modules)
+    )
     fix = (
         "Measure both ways before choosing: build the tile modules with the MathDx path off ("
         + opt_lines
@@ -148,7 +154,7 @@ def _replay(ctx: RuleContext, mathdx: list[TileOpFact]) -> RuleResult:
                     "Replayed without a device: the same module identities a GPU run builds, timed on this machine.",
                 ],
                 samples=ctx.samples,
-                **_edit_fields(ctx, modules, mathdx, backward),  # type: ignore[arg-type]
+                **fields,  # type: ignore[arg-type]
             )
         ]
     )
