@@ -302,3 +302,28 @@ def test_cs7_without_lto_in_the_replay_is_ruled_out(tmp_path: Path) -> None:
     root = _copy("cuda_patch_mixer", "fixed", tmp_path)
     kind, _r = _judged(_mixer(root, lto=False), root, "CS-7")
     assert kind == "ruled_out"
+
+
+def test_cs5_where_launches_share_one_block_dim_fixes_the_preload_not_the_layout(tmp_path: Path) -> None:
+    """The launches agree (64); a preload without block_dim built the default 256 for nothing: nothing is split,
+    the preload gets the launches' size."""
+    root = tmp_path / "app"
+    root.mkdir()
+    (root / "main.py").write_text(
+        "import warp as wp\n\n\n@wp.kernel\ndef a(x: wp.array(dtype=float)):\n    x[wp.tid()] = 1.0\n\n\n"
+        "@wp.kernel\ndef b(x: wp.array(dtype=float)):\n    x[wp.tid()] = 2.0\n\n\n"
+        'wp.force_load(device="cuda:0", modules=[wp.get_module(__name__)])\n'
+        "x = wp.zeros(8)\nwp.launch(a, dim=8, inputs=[x], block_dim=64)\n"
+        "wp.launch(b, dim=8, inputs=[x], block_dim=64)\n"
+    )
+    cpu = Build(seq=1, module="__main__", hash="a" * 64, hash_short="a" * 7, device="cpu", block_dim=1,
+                status="compiled", ms=300.0, kernels=[KernelInfo(key="a", file=str(root / "main.py"), line=4),
+                                                      KernelInfo(key="b", file=str(root / "main.py"), line=9)])
+    cuda = [_cuda("__main__", 64, 800.0, ["a", "b"]), _cuda("__main__", 256, 700.0, [])]
+    cuda[1].via = ["preload"]
+    kind, f = _judged(_report(root, [cpu], cuda, "main.py"), root, "CS-5")
+    assert kind == "finding" and f.applicability == "review" and "named module" not in f.fix
+    _apply(f, root)
+    assert 'wp.force_load(device="cuda:0", modules=[wp.get_module(__name__)], block_dim=64)' in (
+        root / "main.py").read_text()
+    assert f.estimated_saving_ms == 700.0  # the preload's variant goes entirely

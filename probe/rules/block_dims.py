@@ -21,7 +21,7 @@ from warp_compile.probe.models import Build, CudaBuild, Report
 from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules import cuda_pricing as cp
 from warp_compile.probe.rules import cuda_replay as cr
-from warp_compile.probe.rules.block_split import plan_split
+from warp_compile.probe.rules.block_split import plan_split, preload_block_dim
 from warp_compile.probe.rules.context import RuleContext
 from warp_compile.probe.rules.helpers import HIGH_SHARE, NOTHING_COMPILED, is_cpu, ruled_out, share_of_compile, warp_key
 from warp_compile.probe.scan_models import KernelDef, LaunchFact, ScanFacts
@@ -314,9 +314,11 @@ def _replay_finding(ctx: RuleContext, mod: str, by_bd: dict[int | None, CudaBuil
     startup = cp.startup(report)
     saving, basis = _replay_saving(by_bd, kernels, startup, where)
     preload_only = [bd for bd in order if not by_bd[bd].kernels]
+    if preload_only:
+        preload_block_dim(ctx, split, mod)
     fix = split.fix_text(mod)
     if preload_only:
-        fix += " " + _preload_note(report, mod, preload_only, split.stay)
+        fix = (fix + " " if fix else "") + _preload_note(report, mod, preload_only, split.stay)
     return _cs5(
         ctx, mod, evidence, locations, fix, saving,
         title=f"{mod} is built once per block_dim on CUDA ({len(by_bd)} variants, replayed without a device)",

@@ -33,9 +33,11 @@ class SplitPlan:
     applicability: Applicability | None = None
     review: str = ""
     upstream: UpstreamReport | None = None
-    lever: str = "none"  # "split" | "launch" | "upstream" | "none"
+    lever: str = "none"  # "split" | "launch" | "upstream" | "preload" | "none"
 
     def fix_text(self, mod: str) -> str:
+        if not self.moves:
+            return ""
         groups: dict[str, list[str]] = {}
         for key, name in self.moves.items():
             groups.setdefault(name, []).append(key)
@@ -193,3 +195,28 @@ def plan_split(
     )
     return plan
 
+
+
+def preload_block_dim(ctx: RuleContext, plan: SplitPlan, mod: str) -> bool:
+    """A variant no launch uses was built by a preload without block_dim (the module default): give the project's
+    one such call the launches' block_dim. Adds the edit to `plan`; False when there is not exactly one such call."""
+    scan = ctx.scan
+    if scan is None or plan.stay is None:
+        return False
+    calls = [lc for lc in scan.load_calls if lc.block_dim is None and not ce.is_dependency(ctx, lc.file)]
+    if len(calls) != 1:
+        return False
+    lc = calls[0]
+    found = ce.calls_at(ctx.sources, lc.file, lc.line, {lc.api})
+    e = ce.keyword_edit(ctx.sources, lc.file, found[0], "block_dim", str(plan.stay)) if len(found) == 1 else None
+    if e is None:
+        return False
+    plan.edits.append(e)
+    plan.applicability = "review"
+    plan.review = (plan.review + " " if plan.review and plan.lever != "none" else "") + (
+        f"The preload at {lc.file}:{lc.line} then builds every module it names at block_dim {plan.stay}: check that "
+        f"the other modules it loads are launched at that size too, or give {mod} a call of its own."
+    )
+    if plan.lever == "none":
+        plan.lever = "preload"
+    return True
