@@ -327,3 +327,40 @@ def test_cs5_where_launches_share_one_block_dim_fixes_the_preload_not_the_layout
     assert 'wp.force_load(device="cuda:0", modules=[wp.get_module(__name__)], block_dim=64)' in (
         root / "main.py").read_text()
     assert f.estimated_saving_ms == 700.0  # the preload's variant goes entirely
+
+
+def _lib_modules_report(root: Path, entry: EntryPoint) -> Report:
+    lib = "/venv/lib/python3.11/site-packages/dsp"
+    mods = ["dsp.filters", "dsp.mixers"]
+    cpu = [Build(seq=i + 1, module=m, hash=c * 64, hash_short=c * 7, device="cpu", block_dim=1, status="compiled",
+                 ms=300.0, kernels=[KernelInfo(key=f"k{i}", file=f"{lib}/{m.split('.')[1]}.py", line=5)])
+           for i, (m, c) in enumerate(zip(mods, "ab", strict=True))]
+    cuda = [_cuda(m, 256, 900.0, [f"k{i}"]) for i, m in enumerate(mods)]
+    conc = CudaConcurrent(workers=2, tasks=2, wall_ms=1000.0, serial_ms=1800.0, summed_ms=2000.0)
+    owners = {f"{lib}/{m.split('.')[1]}.py": FileOwner(owner="dependency", distribution="dsp") for m in mods}
+    rep = _report(root, cpu, cuda, "main.py", cuda_concurrent=conc, owners=owners)
+    return rep.model_copy(update={"entry": entry})
+
+
+def test_cs13_preloads_a_dependencys_modules_from_the_apps_entry_point(tmp_path: Path) -> None:
+    root = tmp_path / "app"
+    root.mkdir()
+    (root / "main.py").write_text("import warp as wp\nimport dsp\n\n\ndsp.run()\n")
+    entry = EntryPoint(kind="script", name="main.py", file=str(root / "main.py"), owner="project")
+    kind, f = _judged(_lib_modules_report(root, entry), root, "CS-13")
+    assert kind == "finding" and [e.file for e in f.edits] == ["main.py"]
+    _apply(f, root)
+    text = (root / "main.py").read_text()
+    assert '("dsp.filters", "dsp.mixers",)' in text and text.index("wp.force_load") < text.index("dsp.run()")
+
+
+def test_cs13_with_an_installed_entry_point_writes_a_launcher_of_the_apps_own(tmp_path: Path) -> None:
+    root = tmp_path / "app"
+    root.mkdir()
+    entry = EntryPoint(kind="console_script", name="dsp.cli:main",
+                       file="/venv/lib/python3.11/site-packages/dsp/cli.py", owner="dependency")
+    kind, f = _judged(_lib_modules_report(root, entry), root, "CS-13")
+    assert kind == "finding" and len(f.edits) == 1 and f.edits[0].create and f.edits[0].file == "run_main.py"
+    _apply(f, root)
+    text = (root / "run_main.py").read_text()
+    assert text.index("wp.force_load") < text.index("from dsp.cli import main")
