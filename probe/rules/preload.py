@@ -97,7 +97,10 @@ def preload_edit(ctx: RuleContext, groups: dict[int | None, list[str]]) -> tuple
         return None, "the measurement did not record the command's entry point, so the place of the preload is unknown"
     device = "wp.get_preferred_device()"
     src = ctx.sources
-    if entry.owner == "dependency" or src.rel(entry.file) is None:
+    installed = entry.owner == "dependency" or (entry.owner is None and ce.is_dependency(ctx, entry.file))
+    if not installed and src.lines(entry.file) is None:
+        return None, f"the entry point {ctx.rel(entry.file)} could not be read from the project's sources"
+    if installed:
         block = preload_block(ctx, groups, None, device)
         if block is None:
             return None, "a preloaded module is defined where the preload cannot import it by name"
