@@ -127,6 +127,18 @@ def _edit_fields(ctx: RuleContext, groups: dict[int | None, list[str]]) -> dict[
     }
 
 
+def _edit_note(fields: dict[str, object]) -> str:
+    edits = fields.get("edits") or []
+    if not edits:
+        return ""
+    e = edits[0]  # type: ignore[index]
+    where = f"a launcher {e.file}" if e.create else f"{e.file} after its imports (line {e.start_line})"
+    return (
+        f"\nThe edit puts this into {where}: it imports the Python modules that register these modules' kernels "
+        "first, and preloads on wp.get_preferred_device() only when that is a GPU."
+    )
+
+
 def _replay(ctx: RuleContext) -> RuleResult | None:
     """CS-13 from a --cuda-arch replay: the measured serial sum against the same builds run concurrently."""
     report = ctx.report
@@ -191,6 +203,7 @@ def _replay(ctx: RuleContext) -> RuleResult | None:
             f'wp.force_load(device="cuda:0", modules=[{mod_text}], block_dim={bd}, '
             f"max_workers=min(os.cpu_count(), {min(len(mods), 8)}))"
         )
+    fields = _edit_fields(ctx, dict(groups))
     first = min(ctx.compiled, key=lambda b: b.seq) if ctx.compiled else None
     locations = []
     if first is not None and first.trigger is not None and first.trigger.file:
@@ -217,6 +230,7 @@ def _replay(ctx: RuleContext) -> RuleResult | None:
                     "Preload the measured modules concurrently from the application entry point, before the first "
                     "launch (import os at the top), one call per launch block_dim:\n" + "\n".join(calls)
                     + "\nNever pass modules=None: that compiles every registered module, not only these."
+                    + _edit_note(fields)
                 ),
                 estimated_saving_ms=round(saving, 1),
                 saving_basis=(
@@ -231,7 +245,7 @@ def _replay(ctx: RuleContext) -> RuleResult | None:
                     "Only CUDA devices: keep any load that can reach the CPU serial (CS-8).",
                 ],
                 samples=ctx.samples,
-                **_edit_fields(ctx, dict(groups)),  # type: ignore[arg-type]
+                **fields,  # type: ignore[arg-type]
             )
         ]
     )
@@ -353,6 +367,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
             f"{', '.join(rebuilt)} compiled more than once: fix that churn first (CS-1/3/5/6), it removes builds "
             "instead of overlapping them."
         )
+    fields = _edit_fields(ctx, _groups(cuda))
     finding = Finding(
         mechanism=MECHANISM,
         title="Independent CUDA modules are compiled one at a time",
@@ -364,7 +379,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
         fix=(
             "Preload the measured modules concurrently from the application entry point, before the first launch "
             "(import os at the top):\n" + preload + "\nNever pass modules=None: that compiles every registered "
-            "module, not only these."
+            "module, not only these." + _edit_note(fields)
         ),
         estimated_saving_ms=round(total - largest, 1),
         saving_basis=(
@@ -373,7 +388,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
         ),
         caveats=caveats,
         samples=ctx.samples,
-        **_edit_fields(ctx, _groups(cuda)),  # type: ignore[arg-type]
+        **fields,  # type: ignore[arg-type]
     )
     return RuleResult(findings=[finding])
 
