@@ -10,10 +10,11 @@ then says why there is no edit instead of guessing.
 from __future__ import annotations
 
 import ast
+import weakref
 from typing import TYPE_CHECKING
 
 from warp_compile.probe.diagnosis_models import Edit
-from warp_compile.probe.edits import SourceView, header_end, insert_before, owned_path, replace_lines
+from warp_compile.probe.edits import SourceView, insert_before, owned_path, replace_lines
 from warp_compile.probe.ownership import owner_of
 
 if TYPE_CHECKING:
@@ -30,14 +31,19 @@ def is_dependency(ctx: RuleContext, file: str) -> bool:
     return not owned_path(file.lstrip("/"))
 
 
+_TREES: weakref.WeakKeyDictionary[SourceView, dict[str, ast.Module | None]] = weakref.WeakKeyDictionary()
+
+
 def tree(src: SourceView, file: str) -> ast.Module | None:
-    lines = src.lines(file)
-    if lines is None:
-        return None
-    try:
-        return ast.parse("".join(lines))
-    except (SyntaxError, ValueError):
-        return None
+    """The parsed file, once per view (a rule asks for the same file once per kernel or launch it edits)."""
+    cache = _TREES.setdefault(src, {})
+    if file not in cache:
+        lines = src.lines(file)
+        try:
+            cache[file] = ast.parse("".join(lines)) if lines is not None else None
+        except (SyntaxError, ValueError):
+            cache[file] = None
+    return cache[file]
 
 
 def _last_name(node: ast.expr) -> str | None:
@@ -146,20 +152,6 @@ def statement_at(src: SourceView, file: str, line: int) -> ast.stmt | None:
         if isinstance(n, ast.stmt) and n.lineno == line:
             best = n
     return best
-
-
-def indent_of(src: SourceView, file: str, line: int) -> str:
-    lines = src.lines(file) or []
-    if not 1 <= line <= len(lines):
-        return ""
-    text = lines[line - 1]
-    return text[: len(text) - len(text.lstrip())]
-
-
-def first_code_line(src: SourceView, file: str) -> int | None:
-    """Where module-level code may go: after the docstring and `from __future__` imports (see edits.header_end)."""
-    lines = src.lines(file)
-    return header_end(lines) if lines is not None else None
 
 
 def after_imports_line(src: SourceView, file: str) -> int | None:
