@@ -266,6 +266,9 @@ class CudaBuild(_Model):
     backward: bool | None = None  # built with the module's enable_backward True
     backward_source_bytes: int | None = None  # adjoint code in the generated CUDA source
     forward: CudaForward | None = None  # the forward-only rebuild, measured for backward MathDx tile modules
+    # the same build repeated at once in the replay's process (NVRTC's header cache for these options warm), taken
+    # for the first build at each block_dim: ms - repeat_ms is NVRTC's start-up at that block_dim
+    repeat_ms: float | None = None
     lto_artifacts: LtoArtifacts = Field(default_factory=LtoArtifacts)  # .lto files this build added to the cache
     link_inputs: int = 0  # LTO-IR / fatbin inputs handed to the link inside the NVRTC build
     binary: str = ""

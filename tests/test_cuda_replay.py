@@ -13,6 +13,7 @@ import pytest
 
 from tests.helpers import warp110_python
 from warp_compile.probe.diagnose import diagnose
+from warp_compile.probe.edits import SourceView
 from warp_compile.probe.measure import measure
 from warp_compile.probe.models import Report
 from warp_compile.probe.scan import scan
@@ -65,7 +66,10 @@ def test_two_block_dims_give_two_cuda_builds_and_cs5_with_their_times() -> None:
     for b in builds:
         assert f"block_dim {b.block_dim}: {b.ms:.0f} ms" in text
     assert "sm_90 via NVRTC, no device" in text
-    assert 'wp.force_load(device="cuda:0", modules=[wp.get_module("__main___bd64")], block_dim=64)' in f.fix
+    assert '@wp.kernel(module="__main___bd128") on shift' in f.fix
+    d = diagnose(report, scan(APPS), root=APPS, sources=SourceView(APPS))
+    (edit,) = next(x for x in d.findings if x.mechanism == "CS-5").edits
+    assert edit.file == "two_block_dims.py" and edit.new.strip() == '@wp.kernel(module="__main___bd128")'
 
 
 def test_forward_tile_matmul_leaves_lto_artifacts_and_gets_cs7() -> None:

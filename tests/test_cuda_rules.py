@@ -127,8 +127,11 @@ def test_cs5_from_the_replay_names_the_kernels_per_size_and_the_preload() -> Non
     # each variant keeps the share of kernels launched at its size; the unlaunched variant goes entirely
     assert f.estimated_saving_ms == pytest.approx(800.0 * 0.5 + 700.0 * 0.5 + 600.0)
     assert "sm_90 via NVRTC, no device" in f.evidence[0].fact
-    assert 'wp.set_module_options({"block_dim": 64}, module="m_bd64")' in f.fix
-    assert 'wp.force_load(device="cuda:0", modules=[wp.get_module("m_bd128")], block_dim=128)' in f.fix
+    # ka (64) stays in m, kb (128) moves; the preload's block_dim 256 variant is named with the size to pass
+    assert '@wp.kernel(module="m_bd128") on kb' in f.fix and "launched at block_dim 64 stay in m" in f.fix
+    assert "block_dim 256 variant of m was built by a preload" in f.fix and "pass block_dim=64" in f.fix
+    # no sources to read: no edit, and the review says why (not an upstream report: nothing says it is a library's)
+    assert f.edits == [] and f.applicability == "manual" and f.upstream is None and "sources" in f.review
 
 
 def test_cs5_from_the_replay_is_ruled_out_with_one_variant_per_module() -> None:

@@ -214,8 +214,9 @@ def test_cs5_cuda_block_dim_variants_split_by_stable_block_dim() -> None:
     (f,) = block_dims.evaluate(ctx_of(report(builds, launches=launches), scan)).findings
     assert f.mechanism == "CS-5" and f.modules == ["pkg.ops"]
     assert f.estimated_saving_ms == pytest.approx(600.0)
-    assert 'module="pkg.ops_bd256") on reduce' in f.fix and 'module="pkg.ops_bd64") on scan' in f.fix
-    assert "pick" in f.fix and "not stable" in f.fix
+    # scan (64) stays in pkg.ops, reduce (256) moves, pick (both sizes) gets a module of its own
+    assert 'module="pkg.ops_bd256") on reduce' in f.fix and "launched at block_dim 64 stay in pkg.ops" in f.fix
+    assert 'module="pkg.ops_pick") on pick (its block_dim is not stable' in f.fix
     assert ("app/kernels.py", 5) in {(loc.file, loc.line) for loc in f.locations}
 
 

@@ -17,9 +17,11 @@ import re
 from collections import defaultdict
 
 from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, NotReached, RuledOut, RuleResult
-from warp_compile.probe.models import Build, CudaBuild
+from warp_compile.probe.models import Build, CudaBuild, Report
 from warp_compile.probe.render.fmt import fmt_ms
+from warp_compile.probe.rules import cuda_pricing as cp
 from warp_compile.probe.rules import cuda_replay as cr
+from warp_compile.probe.rules.block_split import plan_split, preload_block_dim
 from warp_compile.probe.rules.context import RuleContext
 from warp_compile.probe.rules.helpers import HIGH_SHARE, NOTHING_COMPILED, is_cpu, ruled_out, share_of_compile, warp_key
 from warp_compile.probe.scan_models import KernelDef, LaunchFact, ScanFacts
@@ -213,10 +215,23 @@ def _finding(ctx: RuleContext, mod: str, dev: str, by_bd: dict[int | None, list[
         for la in las:
             locations.append(ctx.loc(la.file, la.line, f"launch at block_dim {la.block_dim}"))
 
+    defs: dict[str, tuple[str, int]] = {}
+    for key in kernels:
+        kd = _scan_kernel(scan, key)
+        info = next((k for b in all_builds for k in b.kernels if k.key == key and k.file and k.line), None)
+        if kd is not None:
+            defs[key] = (kd.file, kd.line)
+        elif info is not None and info.file and info.line:
+            defs[key] = (info.file, info.line)
+    split = plan_split(ctx, mod, dict(stable), own, defs, total)
     fix = (
-        f"Give each stable block_dim its own named module so no kernel is compiled at a block_dim it never runs "
-        f"at: {'; '.join(plan)}. Keep kernel names and launches unchanged. Alternatively, if the block_dim values "
-        f"of {short}'s launches were not deliberately tuned, launch them at one block_dim."
+        split.fix_text(mod)
+        if split.lever != "none"
+        else f"Give each stable block_dim its own named module so no kernel is compiled at a block_dim it never "
+        f"runs at: {'; '.join(plan)}. Keep kernel names and launches unchanged."
+    ) + (
+        f" Alternatively, if the block_dim values of {short}'s launches were not deliberately tuned, launch them at "
+        "one block_dim." if split.lever == "split" else ""
     )
     return _cs5(
         ctx, mod, evidence, locations, fix, saving,
@@ -233,6 +248,7 @@ def _finding(ctx: RuleContext, mod: str, dev: str, by_bd: dict[int | None, list[
             "Do not collapse kernels or change launch block_dim values to claim the gain; that changes the workload.",
             "On the CPU (block_dim 1) the split adds modules and measured slower: apply it to CUDA targets.",
         ],
+        **split.fields(),
     )
 
 
@@ -257,14 +273,9 @@ def _replay_finding(ctx: RuleContext, mod: str, by_bd: dict[int | None, CudaBuil
             launched[key].add(bd)
     kernels = sorted(set(defs) | set(launched))
     total = sum(b.ms for b in by_bd.values())
-    # one module per stable size: each variant keeps only the kernels launched at its size; a variant nothing
-    # launches at (a preload's default) goes entirely
-    saving = 0.0
     parts = []
     for bd in order:
         b = by_bd[bd]
-        share = 1.0 - len(set(b.kernels)) / len(kernels) if kernels else 0.0
-        saving += b.ms * share
         parts.append(
             f"block_dim {bd}: {b.ms:.0f} ms (NVRTC {b.phases.get('nvrtc', 0.0):.0f} ms, {b.source_bytes} B source), "
             f"launched: {', '.join(sorted(b.kernels)) or 'none (' + ', '.join(b.via) + ')'}"
@@ -292,39 +303,79 @@ def _replay_finding(ctx: RuleContext, mod: str, by_bd: dict[int | None, CudaBuil
     evidence.append(Evidence(fact="kernels by launch block_dim: " + "; ".join(group_txt) + "."))
 
     locations: list[Location] = []
-    plan, calls = [], []
     for bd, ks in sorted(stable.items(), key=lambda kv: kv[0] or 0):
-        name = f"{mod}_bd{bd}"
-        plan.append(f'@wp.kernel(module="{name}") on {", ".join(ks)}')
-        calls.append(cr.block_dim_option(report, name, bd))
-        calls.append(f'wp.force_load(device="cuda:0", modules=[wp.get_module("{name}")], block_dim={bd})')
         for key in ks:
             info = defs.get(key)
             if info is not None and info.file and info.line:
-                locations.append(ctx.loc(info.file, info.line, f'add module="{name}" (launched at block_dim {bd})'))
-    for key in own:
-        plan.append(f'@wp.kernel(module="{mod}_{key}") on {key} (launched at several block_dims)')
-    fix = (
-        "Give each stable launch block_dim its own named module, so no kernel is built at a block_dim it never "
-        f"runs at: {'; '.join(plan)}. Set each module's default block_dim and preload it at that size before the "
-        "first launch (a preload without block_dim builds the module default):\n" + "\n".join(calls)
+                locations.append(ctx.loc(info.file, info.line, f"launched at block_dim {bd}"))
+    split = plan_split(
+        ctx, mod, stable, own, {k: (i.file, i.line) for k, i in defs.items() if i.file and i.line}, total
     )
+    startup = cp.startup(report)
+    saving, basis = _replay_saving(by_bd, kernels, startup, where)
+    preload_only = [bd for bd in order if not by_bd[bd].kernels]
+    if preload_only:
+        preload_block_dim(ctx, split, mod)
+    fix = split.fix_text(mod)
+    if preload_only:
+        fix = (fix + " " if fix else "") + _preload_note(report, mod, preload_only, split.stay)
     return _cs5(
         ctx, mod, evidence, locations, fix, saving,
         title=f"{mod} is built once per block_dim on CUDA ({len(by_bd)} variants, replayed without a device)",
         severity="high" if total and saving / total >= 0.5 else "medium",
         confidence="medium",
-        saving_basis=(
-            f"{where}: each variant's measured ms times the share of the module's {len(kernels)} kernels not "
-            f"launched at its block_dim (all {len(by_bd)} variants: {total:.0f} ms); assumes build time follows "
-            "the kernel count, while NVRTC's first build at each block_dim also pays a header cost that stays"
-        ),
+        saving_basis=basis,
         caveats=[
             "Replayed without a device: the builds are the identities a GPU run computes (the module hash has no "
             "device input), timed on this machine's NVRTC.",
             "Do not change launch block_dim values to claim the gain; that changes the workload.",
             "On the CPU (block_dim 1) the split adds modules: apply it for CUDA targets.",
         ],
+        **split.fields(),
+    )
+
+
+def _replay_saving(
+    by_bd: dict[int | None, CudaBuild], kernels: list[str], startup: cp.Startup | None, where: str
+) -> tuple[float, str]:
+    """What one module per stable size saves: the kernel work of each variant not launched at its size.
+
+    Each split module is still the first build at its block_dim, so NVRTC's start-up at that size stays; only a
+    variant nothing launches at (a preload's default) goes entirely. Without a measured start-up the whole build is
+    taken to follow the kernel count, an upper bound.
+    """
+    saving = 0.0
+    for b in by_bd.values():
+        if not b.kernels:
+            saving += b.ms
+            continue
+        share = 1.0 - len(set(b.kernels)) / len(kernels) if kernels else 0.0
+        fixed = min(b.ms, startup.ms) if startup is not None else 0.0
+        saving += (b.ms - fixed) * share
+    total = sum(b.ms for b in by_bd.values())
+    if startup is not None:
+        basis = (
+            f"{where}: each variant's ms less NVRTC's start-up at its block_dim ({startup.ms:.0f} ms, {startup.how}), "
+            f"times the share of the module's {len(kernels)} kernels not launched at that block_dim (all "
+            f"{len(by_bd)} variants: {total:.0f} ms); each split module still pays the start-up at its size"
+        )
+    else:
+        basis = (
+            f"{where}: each variant's measured ms times the share of the module's {len(kernels)} kernels not "
+            f"launched at its block_dim (all {len(by_bd)} variants: {total:.0f} ms); an upper bound: NVRTC's start-up "
+            "at each block_dim stays after the split, and this replay did not measure it apart"
+        )
+    return round(saving, 1), basis
+
+
+def _preload_note(report: Report, mod: str, bds: list[int | None], stay: int | None) -> str:
+    sizes = ", ".join(str(bd) for bd in bds)
+    want = f"block_dim={stay}" if stay is not None else "the launches' block_dim"
+    return (
+        f"The block_dim {sizes} variant of {mod} was built by a preload or load that no launch uses: pass {want} to "
+        "that call (or set the module's default with "
+        + cr.block_dim_option(report, mod, stay if stay is not None else 0)
+        + "), or it is built for nothing."
     )
 
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import re
 
-from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, RuleResult
+from warp_compile.probe.diagnosis_models import Edit, Evidence, Finding, Location, RuleResult, UpstreamReport
 from warp_compile.probe.models import ApiCall, Build
 from warp_compile.probe.render.fmt import fmt_ms, fmt_span
+from warp_compile.probe.rules import cuda_edits as ce
 from warp_compile.probe.rules.context import RuleContext, dedupe_locations
 from warp_compile.probe.rules.helpers import is_cpu, ruled_out
 from warp_compile.probe.scan_models import LoadCallFact, SettingFact
@@ -34,7 +35,7 @@ def _int_or_none(text: str | int | None) -> int | None:
         return None
 
 
-def _parallel_value(value: str | int | None) -> tuple[bool, bool]:
+def parallel_value(value: str | int | None) -> tuple[bool, bool]:
     """(may run in parallel, certain) for a max_workers / load_module_max_workers value."""
     if value is None:
         return False, True
@@ -71,7 +72,7 @@ def _measured_parallel_calls(calls: list[ApiCall]) -> list[tuple[ApiCall, bool]]
         mw = c.detail.get("max_workers")
         if mw is None:
             continue
-        parallel, certain = _parallel_value(mw)
+        parallel, certain = parallel_value(mw)
         if not parallel:
             continue
         if not _device_repr_cpu_possible(c.detail.get("device")):
@@ -90,7 +91,7 @@ def _device_repr_cpu_possible(dev: str | None) -> bool:
 
 def _unsafe_setting(settings: list[SettingFact]) -> SettingFact | None:
     for s in settings:
-        if s.name == "load_module_max_workers" and _parallel_value(s.value)[0]:
+        if s.name == "load_module_max_workers" and parallel_value(s.value)[0]:
             return s
     return None
 
@@ -106,7 +107,7 @@ def _scan_hazards(ctx: RuleContext) -> tuple[list[tuple[LoadCallFact, bool, str]
         if not lc.cpu_possible:
             continue
         if lc.max_workers is not None:
-            parallel, certain = _parallel_value(lc.max_workers)
+            parallel, certain = parallel_value(lc.max_workers)
             if parallel:
                 why = f"max_workers={lc.max_workers}"
                 out.append((lc, certain, why))
@@ -248,6 +249,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
     fix += " Do not hide the race behind launch retries or a JIT warm-up."
 
     finding = Finding(
+        **_edit_fields(ctx, scan_calls, setting, measured_calls),  # type: ignore[arg-type]
         mechanism=MECHANISM,
         title="Parallel first loads can target the CPU, where Warp's native JIT is not thread-safe",
         severity="high",
@@ -269,3 +271,93 @@ def evaluate(ctx: RuleContext) -> RuleResult:
         samples=ctx.samples,
     )
     return RuleResult(findings=[finding])
+
+
+LOAD_APIS = {"force_load", "load_module"}
+
+
+def _serial_edit(ctx: RuleContext, file: str, line: int) -> Edit | None:
+    """max_workers=1 in the load call at file:line (only where the call passes max_workers: a call without it may
+    run on a Warp release whose force_load has no such keyword)."""
+    calls = ce.calls_at(ctx.sources, file, line, LOAD_APIS)
+    calls = [c for c in calls if ce.keyword_text(ctx.sources, file, c, "max_workers") is not None]
+    return ce.keyword_edit(ctx.sources, file, calls[0], "max_workers", "1") if len(calls) == 1 else None
+
+
+def _setting_edit(ctx: RuleContext, setting: SettingFact) -> Edit | None:
+    """`wp.config.load_module_max_workers = N` -> `= 0` (serial), the assignment's value only."""
+    st = ce.statement_at(ctx.sources, setting.file, setting.line)
+    value = getattr(st, "value", None)
+    if value is None or value.lineno != value.end_lineno or value.end_col_offset is None:
+        return None
+    return ce.splice(ctx.sources, setting.file, value.lineno, value.col_offset, value.end_col_offset, "0")
+
+
+def _edit_fields(
+    ctx: RuleContext,
+    scan_calls: list[tuple[LoadCallFact, bool, str]],
+    setting: SettingFact | None,
+    measured: list[tuple[ApiCall, bool]],
+) -> dict[str, object]:
+    """Serial loads as edits: max_workers=1 at each CPU-capable parallel call, the global setting back to 0.
+
+    A call in a dependency gets no edit; the finding then carries an upstream report for its maintainers."""
+    edits: list[Edit] = []
+    missing: list[str] = []
+    foreign: list[Location] = []
+    seen: set[tuple[str, int]] = set()
+    sites = [(lc.file, lc.line, lc.max_workers is not None) for lc, _c, _w in scan_calls]
+    sites += [(c.site.file, c.site.line, True) for c, _c in measured if c.site is not None]
+    for file, line, has_kw in sites:
+        if ce.is_dependency(ctx, file):
+            foreign.append(ctx.loc(file, line, "parallel first load that can reach the CPU"))
+            continue
+        rel = ctx.sources.rel(file) or ctx.rel(file)
+        if (rel, line) in seen or not has_kw:
+            continue
+        seen.add((rel, line))
+        e = _serial_edit(ctx, rel, line)
+        if e is None:
+            missing.append(f"{rel}:{line}")
+        else:
+            edits.append(e)
+    if setting is not None and any("load_module_max_workers" in why for _lc, _c, why in scan_calls):
+        e = _setting_edit(ctx, setting)
+        if e is None:
+            missing.append(f"{setting.file}:{setting.line}")
+        else:
+            edits.append(e)
+    out: dict[str, object] = {"edits": edits}
+    if foreign and not edits:
+        out["applicability"] = "manual"
+        out["review"] = "the parallel load is a dependency's: no project edit changes it (see the upstream report)"
+        out["upstream"] = UpstreamReport(
+            places=foreign,
+            change="pass max_workers=1 (or gate the parallel path on the device being CUDA) where the load can "
+            "target the CPU",
+            text=(
+                "A parallel wp.force_load / wp.load_module can reach the CPU, where concurrent first loads race "
+                "Warp's native JIT (kernels reported loaded, then not found, intermittently). Load serially when "
+                "the device can be the CPU: max_workers=1, or max_workers=N only when the device is CUDA."
+            ),
+        )
+    elif edits and not missing:
+        out["applicability"] = "automatic"
+        out["review"] = (
+            "Serial CPU loads build the same modules with the same options: launches and results are unchanged. "
+            "This removes a race, it is not a speed fix: with idle cores the serial preload can measure slightly "
+            "slower (one thread builds what two built side by side)."
+        )
+    elif edits:
+        out["applicability"] = "review"
+        out["review"] = f"no edit could be made at {', '.join(missing)}: pass max_workers=1 there by hand"
+    else:
+        out["applicability"] = "manual"
+        out["review"] = (
+            f"no edit: the load call at {', '.join(missing)} could not be read or rewritten; pass max_workers=1 "
+            "there by hand"
+            if missing
+            else "no edit: the parallel loads pass no max_workers to rewrite (adding one breaks Warp releases "
+            "whose force_load has no such keyword); pass max_workers=1 by hand where the release accepts it"
+        )
+    return out

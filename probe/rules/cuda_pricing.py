@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import functools
 import re
+import statistics
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from warp_compile.probe.diagnosis_models import Evidence, NotReached, RuledOut, RuleResult
 from warp_compile.probe.models import CudaBuild, Report
@@ -40,6 +42,59 @@ def where(report: Report) -> str:
 def toolkit_major(report: Report) -> int | None:
     m = re.match(r"(\d+)", report.cuda_replay.toolkit if report.cuda_replay is not None else "")
     return int(m.group(1)) if m else None
+
+
+# ---------------------------------------------------------------------------------------------- start-up
+
+
+@dataclass
+class Startup:
+    """NVRTC's start-up per block_dim: what the first build at a block_dim pays and a later build skips."""
+
+    ms: float
+    how: str  # how it was obtained, for the basis text
+
+
+def _nvrtc(b: CudaBuild) -> float:
+    return b.phases.get("nvrtc", b.ms)
+
+
+def startup(report: Report) -> Startup | None:
+    """The per-build start-up of NVRTC at a new set of options (block_dim among them), from the replay's builds.
+
+    NVRTC keeps an in-process header cache per set of options: the first build at each block_dim pays for it, a
+    later one skips it (the replay's serial pass runs in one process). Measured two ways, best first:
+    - a build the replay repeated at once (`repeat_ms`): its first time less the repeat is the start-up itself;
+    - builds that were not the first at their block_dim give NVRTC's rate per source byte without the start-up;
+      each first build's NVRTC time less that rate times its source is its start-up (median over block_dims).
+    None when the replay holds neither (one module, each block_dim built once): the start-up is then not
+    separable from the kernel work.
+    """
+    builds = [b for b in report.cuda_builds if b.status == "compiled" and b.origin == "replay"]
+    reps = [b.ms - b.repeat_ms for b in builds if b.repeat_ms is not None and 0 < b.repeat_ms <= b.ms]
+    if reps:
+        return Startup(
+            ms=statistics.median(reps),
+            how=f"measured: the first build at a block_dim against the same build repeated at once, "
+            f"median of {len(reps)}",
+        )
+    firsts: dict[int | None, CudaBuild] = {}
+    later_ms = later_bytes = 0.0
+    for b in builds:
+        if b.block_dim not in firsts:
+            firsts[b.block_dim] = b
+        elif b.source_bytes > 0:
+            later_ms += _nvrtc(b)
+            later_bytes += b.source_bytes
+    if later_bytes <= 0 or not firsts:
+        return None
+    rate = later_ms / later_bytes
+    vals = [max(0.0, _nvrtc(f) - rate * f.source_bytes) for f in firsts.values()]
+    return Startup(
+        ms=statistics.median(vals),
+        how=f"measured: the first build's NVRTC time at each block_dim less the rate of the later builds at the "
+        f"same block_dim ({rate * 1000:.1f} ms per kB of source), median of {len(vals)}",
+    )
 
 
 # ---------------------------------------------------------------------------------------------- CS-10

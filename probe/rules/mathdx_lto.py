@@ -9,9 +9,10 @@ only); the reason names the tile op sites.
 
 from __future__ import annotations
 
-from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, NotReached, RuledOut, RuleResult
+from warp_compile.probe.diagnosis_models import Edit, Evidence, Finding, Location, NotReached, RuledOut, RuleResult
 from warp_compile.probe.models import Build
 from warp_compile.probe.render.fmt import fmt_ms
+from warp_compile.probe.rules import cuda_edits as ce
 from warp_compile.probe.rules import cuda_replay as cr
 from warp_compile.probe.rules.context import RuleContext
 from warp_compile.probe.rules.helpers import (
@@ -107,7 +108,13 @@ def _replay(ctx: RuleContext, mathdx: list[TileOpFact]) -> RuleResult:
         evidence.append(Evidence(fact=f"backward code is off in {', '.join(off)} (CS-10 checked): no adjoint GEMMs."))
     ops = {t.op for t in mathdx}
     opts = sorted({_OPTION.get(op, "enable_mathdx_gemm") for op in ops}) or ["enable_mathdx_gemm"]
-    opt_lines = "; ".join(f'wp.get_module("{m}").options["{o}"] = False' for o in opts for m in modules)
+    fields = _edit_fields(ctx, modules, mathdx, backward)
+    edits = fields.get("edits") or []
+    opt_lines = (
+        "; ".join(f"{e.new.strip().splitlines()[-1]} at the top of {e.file} (the edit)" for e in edits)  # type: ignore[union-attr]
+        if edits
+        else "; ".join(f'wp.get_module("{m}").options["{o}"] = False' for o in opts for m in modules)
+    )
     fix = (
         "Measure both ways before choosing: build the tile modules with the MathDx path off ("
         + opt_lines
@@ -147,9 +154,71 @@ def _replay(ctx: RuleContext, mathdx: list[TileOpFact]) -> RuleResult:
                     "Replayed without a device: the same module identities a GPU run builds, timed on this machine.",
                 ],
                 samples=ctx.samples,
+                **fields,  # type: ignore[arg-type]
             )
         ]
     )
+
+
+def _edit_fields(
+    ctx: RuleContext, modules: list[str], mathdx: list[TileOpFact], backward: set[str]
+) -> dict[str, object]:
+    """The MathDx path off as a module option in each project file whose kernels hold the ops, before they are defined.
+
+    `wp.set_module_options({...})` at module scope sets the calling file's own module, so it reaches exactly the
+    tile kernels of that file and nothing else. A module whose kernels name another module (`module="x"`), or a
+    dependency's file, gets no edit.
+    """
+    scan = ctx.scan
+    edits: list[Edit] = []
+    skipped: list[str] = []
+    for mod in modules:
+        if scan is None:
+            break
+        ops = [t for t in mathdx if scan.module_of_file(t.file) is not None]
+        files = sorted({t.file for t in ops if mod in _file_modules(ctx, t)})
+        if not files:
+            skipped.append(mod)
+            continue
+        for file in files:
+            opts = sorted({_OPTION.get(t.op, "enable_mathdx_gemm") for t in ops if t.file == file})
+            line = ce.after_imports_line(ctx.sources, file)
+            text = "wp.set_module_options({" + ", ".join(f'"{o}": False' for o in opts) + "})"
+            e = ce.insert_lines(
+                ctx.sources, file, line, f"\n# tile products without MathDx LTO on CUDA (CS-7)\n{text}\n"
+            ) if line is not None else None
+            if e is None:
+                skipped.append(mod)
+            else:
+                edits.append(e)
+    if not edits:
+        return {
+            "applicability": "manual",
+            "review": "no edit: the tile kernels of " + ", ".join(skipped or modules) + " are not in a project file "
+            "whose own module holds them; set the option on the module by hand",
+        }
+    review = (
+        "Numerics and GPU runtime change: the tile products use Warp's built-in GEMM instead of MathDx. Results can "
+        "differ in the last bits (more at low precision), and the kernels can run slower on the GPU: time them there "
+        "before keeping the edit. The build-time saving is measured by the replay without a device."
+    )
+    if backward:
+        review += f" {', '.join(sorted(backward))} also build adjoint code: CS-10 first."
+    if skipped:
+        review += f" No edit for {', '.join(skipped)}."
+    return {"edits": edits, "applicability": "review", "review": review}
+
+
+def _file_modules(ctx: RuleContext, t: TileOpFact) -> set[str]:
+    """The Warp module names the kernels of a tile op's file join when they name none (the file's Python module,
+    `__main__` for the script that runs)."""
+    scan = ctx.scan
+    info = scan.module_of_file(t.file) if scan is not None else None
+    if info is None or scan is None:
+        return set()
+    if any(k.file == t.file and k.name == t.kernel and k.module_arg is not None for k in scan.kernels):
+        return set()
+    return {info.name} | ({info.main_alias} if info.main_alias else set())
 
 
 def evaluate(ctx: RuleContext) -> RuleResult:

@@ -16,7 +16,9 @@ from warp_compile.probe.models import Build, CudaConcurrent
 from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules import cuda_replay as cr
 from warp_compile.probe.rules.context import RuleContext
+from warp_compile.probe.rules.cpu_parallel_load import parallel_value
 from warp_compile.probe.rules.helpers import MEDIUM_SHARE, NOTHING_COMPILED, is_cpu, ruled_out, share_of_compile
+from warp_compile.probe.rules.preload import preload_edit
 from warp_compile.probe.stats import overlap_factor
 
 MECHANISM = "CS-13"
@@ -89,6 +91,54 @@ def _extra_cpu(conc: CudaConcurrent) -> str:
     )
 
 
+def already_preloads(ctx: RuleContext) -> str | None:
+    """Where the app already loads modules on worker threads (a force_load / load_module with max_workers > 1, in
+    the sources or recorded), or sets load_module_max_workers for its lazy loads: the fix is in effect."""
+    scan = ctx.scan
+    if scan is not None:
+        for lc in scan.load_calls:
+            if lc.max_workers is not None and parallel_value(lc.max_workers)[0]:
+                return f"{lc.file}:{lc.line}: {lc.api}(..., max_workers={lc.max_workers})"
+        for st in scan.settings:
+            if st.name == "load_module_max_workers" and parallel_value(st.value)[0]:
+                return f"{st.file}:{st.line}: wp.config.load_module_max_workers = {st.value}"
+    for c in ctx.report.cache.calls:
+        mw = c.detail.get("max_workers")
+        if c.api in ("force_load", "load_module") and mw is not None and parallel_value(mw)[0]:
+            where = f" at {ctx.rel(c.site.file)}:{c.site.line}" if c.site is not None else ""
+            return f"{c.api} was called with max_workers={mw}{where}"
+    return None
+
+
+def _edit_fields(ctx: RuleContext, groups: dict[int | None, list[str]]) -> dict[str, object]:
+    """The preload as an edit of the entry point, for a person to review: its effect needs a GPU to measure."""
+    edit, why = preload_edit(ctx, groups)
+    if edit is None:
+        return {"applicability": "manual", "review": f"no edit: {why}; write the preload by hand from the fix"}
+    return {
+        "edits": [edit],
+        "applicability": "review",
+        "review": (
+            "The preload only changes when the modules are built (the same modules, options and block_dim, so the "
+            "same launches and results); what it saves can only be measured by a run on a GPU: on a machine "
+            "without one it is skipped (it runs only when the preferred device is CUDA), so a CPU compare reads "
+            "no change. It names internals of the measured code: regenerate the list when modules move."
+        ),
+    }
+
+
+def _edit_note(fields: dict[str, object]) -> str:
+    edits = fields.get("edits") or []
+    if not edits:
+        return ""
+    e = edits[0]  # type: ignore[index]
+    where = f"a launcher {e.file}" if e.create else f"{e.file} after its imports (line {e.start_line})"
+    return (
+        f"\nThe edit puts this into {where}: it imports the Python modules that register these modules' kernels "
+        "first, and preloads on wp.get_preferred_device() only when that is a GPU."
+    )
+
+
 def _replay(ctx: RuleContext) -> RuleResult | None:
     """CS-13 from a --cuda-arch replay: the measured serial sum against the same builds run concurrently."""
     report = ctx.report
@@ -101,6 +151,9 @@ def _replay(ctx: RuleContext) -> RuleResult | None:
         return ruled_out(MECHANISM, signal)
     if conc is None or conc.error or conc.errors or conc.wall_ms <= 0:
         return None  # no usable concurrent measurement: judge from the builds as before
+    done = already_preloads(ctx)
+    if done is not None:
+        return ruled_out(MECHANISM, f"already in effect: the app loads its modules on worker threads ({done})")
     total, largest = sum(per.values()), max(per.values())
     speedup = conc.serial_ms / conc.wall_ms
     measured = (
@@ -150,6 +203,7 @@ def _replay(ctx: RuleContext) -> RuleResult | None:
             f'wp.force_load(device="cuda:0", modules=[{mod_text}], block_dim={bd}, '
             f"max_workers=min(os.cpu_count(), {min(len(mods), 8)}))"
         )
+    fields = _edit_fields(ctx, dict(groups))
     first = min(ctx.compiled, key=lambda b: b.seq) if ctx.compiled else None
     locations = []
     if first is not None and first.trigger is not None and first.trigger.file:
@@ -176,6 +230,7 @@ def _replay(ctx: RuleContext) -> RuleResult | None:
                     "Preload the measured modules concurrently from the application entry point, before the first "
                     "launch (import os at the top), one call per launch block_dim:\n" + "\n".join(calls)
                     + "\nNever pass modules=None: that compiles every registered module, not only these."
+                    + _edit_note(fields)
                 ),
                 estimated_saving_ms=round(saving, 1),
                 saving_basis=(
@@ -190,6 +245,7 @@ def _replay(ctx: RuleContext) -> RuleResult | None:
                     "Only CUDA devices: keep any load that can reach the CPU serial (CS-8).",
                 ],
                 samples=ctx.samples,
+                **fields,  # type: ignore[arg-type]
             )
         ]
     )
@@ -250,6 +306,9 @@ def evaluate(ctx: RuleContext) -> RuleResult:
             ]
         )
 
+    done = already_preloads(ctx)
+    if done is not None:
+        return ruled_out(MECHANISM, f"already in effect: the app loads its modules on worker threads ({done})")
     rebuilt = sorted(m for m, bs in per.items() if len(bs) > 1)
     preload, groups = _preload_calls(cuda)
     first = min(compiled, key=lambda b: b.seq)
@@ -308,6 +367,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
             f"{', '.join(rebuilt)} compiled more than once: fix that churn first (CS-1/3/5/6), it removes builds "
             "instead of overlapping them."
         )
+    fields = _edit_fields(ctx, _groups(cuda))
     finding = Finding(
         mechanism=MECHANISM,
         title="Independent CUDA modules are compiled one at a time",
@@ -319,7 +379,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
         fix=(
             "Preload the measured modules concurrently from the application entry point, before the first launch "
             "(import os at the top):\n" + preload + "\nNever pass modules=None: that compiles every registered "
-            "module, not only these."
+            "module, not only these." + _edit_note(fields)
         ),
         estimated_saving_ms=round(total - largest, 1),
         saving_basis=(
@@ -328,5 +388,14 @@ def evaluate(ctx: RuleContext) -> RuleResult:
         ),
         caveats=caveats,
         samples=ctx.samples,
+        **fields,  # type: ignore[arg-type]
     )
     return RuleResult(findings=[finding])
+
+
+def _groups(cuda: list[Build]) -> dict[int | None, list[str]]:
+    out: dict[int | None, list[str]] = defaultdict(list)
+    for b in sorted(cuda, key=lambda b: b.seq):
+        if b.module not in out[b.block_dim]:
+            out[b.block_dim].append(b.module)
+    return dict(out)
