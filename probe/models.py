@@ -60,6 +60,9 @@ class WarningCode(str, Enum):
     TENTATIVE = "tentative"  # clocks
     SETTLED_DIFFERS = "settled_differs"  # settled, verdict
     EXPERIMENT_NOT_APPLIED = "experiment_not_applied"  # settings (the `try` settings that did not take)
+    DRIFT_CORRECTED = "drift_corrected"  # factor, band, yardstick: saved reports judged on drift-corrected clocks
+    DRIFT_UNCORRECTED = "drift_uncorrected"  # reason: no trustworthy drift estimate between two saved reports
+    CACHE_DIR_OWN = "cache_dir_own"  # path: the app set its own kernel cache dir, inside the sandbox's temp root
     # server
     PYTHON_RESOLVED = "python_resolved"  # name, path, advice: a bare `python` in command[0] resolved on PATH
     # diagnose (Diagnosis.warnings)
