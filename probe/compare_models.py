@@ -170,6 +170,9 @@ class Structure(_Model):
     lto_artifacts: Count = Field(default_factory=Count)
     compiled_events: Count = Field(default_factory=Count)  # builds with status "compiled" in the cold run
     warm_compiled_events: Count = Field(default_factory=Count)  # ... in the warm run (should be 0: cache reuse)
+    # precompiled headers built in the cold run: outside every module's hash, so identical work can still differ
+    # here (use_precompiled_headers), which NO_EFFECT and the drift yardstick take into account
+    headers: Count = Field(default_factory=Count)
     # same identities, module hashes and LTO artifacts, and generated source bytes equal within
     # max(256 bytes, 0.1%) (line-number comments in Warp's generated source move with the user's code)
     identical_work: bool = False

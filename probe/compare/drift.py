@@ -67,7 +67,7 @@ def estimate_drift(before: Report, after: Report) -> Drift:
     d = Drift(limit_pct=DRIFT_LIMIT_PCT)
     st = structure(before, after, module_hash_rows(before, after))
     names, tb, ta = _pieces(before, after)
-    if st.identical_work:
+    if st.identical_work and not st.headers.changed:
         wb, wa = _whole_work(before), _whole_work(after)
         mb, ma = stats.stat_median(wb), stats.stat_median(wa)
         if mb and ma:

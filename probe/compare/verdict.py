@@ -148,7 +148,7 @@ def _warnings(before: Report, after: Report, eq: Equivalence) -> list[Warn]:
         n = _successful(r)
         if 0 < n < 3:
             w.append(warn(WarningCode.FEW_SAMPLES, side=side, n=n))
-        if r.cache.left_sandbox:
+        if r.cache.outside_sandbox:
             w.append(warn(WarningCode.CACHE_LEFT_SANDBOX, side=side))
         if r.hook.errors:
             w.append(warn(WarningCode.HOOK_ERRORS, side=side, count=len(r.hook.errors), first=r.hook.errors[0]))
@@ -227,21 +227,27 @@ def _headline(clocks: list[Clock], warm_compiles: bool) -> str:
     return "compile_elapsed"
 
 
-def _header_move(clocks: list[Clock]) -> str:
-    """A cost that moved between the header clock and the summed module clocks, in words ("" when none did).
+def _header_move(clocks: list[Clock], st: Structure) -> str:
+    """A cost that moved between the header and the summed module clocks, in words ("" when none did).
 
     Cold module work and native compile exclude the precompiled header: turning the header off moves its cost into
-    each module's native compile (and turning it on moves it out), which is not more or less work."""
+    each module's native compile (turning it on moves it out). When the module clock moved by no more than the
+    header did, the cost moved; it did not grow (or shrink)."""
     by = {c.name: c for c in clocks}
     pch, cold = by.get("pch"), by.get("cold_module")
-    if pch is None or cold is None or pch.delta_ms is None or cold.delta_ms is None:
+    if cold is None or cold.delta_ms is None:
         return ""
-    if pch.outcome == "improved" and cold.delta_ms > 0:
-        return (f"header cost moved into native compile: {fmt_num(cold.delta_ms, sign=True)} ms of cold module work "
-                f"against {fmt_num(pch.delta_ms, sign=True)} ms of header (pch)")
-    if pch.outcome == "regressed" and cold.delta_ms < 0:
-        return (f"native compile moved into the header: {fmt_num(cold.delta_ms, sign=True)} ms of cold module work "
-                f"against {fmt_num(pch.delta_ms, sign=True)} ms of header (pch)")
+    pb = (stats.stat_median(pch.before) if pch else None) or 0.0
+    pa = (stats.stat_median(pch.after) if pch else None) or 0.0
+    hb, ha = st.headers.before or 0, st.headers.after or 0
+    slack = cold.band_ms or 0.0
+    header = f"{fmt_num(pa - pb, sign=True)} ms of header (pch)"
+    if (hb > ha or (pb > 0 and pa == 0)) and 0 < cold.delta_ms <= (pb - pa) + slack:
+        return f"header cost moved into native compile: {fmt_num(cold.delta_ms, sign=True)} ms of cold module work " \
+               f"against {header}"
+    if (ha > hb or (pa > 0 and pb == 0)) and 0 < -cold.delta_ms <= (pa - pb) + slack:
+        return f"native compile moved into the header: {fmt_num(cold.delta_ms, sign=True)} ms of cold module work " \
+               f"against {header}"
     return ""
 
 
@@ -255,6 +261,7 @@ def _not_a_time(elapsed: Clock, st: Structure, warm_compiles: bool) -> None:
         what = "cold wall - warm wall is below zero: nothing measurable was compiled, the runs differ by noise"
     else:
         return
+    elapsed.note = "; ".join(part for part in elapsed.note.split("; ") if "baseline median -" not in part)
     parts = []
     for side, m in (("before", bm), ("after", am)):
         if m is not None:
@@ -303,7 +310,12 @@ def compare(
             f"the {CLOCK_TITLES[headline]} carries the verdict",
         )
     _not_a_time(elapsed, st, warm_compiles)
-    if st.identical_work:
+    moved = _header_move(clocks, st)
+    if moved:
+        cold.decisive = False
+        cold.left_out = moved
+        cold.note = _join(cold.note, f"not judged: {moved}; the header is not in this clock, so it moved, not grew")
+    elif st.identical_work:
         cold.decisive = False
         cold.left_out = "the work is identical"
         cold.note = _join(
@@ -312,11 +324,6 @@ def compare(
             "contend for cores and inflate the summed clock"
             + (", so compile elapsed decides" if elapsed.decisive else ""),
         )
-    moved = _header_move(clocks)
-    if moved and cold.decisive:
-        cold.decisive = False
-        cold.left_out = moved
-        cold.note = _join(cold.note, f"not judged: {moved}; the header is not in this clock, so it moved, not grew")
     few = min(_successful(before), _successful(after))
     if 0 < few < MIN_TIMING_SAMPLES:
         _discount_thin_timing(clocks, st, few)
@@ -330,7 +337,10 @@ def compare(
     improved = [c for c in deciding if c.outcome == "improved"]
     ignored = [c for c in clocks if not c.decisive and c.role != "informational" and c.outcome in ("improved",
                                                                                                    "regressed")]
-    same_work = st.identical_work and not st.compiled_events.changed and not st.warm_compiled_events.changed
+    # identical work in both runs, the header included: a change that turned the header off built the same
+    # modules differently
+    same_work = (st.identical_work and not st.compiled_events.changed and not st.warm_compiled_events.changed
+                 and not st.headers.changed)
     warnings = _warnings(before, after, eq)
     if invalid:
         verdict = "INVALID"
@@ -485,7 +495,7 @@ def _ignored(c: Clock) -> str:
 
 def _work_direction(st: Structure, clock: str) -> int:
     """-1 when the AFTER run compiled less (by compiled events), +1 when more, 0 when the counts say nothing."""
-    cnt = st.warm_compiled_events if clock == "warm_repeat" else st.compiled_events
+    cnt = st.warm_compiled_events if clock in ("warm_repeat", "warm_wall") else st.compiled_events
     if cnt.before is None or cnt.after is None or cnt.before == cnt.after:
         return 0
     return -1 if cnt.after < cnt.before else 1
@@ -503,6 +513,8 @@ def _discount_thin_timing(clocks: list[Clock], st: Structure, few: int) -> None:
             continue
         direction = _work_direction(st, c.name)
         timed = -1 if c.outcome == "improved" else 1
+        if direction == timed:  # the work itself moved the same way (e.g. the warm run stopped compiling)
+            continue
         if st.identical_work:
             moved = fmt_num(abs(c.delta_ms or 0))
             why = f"the work is identical and {n} per arm cannot tell a {moved} ms move from noise"

@@ -103,6 +103,7 @@ def render_comparison(c: Comparison) -> str:
         ("LTO artifacts", s.lto_artifacts),
         ("compiled events (cold)", s.compiled_events),
         ("compiled events (warm)", s.warm_compiled_events),
+        ("header builds (cold)", s.headers),
     ):
         b = "n/a" if cnt.before is None else f"{cnt.before:,}"
         a = "n/a" if cnt.after is None else f"{cnt.after:,}"
