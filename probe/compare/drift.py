@@ -19,7 +19,7 @@ from warp_compile.probe.models import Build, Report, Stat
 
 MIN_YARDSTICK_MS = 50.0  # less identical work than this cannot tell a drift from the timer's noise
 DRIFT_LIMIT_PCT = 100.0  # a factor beyond x2 (or below /2): another class of machine, a linear correction is a guess
-MAX_BAND_PCT = 25.0  # a factor this uncertain corrects nothing
+MAX_BAND_PCT = 50.0  # a factor more uncertain than this corrects nothing
 MIN_BAND_PCT = 3.0  # the factor's uncertainty is never taken below this
 THIN_BAND_PCT = 10.0  # ... nor below this when an arm has fewer than 3 samples (no spread to go by)
 

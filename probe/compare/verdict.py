@@ -1,20 +1,26 @@
-"""The verdict of a comparison: three clocks, each against its own noise band, after the equivalence check.
+"""The verdict of a comparison: the headline clock against its noise band, after the equivalence check.
 
 The verdict, in order:
 
 1. INVALID: the launch structure changed, the AFTER run had failed samples or build errors, or either side has no
    successful sample.
-2. UNVERIFIED: neither run recorded a launch, so equal work cannot be confirmed (the clocks are still reported).
-3. Three clocks, each against its own band max(1% of the BEFORE median, 2 x BEFORE raw MAD):
-   compile elapsed (cold wall - warm wall: what the user waited), warm repeat (module time of the warm run: what
-   every later run pays), cold module work (summed module load time of the cold run: what was built). Below the
-   timing floor (5 ms of baseline median) a clock is judged on counts (compiled events) instead.
-   * identical work (same identities, module hashes and generated source bytes) takes the summed cold clock out of
-     the verdict: overlapped builds contend for cores and inflate it, so a scheduling change is judged on elapsed;
-   * a warm run that compiled (in either arm) takes compile elapsed out: cold - warm then no longer isolates
-     compilation, and the warm repeat is the clock that shows a cache fix.
+2. NO_EFFECT: the change can only act through what is compiled (`acts_through="compiled"`: a settings experiment,
+   a fix meant to remove builds) and both runs built identical work (same identities, module hashes, generated
+   source, header builds and compiled events): no effect on what Warp compiles, whatever the timing says.
+3. UNVERIFIED: neither run recorded a launch, so equal work cannot be confirmed (the clocks are still reported).
+4. The clocks, each against its own band max(1% of the BEFORE median, 2 x BEFORE raw MAD), never below the 5 ms
+   timing floor (below it, judged on counts of compiled events). The headline is compile elapsed (cold wall -
+   warm wall), the repeat run's wall time when a warm run compiled (a cache fix), or the CUDA compile clock with
+   --cuda-arch. Warm repeat and cold module work may decide too; cold / warm wall, header, native and codegen are
+   informational.
+   * identical work takes the summed cold clock out (overlapped builds contend for cores and inflate it), and so
+     does a header that moved in or out of the modules' native compile (its cost moved, it did not grow);
+   * a warm run that compiled takes compile elapsed out (cold - warm then no longer isolates compilation);
+   * a headline that improved beyond its band wins: a secondary clock that moved the other way is shown with its
+     reason and does not decide.
    REGRESSION if a deciding clock regressed beyond its band; else IMPROVED if one improved beyond its band;
-   else INCONCLUSIVE (inside the noise band of every clock).
+   else INCONCLUSIVE. Saved reports pass a `Drift` (see `compare.drift`): the AFTER clocks divided by its factor,
+   the bands widened by its uncertainty, and a timed verdict set aside when the drift cannot be trusted.
 """
 
 from __future__ import annotations
