@@ -145,7 +145,8 @@ def apply_gate(c: Comparison, max_regression_pct: float) -> Comparison:
                     f"more than the allowed {max_regression_pct:g}%")
     else:
         pct = f" ({g.delta_pct:+.1f}%)" if g.delta_pct is not None else ""
-        g.reason = f"{c.verdict}{pct}: within the allowed {max_regression_pct:g}% regression of the headline"
+        g.reason = (f"{c.verdict}{pct}: the {head.title if head else c.headline} did not regress beyond its band by "
+                    f"more than the allowed {max_regression_pct:g}%")
     g.exit_code = 0 if g.passed else GATE_FAILED_EXIT
     c.gate = g
     c.exit_code = g.exit_code

@@ -44,7 +44,7 @@ def render_comparison(c: Comparison) -> str:
         lines.append(f"  renamed: {r.before} -> {r.after}{mod}, {r.launches:,} launch{'es' if r.launches != 1 else ''}")
     lines.append("")
 
-    corrected = " (AFTER drift-corrected)" if c.drift is not None and c.drift.trusted else ""
+    corrected = ", AFTER drift-corrected" if c.drift is not None and c.drift.trusted else ""
     lines.append(f"Clocks (median ms{corrected}; band = max(1% of before median, 2 x before raw MAD)):")
     table = [("clock", "before", "after", "delta", "band", "judged", "")]
     for k in c.clocks:
