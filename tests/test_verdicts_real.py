@@ -143,3 +143,34 @@ def test_saved_reports_with_a_real_fix_under_load_are_improved(late_kernels: dic
     assert head is not None and head.drift_corrected
     # the gate in reverse: the fixed project as the baseline, the churning one as the change, fails the job
     assert main(["compare", str(root / "fixed.json"), str(root / "base.json"), "--max-regression", "5"]) == 1
+
+
+TEMP_CACHE_APP = """\
+import tempfile
+
+import warp as wp
+
+wp.config.kernel_cache_dir = tempfile.mkdtemp(prefix="app-kernels-")  # a fresh cache every run, under TMPDIR
+
+
+@wp.kernel
+def k(x: wp.array(dtype=float)):
+    x[wp.tid()] = 1.0
+
+
+x = wp.zeros(8, dtype=float, device="cpu")
+wp.launch(k, dim=8, inputs=[x], device="cpu")
+print("done")
+"""
+
+
+def test_a_cache_dir_under_the_sandbox_temp_folder_is_not_called_outside_the_sandbox(tmp_path: Path) -> None:
+    from warp_compile.probe.models import WarningCode
+
+    (tmp_path / "app.py").write_text(TEMP_CACHE_APP)
+    r = measure(COMMAND, tmp_path, samples=1)
+    codes = [w.code for w in r.warnings]
+    assert r.cache.left_sandbox and not r.cache.outside_sandbox, r.cache
+    assert WarningCode.CACHE_DIR_OUTSIDE not in codes and WarningCode.CACHE_DIR_OWN in codes, codes
+    own = next(w.message for w in r.warnings if w.code == WarningCode.CACHE_DIR_OWN)
+    assert "inside the sandbox's temp folder" in own and "outside" not in own
