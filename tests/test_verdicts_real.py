@@ -71,7 +71,7 @@ def test_header_off_at_the_entry_point_of_a_one_module_app_is_improved(tmp_path:
     after = _copy(APPS / "one_module", tmp_path / "after")
     _header_off(after)
     code, c = _run(["compare", "--before-cwd", str(before), "--after-cwd", str(after), "--samples", "4",
-                    "--warmup", "1", "--", *COMMAND], tmp_path / "cmp.json")
+                    "--until-decided", "--max-samples", "8", "--", *COMMAND], tmp_path / "cmp.json")
     assert c["verdict"] == "IMPROVED" and code == 0, c["reason"]
     assert c["headline"] == "compile_elapsed" and _clock(c, "compile_elapsed")["outcome"] == "improved"
     pch = _clock(c, "pch")
