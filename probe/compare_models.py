@@ -15,16 +15,32 @@ from warp_compile.probe.models import Launch, Stat, Warn
 
 COMPARISON_SCHEMA_VERSION = 1
 
-Verdict = Literal["IMPROVED", "INCONCLUSIVE", "REGRESSION", "INVALID", "UNVERIFIED"]
-ClockName = Literal["compile_elapsed", "warm_repeat", "cold_module", "cuda_compile"]
+# NO_EFFECT: both arms compiled identical work and the change can only act through what is compiled (a settings
+# experiment, a fix meant to remove builds): "no effect on what Warp compiles", whatever the timing noise says
+Verdict = Literal["IMPROVED", "INCONCLUSIVE", "REGRESSION", "INVALID", "UNVERIFIED", "NO_EFFECT"]
+ClockName = Literal[
+    "compile_elapsed", "warm_repeat", "cold_module", "cuda_compile", "cold_wall", "warm_wall", "pch", "native",
+    "codegen",
+]
+# what a change can act through: "compiled" (settings, code fixes: identical work means no effect), "scheduling"
+# (preloads, worker threads: identical work, judged on time), "unknown" (a plain compare: judged on time)
+ActsThrough = Literal["compiled", "scheduling", "unknown"]
 
-EXIT_CODES: dict[str, int] = {"IMPROVED": 0, "INCONCLUSIVE": 0, "UNVERIFIED": 0, "REGRESSION": 1, "INVALID": 1}
+EXIT_CODES: dict[str, int] = {
+    "IMPROVED": 0, "INCONCLUSIVE": 0, "UNVERIFIED": 0, "NO_EFFECT": 0, "REGRESSION": 1, "INVALID": 1,
+}
+GATE_FAILED_EXIT = 1  # --max-regression: the headline regressed by more than the allowed percentage
 
 CLOCK_TITLES: dict[str, str] = {
     "compile_elapsed": "compile elapsed",  # cold wall - warm wall: what the user waited for compilation
     "warm_repeat": "warm repeat",  # module time in the warm run: what every later run pays
-    "cold_module": "cold module work",  # summed module load time in the cold run: what was built
+    "cold_module": "cold module work",  # summed module load time in the cold run (header excluded): what was built
     "cuda_compile": "CUDA compile",  # summed --cuda-arch replay builds (sm_N via NVRTC): what a GPU run builds
+    "cold_wall": "cold wall",  # the whole cold run (empty caches)
+    "warm_wall": "warm wall",  # the whole repeat run: what every later run waits, header rebuilds included
+    "pch": "header (pch)",  # the CPU precompiled header built in the cold run
+    "native": "native compile",  # clang / NVRTC in the cold run, header excluded
+    "codegen": "codegen",  # Python -> C++/CUDA source generation in the cold run
 }
 
 
@@ -57,6 +73,45 @@ class Clock(_Model):
     p_value: float | None = None  # two-sided Mann-Whitney U over the samples (informational; the band decides)
     p_method: Literal["exact", "normal"] | None = None
     note: str = ""
+    # "headline": the clock the comparison is about; "deciding": may decide when the headline stays in its band;
+    # "informational": shown with its band and delta, never decides
+    role: Literal["headline", "deciding", "informational"] = "deciding"
+    # set when the medians are not the time the title names (e.g. cold - warm when the warm run compiled too)
+    not_a_time: str = ""
+    drift_corrected: bool = False  # AFTER median divided by the drift factor (saved-report compares)
+    after_raw_median: float | None = None  # the AFTER median as measured, before the drift correction
+
+
+class Drift(_Model):
+    """Machine drift between two saved reports, estimated on work both did identically (the yardstick).
+
+    `factor` = yardstick time after / before; AFTER time clocks are divided by it before they are judged.
+    `band_pct` is the uncertainty of the factor (from the samples' spread); `limit_pct` the largest drift a
+    correction is trusted for. `trusted` False (no yardstick, too little of it, too uncertain, or beyond the limit):
+    timed verdicts are set aside (INCONCLUSIVE) and the interleaved compare is recommended.
+    """
+
+    factor: float | None = None
+    yardstick: str = ""  # what was compared, in words
+    yardstick_before_ms: float | None = None
+    yardstick_after_ms: float | None = None
+    pieces: list[str] = Field(default_factory=list)  # modules (and "precompiled header") in the yardstick
+    band_pct: float | None = None
+    limit_pct: float = 0.0
+    trusted: bool = False
+    reason: str = ""
+
+
+class Gate(_Model):
+    """`compare --max-regression PCT`: a CI gate on the (drift-corrected) headline clock."""
+
+    max_regression_pct: float
+    headline: ClockName
+    delta_pct: float | None = None  # the headline's (drift-corrected) change, percent of BEFORE
+    beyond_band: bool = False
+    passed: bool = True
+    exit_code: int = 0
+    reason: str = ""
 
 
 class Divergence(_Model):
@@ -115,6 +170,9 @@ class Structure(_Model):
     lto_artifacts: Count = Field(default_factory=Count)
     compiled_events: Count = Field(default_factory=Count)  # builds with status "compiled" in the cold run
     warm_compiled_events: Count = Field(default_factory=Count)  # ... in the warm run (should be 0: cache reuse)
+    # precompiled headers built in the cold run: outside every module's hash, so identical work can still differ
+    # here (use_precompiled_headers), which NO_EFFECT and the drift yardstick take into account
+    headers: Count = Field(default_factory=Count)
     # same identities, module hashes and LTO artifacts, and generated source bytes equal within
     # max(256 bytes, 0.1%) (line-number comments in Warp's generated source move with the user's code)
     identical_work: bool = False
@@ -187,6 +245,10 @@ class Comparison(_Model):
     before_failed_samples: int = 0
     after_failed_samples: int = 0
     timing_floor_ms: float = 5.0  # below this baseline median a clock is judged on counts
+    acts_through: ActsThrough = "unknown"  # what the change can act through (see ActsThrough)
+    moved_costs: list[str] = Field(default_factory=list)  # costs that moved between clocks, in words
+    drift: Drift | None = None  # saved-report compares: machine drift estimated on identical work
+    gate: Gate | None = None  # --max-regression
 
     def clock(self, name: str) -> Clock | None:
         for c in self.clocks:

@@ -275,7 +275,7 @@ def _not_cold(report: Report) -> str:
 
     Said first, because every ruled-out verdict that rests on what compiled is then unreliable.
     """
-    if not report.cache.left_sandbox:
+    if not report.cache.outside_sandbox:  # a cache dir under the sandbox's own temp root is fresh per sample
         return ""
     where = report.cache.kernel_cache_dir or "a directory of its own"
     if report.builds and not any(b.status == "compiled" for b in report.builds):

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from warp_compile.probe.compare_models import Comparison
+from warp_compile.probe.compare_models import ActsThrough, Comparison
 from warp_compile.probe.errors import UsageError
 from warp_compile.probe.models import Report, WarningCode, warn
 
@@ -34,6 +34,9 @@ class Setting:
     choices: tuple[str, ...] = ()
     minimum: int | None = None
     config: bool = True  # a `wp.config` attribute; False for behaviour the hook provides itself
+    # acts on when and how builds run, not on what is built (e.g. worker threads): identical work is judged on
+    # time; every other setting can only act through what is compiled, so identical work means no effect
+    scheduling: bool = False
 
 
 SETTINGS: dict[str, Setting] = {
@@ -50,6 +53,7 @@ SETTINGS: dict[str, Setting] = {
         Setting(
             "load_module_max_workers", "int", "CS-13",
             "threads Warp may use to load modules concurrently (CUDA; CPU loads stay serial)", minimum=0,
+            scheduling=True,
         ),
         Setting(
             "keep_kernel_cache", "bool", "CS-2",
@@ -122,6 +126,11 @@ def as_python(settings: Mapping[str, bool | int | str | None]) -> list[str]:
     return lines
 
 
+def acts_through(settings: Mapping[str, bool | int | str | None]) -> ActsThrough:
+    """"scheduling" when any setting only changes when builds run, else "compiled" (see `compare`)."""
+    return "scheduling" if any(SETTINGS[k].scheduling for k in settings if k in SETTINGS) else "compiled"
+
+
 def describe(settings: Mapping[str, bool | int | str | None]) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in settings.items())
 
@@ -165,6 +174,7 @@ def run_try(
 
     env = settings_env(settings)
     what = describe(settings)
+    acts = acts_through(settings)
     if samples is not None:
         before = measure(
             command, cwd, samples=samples, timeout_s=timeout_s, label="as is", progress=progress, cancel=cancel
@@ -173,7 +183,7 @@ def run_try(
             command, cwd, samples=samples, timeout_s=timeout_s, label=f"with {what}", progress=progress,
             cancel=cancel, extra_env=env,
         )
-        comparison = compare(before, after, before_label="as is", after_label=f"with {what}")
+        comparison = compare(before, after, before_label="as is", after_label=f"with {what}", acts_through=acts)
         applied = dict(after.experiment)
     else:
         from warp_compile.probe.measure import build_report
@@ -191,7 +201,7 @@ def run_try(
         comparison = interleaved_compare(
             command, cwd, cwd, samples=pairs, until_decided=until_decided, max_samples=max_pairs,
             timeout_s=timeout_s, progress=progress, arm_env=({}, env), arm_labels=("as is", f"with {what}"),
-            run_sample=sample, build_report=build,
+            run_sample=sample, build_report=build, acts_through=acts,
         )
         applied = seen.get("after", {})
     missing = sorted({k for k in settings if applied.get(k) not in ("applied", "hook")})

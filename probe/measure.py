@@ -239,8 +239,12 @@ def _warnings(data: list[SampleData], ok: list[SampleData], ref: SampleData | No
     if ev.launches_truncated:
         recorded = sum(lc.count for lc in ev.launches)
         out.append(warn(WarningCode.LAUNCHES_TRUNCATED, recorded=recorded, total=ev.launch_total))
-    if ev.kernel_cache_dir and not _is_inside(ev.kernel_cache_dir, ref.sandbox_cache_dir):
+    facts = CacheFacts(kernel_cache_dir=ev.kernel_cache_dir, sandbox_cache_dir=ref.sandbox_cache_dir,
+                       left_sandbox=not _is_inside(ev.kernel_cache_dir, ref.sandbox_cache_dir))
+    if facts.outside_sandbox:
         out.append(warn(WarningCode.CACHE_DIR_OUTSIDE, path=ev.kernel_cache_dir))
+    elif facts.left_sandbox:  # its own directory under the sandbox's temp root: not "outside the sandbox"
+        out.append(warn(WarningCode.CACHE_DIR_OWN, path=ev.kernel_cache_dir))
     if ref.warm and ref.warm.result.compiled:
         out.append(warn(WarningCode.WARM_RECOMPILED, modules=ref.warm.result.compiled))
     if len(ok) >= 2:

@@ -7,6 +7,7 @@ Every duration is in milliseconds; every aggregate says over what it was taken.
 from __future__ import annotations
 
 import json
+import os
 from enum import Enum
 from pathlib import Path
 from typing import Any, Literal
@@ -60,6 +61,9 @@ class WarningCode(str, Enum):
     TENTATIVE = "tentative"  # clocks
     SETTLED_DIFFERS = "settled_differs"  # settled, verdict
     EXPERIMENT_NOT_APPLIED = "experiment_not_applied"  # settings (the `try` settings that did not take)
+    DRIFT_CORRECTED = "drift_corrected"  # factor, band, yardstick: saved reports judged on drift-corrected clocks
+    DRIFT_UNCORRECTED = "drift_uncorrected"  # reason: no trustworthy drift estimate between two saved reports
+    CACHE_DIR_OWN = "cache_dir_own"  # path: the app set its own kernel cache dir, inside the sandbox's temp root
     # server
     PYTHON_RESOLVED = "python_resolved"  # name, path, advice: a bare `python` in command[0] resolved on PATH
     # diagnose (Diagnosis.warnings)
@@ -224,6 +228,18 @@ class CacheFacts(_Model):
     left_sandbox: bool = False  # the app pointed kernel_cache_dir outside the sandbox's private cache
     cuda_cache_disable: str | None = None
     calls: list[ApiCall] = Field(default_factory=list)  # clear_kernel_cache / clear_lto_cache / Module.unload
+
+    @property
+    def outside_sandbox(self) -> bool:
+        """kernel_cache_dir lies outside the sample's whole `warp-compile-*` temp root, not just outside its private
+        Warp cache: a directory the app made under the TMPDIR it was given (tempfile) is fresh per sample."""
+        if not self.left_sandbox or not self.kernel_cache_dir or not self.sandbox_cache_dir:
+            return self.left_sandbox
+        root = os.path.realpath(os.path.dirname(self.sandbox_cache_dir.rstrip("/\\")))
+        try:
+            return os.path.commonpath([os.path.realpath(self.kernel_cache_dir), root]) != root
+        except ValueError:  # another drive
+            return True
 
 
 class HookInfo(_Model):

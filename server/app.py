@@ -374,9 +374,9 @@ async def compare(
     client_roots: Annotated[ListRootsResult | None, Resolve(_compare_roots)] = None,
 ) -> Annotated[CallToolResult, Comparison]:
     """Judge a change by measurement: was the same work done (launch structure), and was less or sooner compiled?
-    Verdict IMPROVED / INCONCLUSIVE / REGRESSION / INVALID / UNVERIFIED with the reason, each clock against its
-    noise band, and the module hashes that changed."""
-    from warp_compile.probe.compare import compare as core_compare
+    Verdict IMPROVED / INCONCLUSIVE / REGRESSION / INVALID / UNVERIFIED / NO_EFFECT with the reason, each clock
+    against its noise band (drift-corrected), and the module hashes that changed."""
+    from warp_compile.probe.compare import compare_reports as core_compare  # drift-corrected (saved reports)
     from warp_compile.probe.render.comparison import render_comparison
 
     server = _server(ctx)

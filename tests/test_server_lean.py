@@ -76,6 +76,7 @@ def test_compact_schema_only_loosens_a_schema() -> None:
         "REGRESSION",
         "INVALID",
         "UNVERIFIED",
+        "NO_EFFECT",
     ]
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({**golden, "verdict": "GREAT"}, compact)

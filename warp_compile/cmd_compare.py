@@ -1,10 +1,11 @@
 """`warp-compile compare`: judge a change by measurement.
 
-    warp-compile compare BEFORE.json AFTER.json [--json FILE]
+    warp-compile compare BEFORE.json AFTER.json [--max-regression PCT] [--acts-through KIND] [--json FILE]
     warp-compile compare --before-cwd A --after-cwd B [--samples N] [--until-decided [--max-samples M]] [--warmup N]
-                         [--timeout S] [--json FILE] -- CMD...
+                         [--max-regression PCT] [--acts-through KIND] [--timeout S] [--json FILE] -- CMD...
 
-Exit 0: IMPROVED / INCONCLUSIVE / UNVERIFIED; 1: REGRESSION / INVALID; 2: unusable input (one line on stderr).
+Exit 0: IMPROVED / INCONCLUSIVE / UNVERIFIED / NO_EFFECT; 1: REGRESSION / INVALID; 2: unusable input (one line on
+stderr). With --max-regression PCT: 1 only when the headline regressed beyond its band by more than PCT, or INVALID.
 """
 
 from __future__ import annotations
@@ -18,21 +19,26 @@ from warp_compile.io import check_dir, check_json_dest, clip_path, emit
 from warp_compile.probe.errors import UsageError
 
 USAGE = """\
-%(prog)s BEFORE.json AFTER.json [--json FILE]
+%(prog)s BEFORE.json AFTER.json [--max-regression PCT] [--acts-through KIND] [--json FILE]
        %(prog)s --before-cwd A --after-cwd B [--samples N] [--until-decided [--max-samples M]] [--warmup N]
-                            [--timeout S] [--json FILE] [--quiet] -- CMD..."""
+                            [--max-regression PCT] [--acts-through KIND] [--timeout S] [--json FILE] [--quiet]
+                            -- CMD..."""
 
 DESCRIPTION = """\
 Compare two measurements of the same command: was the same work done (launch structure), and was less or sooner
-compiled? Judges three clocks (compile elapsed, warm repeat, cold module work), each against its own band
-max(1% of the BEFORE median, 2 x BEFORE raw MAD), and prints IMPROVED / INCONCLUSIVE / REGRESSION / INVALID /
-UNVERIFIED with the reason.
+compiled? Judges the headline clock (compile elapsed; the repeat run's wall time when a warm run compiled; the
+CUDA compile clock with --cuda-arch) against its band max(1% of the BEFORE median, 2 x BEFORE raw MAD), shows every
+other clock (cold / warm wall, cold module work, header, native, codegen) with its band and delta, and prints
+IMPROVED / INCONCLUSIVE / REGRESSION / INVALID / UNVERIFIED / NO_EFFECT with the reason.
 
-Either pass two reports written by `warp-compile measure --json`, or let compare measure two source trees
-alternately (A B, B A, ...) after a discarded warm-up, in one run, so drift on a shared machine hits both arms:
+Either pass two reports written by `warp-compile measure --json` (judged on clocks corrected for the machine's
+drift, measured on the work both reports did identically), or let compare measure two source trees alternately
+(A B, B A, ...) after a discarded warm-up, in one run, so drift on a shared machine hits both arms:
   warp-compile compare --before-cwd A --after-cwd B -- python app.py
 
-Exit status: 0 IMPROVED / INCONCLUSIVE / UNVERIFIED, 1 REGRESSION / INVALID, 2 unusable input.
+Exit status: 0 IMPROVED / INCONCLUSIVE / UNVERIFIED / NO_EFFECT, 1 REGRESSION / INVALID, 2 unusable input.
+With --max-regression PCT (a CI gate, see docs/ci.md): 1 only when the headline regressed beyond its band by
+more than PCT percent (drift-corrected for saved reports), or the comparison is INVALID; else 0.
 """
 
 
@@ -47,6 +53,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--json",
         metavar="FILE",
         help="also write the comparison as JSON ('-': JSON on stdout, text on stderr); its directory must exist",
+    )
+    p.add_argument(
+        "--max-regression", type=float, metavar="PCT",
+        help="CI gate: exit 1 only when the headline clock regressed beyond its band by more than PCT percent "
+        "(or the comparison is INVALID)",
+    )
+    p.add_argument(
+        "--acts-through", choices=("compiled", "scheduling", "unknown"), default="unknown",
+        help="what the change can act through: 'compiled' (settings, a fix meant to remove builds: identical work "
+        "reads NO_EFFECT), 'scheduling' (preloads, workers) or 'unknown' (default; both judged on time)",
     )
     g = p.add_argument_group("interleaved mode (measure two trees alternately; the command follows `--`)")
     g.add_argument("--before-cwd", metavar="DIR", help="working directory of the BEFORE tree")
@@ -73,11 +89,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(ns: argparse.Namespace) -> int:
-    from warp_compile.probe.compare import compare, interleaved_compare
+    from warp_compile.probe.compare import apply_gate, compare_reports, interleaved_compare
     from warp_compile.probe.models import Report
     from warp_compile.probe.render.comparison import render_comparison
 
     command = list(getattr(ns, "cmd_argv", []) or [])
+    gate = ns.max_regression
+    if gate is not None and not (0.0 <= gate < 1e6):
+        raise UsageError("compare: --max-regression takes a percentage of 0 or more, e.g. 5")
     interleaved = ns.before_cwd is not None or ns.after_cwd is not None
     if interleaved:
         if ns.reports:
@@ -114,7 +133,10 @@ def run(ns: argparse.Namespace) -> int:
             warmup=ns.warmup,
             timeout_s=ns.timeout,
             progress=progress,
+            acts_through=ns.acts_through,
         )
+        if gate is not None:
+            apply_gate(result, gate)
     else:
         if command:
             raise UsageError("compare: a command after `--` needs --before-cwd and --after-cwd")
@@ -130,11 +152,13 @@ def run(ns: argparse.Namespace) -> int:
         check_json_dest(ns.json, inputs=ns.reports)
         before = Report.load(ns.reports[0])
         after = Report.load(ns.reports[1])
-        result = compare(
+        result = compare_reports(
             before,
             after,
             before_label=ns.reports[0] + (f" [{before.label}]" if before.label else ""),
             after_label=ns.reports[1] + (f" [{after.label}]" if after.label else ""),
+            acts_through=ns.acts_through,
+            max_regression_pct=gate,
         )
 
     emit(result, render_comparison(result), ns.json)

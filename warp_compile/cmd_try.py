@@ -2,7 +2,7 @@
 
     warp-compile try --set KEY=VALUE [--set ...] [--pairs N | --samples N] [--until-decided] [--json FILE] -- CMD...
 
-Exit 0: IMPROVED / INCONCLUSIVE / UNVERIFIED; 1: REGRESSION / INVALID; 2: unusable input (one line on stderr).
+Exit 0: IMPROVED / INCONCLUSIVE / UNVERIFIED / NO_EFFECT; 1: REGRESSION / INVALID; 2: unusable input.
 """
 
 from __future__ import annotations
@@ -26,14 +26,15 @@ def _description() -> str:
     return f"""\
 Run CMD as it is and with Warp settings applied inside the measured process at `import warp` (before the
 application or any library it imports creates a kernel module), alternately (A B, B A, ...), and compare the two:
-IMPROVED / INCONCLUSIVE / REGRESSION / INVALID / UNVERIFIED, as `compare` judges. Nothing in the project is
-written; the settings exist only in the measured processes. When a setting wins, the output says which lines make
-it permanent.
+IMPROVED / INCONCLUSIVE / REGRESSION / INVALID / UNVERIFIED, as `compare` judges, or NO_EFFECT when both arms
+built identical work (a setting that changes nothing Warp compiles; worker-thread settings keep their timing
+verdict). Nothing in the project is written; the settings exist only in the measured processes. When a setting
+wins, the output says which lines make it permanent.
 
 Settings (KEY, the mechanism it tests, what it changes):
 {rows}
 
-Exit status: 0 IMPROVED / INCONCLUSIVE / UNVERIFIED, 1 REGRESSION / INVALID, 2 unusable input.
+Exit status: 0 IMPROVED / INCONCLUSIVE / UNVERIFIED / NO_EFFECT, 1 REGRESSION / INVALID, 2 unusable input.
 """
 
 

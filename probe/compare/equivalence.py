@@ -241,6 +241,7 @@ def structure(before: Report, after: Report, rows: list[ModuleHashRow]) -> Struc
         lto_artifacts=Count(before=before.lto_artifacts, after=after.lto_artifacts),
         compiled_events=Count(before=_compiled_events(before, "cold"), after=_compiled_events(after, "cold")),
         warm_compiled_events=Count(before=_compiled_events(before, "warm"), after=_compiled_events(after, "warm")),
+        headers=Count(before=len(before.pch), after=len(after.pch)),
     )
     same_hashes = bool(rows) and not any(r.changed for r in rows)
     sb, sa = s.generated_source_bytes.before or 0, s.generated_source_bytes.after or 0

@@ -11,7 +11,14 @@ from typing import Any, NamedTuple
 
 from warp_compile.probe import stats
 from warp_compile.probe.compare.verdict import compare
-from warp_compile.probe.compare_models import EXIT_CODES, ClockDecision, Comparison, Interleaved, Verdict
+from warp_compile.probe.compare_models import (
+    EXIT_CODES,
+    ActsThrough,
+    ClockDecision,
+    Comparison,
+    Interleaved,
+    Verdict,
+)
 from warp_compile.probe.errors import UsageError
 from warp_compile.probe.models import Report, WarningCode, warn
 
@@ -33,9 +40,13 @@ def _decide(c: Comparison, max_samples: int, min_pairs: int, pairs: int) -> Step
     """One interim comparison against the stopping rule (see `stats.settled_verdict`)."""
     if c.verdict == "INVALID":
         return Step(True, True, f"INVALID after {pairs} pair{'s' if pairs != 1 else ''}: {c.reason}", None, [])
+    if c.verdict == "NO_EFFECT" and pairs >= min_pairs:  # identical work: more pairs cannot give the change an effect
+        return Step(True, True, f"identical work after {pairs} pairs: no effect on what Warp compiles", "NO_EFFECT", [])
     decisions: list[ClockDecision] = []
     deciding: list[stats.Decision] = []
     for k in c.clocks:
+        if k.role == "informational":
+            continue
         if not k.decisive or k.outcome == "not judged":
             decisions.append(ClockDecision(name=k.name, outcome="not judged", reason=k.note))
             continue
@@ -91,6 +102,7 @@ def interleaved_compare(
     build_report: BuildReport | None = None,
     arm_env: tuple[dict[str, str], dict[str, str]] | None = None,
     arm_labels: tuple[str, str] | None = None,
+    acts_through: ActsThrough = "unknown",
 ) -> Comparison:
     """Measure BEFORE and AFTER alternately (A B, B A, A B, ...), one cold + warm sample per arm per pair.
 
@@ -104,7 +116,8 @@ def interleaved_compare(
 
     `run_sample` / `build_report` default to `warp_compile.probe.measure`; tests inject a mock executor.
     `arm_env` gives each arm extra environment for the hook (an experiment: the same tree, other Warp settings);
-    `arm_labels` names the arms in the text.
+    `arm_labels` names the arms in the text. `acts_through` (see `compare`): "compiled" for a settings experiment
+    or a code fix meant to remove builds, so identical work in both arms reads NO_EFFECT.
     """
     if run_sample is None or build_report is None:
         from warp_compile.probe import measure as _measure  # the sandbox; imported only when measuring
@@ -155,7 +168,7 @@ def interleaved_compare(
             say(f"pair {i + 1}/{limit}: {names[side]} ({cwd})")
             arms[side].append(sample(side, cwd, i, progress))
         pairs = i + 1
-        interim = _compare_arms(command, before_cwd, after_cwd, arms, build_report, arm_labels)
+        interim = _compare_arms(command, before_cwd, after_cwd, arms, build_report, arm_labels, acts_through)
         step = _decide(interim, max_samples if until_decided else limit, min_pairs, pairs)
         decisions = step.decisions
         if interim.verdict == "INVALID":
@@ -210,10 +223,10 @@ def _compare_arms(
     arms: tuple[list[Any], list[Any]],
     build_report: BuildReport,
     labels: tuple[str, str] | None = None,
+    acts_through: ActsThrough = "unknown",
 ) -> Comparison:
     n = len(arms[1])
     before = build_report(command, before_cwd, list(arms[0]), label="before", requested=n)
     after = build_report(command, after_cwd, list(arms[1]), label="after", requested=n)
-    if labels:
-        return compare(before, after, before_label=labels[0], after_label=labels[1])
-    return compare(before, after, before_label=f"before ({before_cwd})", after_label=f"after ({after_cwd})")
+    names = labels or (f"before ({before_cwd})", f"after ({after_cwd})")
+    return compare(before, after, before_label=names[0], after_label=names[1], acts_through=acts_through)

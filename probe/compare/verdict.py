@@ -1,20 +1,26 @@
-"""The verdict of a comparison: three clocks, each against its own noise band, after the equivalence check.
+"""The verdict of a comparison: the headline clock against its noise band, after the equivalence check.
 
 The verdict, in order:
 
 1. INVALID: the launch structure changed, the AFTER run had failed samples or build errors, or either side has no
    successful sample.
-2. UNVERIFIED: neither run recorded a launch, so equal work cannot be confirmed (the clocks are still reported).
-3. Three clocks, each against its own band max(1% of the BEFORE median, 2 x BEFORE raw MAD):
-   compile elapsed (cold wall - warm wall: what the user waited), warm repeat (module time of the warm run: what
-   every later run pays), cold module work (summed module load time of the cold run: what was built). Below the
-   timing floor (5 ms of baseline median) a clock is judged on counts (compiled events) instead.
-   * identical work (same identities, module hashes and generated source bytes) takes the summed cold clock out of
-     the verdict: overlapped builds contend for cores and inflate it, so a scheduling change is judged on elapsed;
-   * a warm run that compiled (in either arm) takes compile elapsed out: cold - warm then no longer isolates
-     compilation, and the warm repeat is the clock that shows a cache fix.
+2. NO_EFFECT: the change can only act through what is compiled (`acts_through="compiled"`: a settings experiment,
+   a fix meant to remove builds) and both runs built identical work (same identities, module hashes, generated
+   source, header builds and compiled events): no effect on what Warp compiles, whatever the timing says.
+3. UNVERIFIED: neither run recorded a launch, so equal work cannot be confirmed (the clocks are still reported).
+4. The clocks, each against its own band max(1% of the BEFORE median, 2 x BEFORE raw MAD), never below the 5 ms
+   timing floor (below it, judged on counts of compiled events). The headline is compile elapsed (cold wall -
+   warm wall), the repeat run's wall time when a warm run compiled (a cache fix), or the CUDA compile clock with
+   --cuda-arch. Warm repeat and cold module work may decide too; cold / warm wall, header, native and codegen are
+   informational.
+   * identical work takes the summed cold clock out (overlapped builds contend for cores and inflate it), and so
+     does a header that moved in or out of the modules' native compile (its cost moved, it did not grow);
+   * a warm run that compiled takes compile elapsed out (cold - warm then no longer isolates compilation);
+   * a headline that improved beyond its band wins: a secondary clock that moved the other way is shown with its
+     reason and does not decide.
    REGRESSION if a deciding clock regressed beyond its band; else IMPROVED if one improved beyond its band;
-   else INCONCLUSIVE (inside the noise band of every clock).
+   else INCONCLUSIVE. Saved reports pass a `Drift` (see `compare.drift`): the AFTER clocks divided by its factor,
+   the bands widened by its uncertainty, and a timed verdict set aside when the drift cannot be trusted.
 """
 
 from __future__ import annotations
@@ -24,9 +30,11 @@ from warp_compile.probe.compare.equivalence import check_equivalence, module_has
 from warp_compile.probe.compare_models import (
     CLOCK_TITLES,
     EXIT_CODES,
+    ActsThrough,
     Clock,
     Comparison,
     Count,
+    Drift,
     Equivalence,
     Structure,
 )
@@ -52,6 +60,7 @@ def _judge_clock(
     counts_after: int | None,
     floor: float,
     counts_only: str = "",
+    widen: float = 0.0,
 ) -> Clock:
     c = Clock(name=name, title=CLOCK_TITLES[name], before=b, after=a)  # type: ignore[arg-type]
     c.counts_label = counts_label
@@ -85,7 +94,7 @@ def _judge_clock(
             c.note += f"; without counts the floor serves as the band (median moved {moved} ms)"
         return c
     raw_band = stats.band(b) or 0.0
-    c.band_ms = max(raw_band, floor)
+    c.band_ms = max(raw_band, floor) + widen * abs(bm)  # widen: the drift factor's uncertainty (saved reports)
     if raw_band < floor:
         c.note = (
             f"band max(1% of median, 2 x MAD) = {fmt_num(raw_band)} ms raised to the {fmt_num(floor)} ms timing floor"
@@ -145,7 +154,7 @@ def _warnings(before: Report, after: Report, eq: Equivalence) -> list[Warn]:
         n = _successful(r)
         if 0 < n < 3:
             w.append(warn(WarningCode.FEW_SAMPLES, side=side, n=n))
-        if r.cache.left_sandbox:
+        if r.cache.outside_sandbox:
             w.append(warn(WarningCode.CACHE_LEFT_SANDBOX, side=side))
         if r.hook.errors:
             w.append(warn(WarningCode.HOOK_ERRORS, side=side, count=len(r.hook.errors), first=r.hook.errors[0]))
@@ -159,36 +168,144 @@ def _warnings(before: Report, after: Report, eq: Equivalence) -> list[Warn]:
     return w
 
 
-def compare(before: Report, after: Report, *, before_label: str = "", after_label: str = "") -> Comparison:
-    """Judge AFTER against BEFORE. Pure: no I/O, no clock reads."""
+TIME_CLOCKS = ("compile_elapsed", "warm_repeat", "cold_module", "cuda_compile", "cold_wall", "warm_wall", "pch",
+               "native", "codegen")  # fmt: skip
+
+
+def _corrected(s: Stat, factor: float | None) -> Stat:
+    """AFTER values divided by the drift factor (1.0 or None: as measured)."""
+    if not factor or factor == 1.0 or not s.values:
+        return s
+    return stats.stat_of([round(v / factor, 3) for v in s.values])
+
+
+def _clocks(before: Report, after: Report, st: Structure, floor: float, drift: Drift | None) -> list[Clock]:
+    """Every clock of the comparison, judged against its band; roles and decisiveness are set by `compare`."""
+    factor = drift.factor if drift is not None and drift.trusted else None
+    widen = (drift.band_pct or 0.0) / 100.0 if factor else 0.0
+
+    def clock(name: str, b: Stat, a: Stat, counts: Count, label: str = "compiled events", counts_only: str = ""
+              ) -> Clock:
+        c = _judge_clock(
+            name, b, _corrected(a, factor), counts_label=label, counts_before=counts.before,
+            counts_after=counts.after, floor=floor, counts_only=counts_only, widen=widen,
+        )
+        if factor and a.values:
+            c.drift_corrected, c.after_raw_median = True, stats.stat_median(a)
+        return c
+
+    no_warm_compile = st.warm_compiled_events.before == 0 and st.warm_compiled_events.after == 0
+    warm_counts_only = "neither warm run compiled, so the warm repeat only loaded cached modules"
+    out = [
+        clock("compile_elapsed", before.compile_elapsed_ms, after.compile_elapsed_ms, st.compiled_events),
+        clock("warm_repeat", before.warm_module_ms, after.warm_module_ms, st.warm_compiled_events,
+              label="compiled events in the warm run", counts_only=warm_counts_only if no_warm_compile else ""),
+        clock("cold_module", before.cold_module_ms, after.cold_module_ms, st.compiled_events),
+    ]
+    if before.cuda_builds and after.cuda_builds:  # --cuda-arch on both: the CUDA-only mechanisms' clock
+        out.append(clock("cuda_compile", _cuda_clock(before), _cuda_clock(after),
+                         Count(before=len(before.cuda_builds), after=len(after.cuda_builds)), label="CUDA builds"))
+    headers = Count(before=len(before.pch), after=len(after.pch)) if (before.pch or after.pch) else Count()
+    for name, b, a, cnt, label in (
+        ("cold_wall", before.cold_wall_ms, after.cold_wall_ms, st.compiled_events, "compiled events"),
+        ("warm_wall", before.warm_wall_ms, after.warm_wall_ms, st.warm_compiled_events,
+         "compiled events in the warm run"),
+        ("pch", before.pch_ms, after.pch_ms, headers, "header builds"),
+        ("native", before.native_compile_ms, after.native_compile_ms, st.compiled_events, "compiled events"),
+        ("codegen", before.codegen_ms, after.codegen_ms, st.compiled_events, "compiled events"),
+    ):
+        if b.values or a.values or b.median is not None or a.median is not None:  # absent from both: not measured
+            out.append(clock(name, b, a, cnt, label=label))
+    return out
+
+
+def _headline(clocks: list[Clock], warm_compiles: bool) -> str:
+    """The clock the comparison is about: the repeat run's wall time when a warm run compiled (a cache fix: what
+    every later run waits, header rebuilds included), the CUDA compile clock in a --cuda-arch compare, else compile
+    elapsed (what the user waited for compilation)."""
+    names = {c.name for c in clocks}
+    if warm_compiles and "warm_wall" in names:
+        return "warm_wall"
+    if warm_compiles:
+        return "warm_repeat"
+    if "cuda_compile" in names:
+        return "cuda_compile"
+    return "compile_elapsed"
+
+
+def _header_move(clocks: list[Clock], st: Structure) -> str:
+    """A cost that moved between the header and the summed module clocks, in words ("" when none did).
+
+    Cold module work and native compile exclude the precompiled header: turning the header off moves its cost into
+    each module's native compile (turning it on moves it out). When the module clock moved by no more than the
+    header did, the cost moved; it did not grow (or shrink)."""
+    by = {c.name: c for c in clocks}
+    pch, cold = by.get("pch"), by.get("cold_module")
+    if cold is None or cold.delta_ms is None:
+        return ""
+    pb = (stats.stat_median(pch.before) if pch else None) or 0.0
+    pa = (stats.stat_median(pch.after) if pch else None) or 0.0
+    hb, ha = st.headers.before or 0, st.headers.after or 0
+    slack = cold.band_ms or 0.0
+    header = f"{fmt_num(pa - pb, sign=True)} ms of header (pch)"
+    if (hb > ha or (pb > 0 and pa == 0)) and 0 < cold.delta_ms <= (pb - pa) + slack:
+        return f"header cost moved into native compile: {fmt_num(cold.delta_ms, sign=True)} ms of cold module work " \
+               f"against {header}"
+    if (ha > hb or (pa > 0 and pb == 0)) and 0 < -cold.delta_ms <= (pa - pb) + slack:
+        return f"native compile moved into the header: {fmt_num(cold.delta_ms, sign=True)} ms of cold module work " \
+               f"against {header}"
+    return ""
+
+
+def _not_a_time(elapsed: Clock, st: Structure, warm_compiles: bool) -> None:
+    """Cold wall - warm wall is a compile time only when the warm run compiled nothing; never show it negative."""
+    bm, am = stats.stat_median(elapsed.before), stats.stat_median(elapsed.after)
+    if warm_compiles:
+        what = (f"cold wall - warm wall, not a compile time: the warm run compiled too "
+                f"({st.warm_compiled_events.before} compiled events before, {st.warm_compiled_events.after} after)")
+    elif (bm is not None and bm < 0) or (am is not None and am < 0):
+        what = "cold wall - warm wall is below zero: nothing measurable was compiled, the runs differ by noise"
+    else:
+        return
+    elapsed.note = "; ".join(part for part in elapsed.note.split("; ") if "baseline median -" not in part)
+    parts = []
+    for side, m in (("before", bm), ("after", am)):
+        if m is not None:
+            longer = "longer" if m < 0 else "shorter"
+            parts.append(f"{side}, the warm run took {fmt_num(abs(m))} ms {longer} than the cold run")
+    elapsed.not_a_time = what + ("; " + "; ".join(parts) if parts else "")
+
+
+def compare(
+    before: Report,
+    after: Report,
+    *,
+    before_label: str = "",
+    after_label: str = "",
+    acts_through: ActsThrough = "unknown",
+    drift: Drift | None = None,
+) -> Comparison:
+    """Judge AFTER against BEFORE. Pure: no I/O, no clock reads.
+
+    `acts_through` "compiled" (a settings experiment, a code fix meant to remove builds) turns identical work into
+    NO_EFFECT; "scheduling" and "unknown" judge identical work on time. `drift` (saved-report compares, see
+    `compare.drift`) divides the AFTER time clocks by its factor and widens the bands by its uncertainty; an
+    untrusted drift sets timed verdicts aside.
+    """
     eq = check_equivalence(before, after)
     rows = module_hash_rows(before, after)
     st = structure(before, after, rows)
     floor = TIMING_FLOOR_MS
-
-    def clock(
-        name: str, b: Stat, a: Stat, counts: Count, label: str = "compiled events", counts_only: str = ""
-    ) -> Clock:
-        """A clock judged on one Stat of each report, with the compiled-event counts that go with it."""
-        return _judge_clock(
-            name, b, a, counts_label=label, counts_before=counts.before, counts_after=counts.after, floor=floor,
-            counts_only=counts_only,
-        )
-
-    elapsed = clock("compile_elapsed", before.compile_elapsed_ms, after.compile_elapsed_ms, st.compiled_events)
-    no_warm_compile = st.warm_compiled_events.before == 0 and st.warm_compiled_events.after == 0
-    warm = clock(
-        "warm_repeat",
-        before.warm_module_ms,
-        after.warm_module_ms,
-        st.warm_compiled_events,
-        label="compiled events in the warm run",
-        counts_only="neither warm run compiled, so the warm repeat only loaded cached modules"
-        if no_warm_compile
-        else "",
-    )
-    cold = clock("cold_module", before.cold_module_ms, after.cold_module_ms, st.compiled_events)
+    clocks = _clocks(before, after, st, floor, drift)
+    by = {c.name: c for c in clocks}
+    elapsed, cold = by["compile_elapsed"], by["cold_module"]
     warm_compiles = (st.warm_compiled_events.before or 0) > 0 or (st.warm_compiled_events.after or 0) > 0
+    headline = _headline(clocks, warm_compiles)
+    for c in clocks:
+        if c.name == headline:
+            c.role = "headline"
+        elif c.name in INFORMATIONAL and not (c.name == "warm_wall" and warm_compiles):
+            c.role, c.decisive = "informational", False
     if warm_compiles:
         elapsed.decisive = False
         elapsed.left_out = "the warm run compiled"
@@ -196,9 +313,15 @@ def compare(before: Report, after: Report, *, before_label: str = "", after_labe
             elapsed.note,
             f"not judged: the warm run compiled ({st.warm_compiled_events.before} compiled events before, "
             f"{st.warm_compiled_events.after} after), so cold - warm no longer isolates compilation; "
-            "the warm repeat carries the verdict",
+            f"the {CLOCK_TITLES[headline]} carries the verdict",
         )
-    if st.identical_work:
+    _not_a_time(elapsed, st, warm_compiles)
+    moved = _header_move(clocks, st)
+    if moved:
+        cold.decisive = False
+        cold.left_out = moved
+        cold.note = _join(cold.note, f"not judged: {moved}; the header is not in this clock, so it moved, not grew")
+    elif st.identical_work:
         cold.decisive = False
         cold.left_out = "the work is identical"
         cold.note = _join(
@@ -207,46 +330,36 @@ def compare(before: Report, after: Report, *, before_label: str = "", after_labe
             "contend for cores and inflate the summed clock"
             + (", so compile elapsed decides" if elapsed.decisive else ""),
         )
-    clocks = [elapsed, warm, cold]
-    if before.cuda_builds and after.cuda_builds:  # --cuda-arch on both: the CUDA-only mechanisms' clock
-        clocks.append(
-            _judge_clock(
-                "cuda_compile", _cuda_clock(before), _cuda_clock(after), counts_label="CUDA builds",
-                counts_before=len(before.cuda_builds), counts_after=len(after.cuda_builds), floor=floor,
-            )
-        )
-    headline = "warm_repeat" if warm_compiles else "compile_elapsed"
     few = min(_successful(before), _successful(after))
     if 0 < few < MIN_TIMING_SAMPLES:
         _discount_thin_timing(clocks, st, few)
     _cpu_stands_in(clocks)
+    _headline_wins(clocks, headline)
 
     # -- verdict -------------------------------------------------------------------------------------------------
-    invalid: list[str] = []
-    if eq.status == "changed" and eq.first_divergence is not None:
-        invalid.append(f"the workload changed at {eq.first_divergence.description}")
-    if after.failed_samples:
-        invalid.append(f"{after.failed_samples} of {after.samples} AFTER samples failed")
-    after_errors = _build_errors(after)
-    if after_errors:
-        first = after_errors[0]
-        detail = f": {first.error.splitlines()[0]}" if first.error else ""
-        invalid.append(f"the AFTER run had {len(after_errors)} build error(s) (module {first.module}{detail})")
-    elif _sample_errors(after):
-        invalid.append(f"the AFTER run reported {_sample_errors(after)} build error(s)")
-    if _successful(before) == 0:
-        invalid.append("the BEFORE report has no successful sample")
-    if _successful(after) == 0 and not after.failed_samples:
-        invalid.append("the AFTER report has no successful sample")
-
+    invalid = _invalid(before, after, eq)
     deciding = [c for c in clocks if c.decisive and c.outcome != "not judged"]
     regressed = [c for c in deciding if c.outcome == "regressed"]
     improved = [c for c in deciding if c.outcome == "improved"]
-    ignored = [c for c in clocks if not c.decisive and c.outcome in ("improved", "regressed")]
-
+    ignored = [c for c in clocks if not c.decisive and c.role != "informational" and c.outcome in ("improved",
+                                                                                                   "regressed")]
+    # identical work in both runs, the header included: a change that turned the header off built the same
+    # modules differently
+    same_work = (st.identical_work and not st.compiled_events.changed and not st.warm_compiled_events.changed
+                 and not st.headers.changed)
+    warnings = _warnings(before, after, eq)
     if invalid:
         verdict = "INVALID"
         reason = "; ".join(invalid)
+    elif acts_through == "compiled" and same_work:
+        verdict = "NO_EFFECT"
+        head = by.get(headline)
+        timing = f"; timing: {_timing(head)}" if head is not None and head.delta_ms is not None else ""
+        reason = (
+            f"no effect on what Warp compiles: both arms built identical work ({st.identities.after} identities, "
+            "the same module hashes and generated source), and this change can only act through what is compiled"
+            f"{timing}, which is noise or scheduling, not the change"
+        )
     else:
         if regressed:
             clock_verdict = "REGRESSION"
@@ -263,11 +376,26 @@ def compare(before: Report, after: Report, *, before_label: str = "", after_labe
             reason += "; " + "; ".join(_ignored(c) for c in ignored)
         if st.identical_work and any(c.name == "compile_elapsed" for c in (*regressed, *improved)):
             reason += "; identical work (same identities, hashes and source): the difference is scheduling"
+        if drift is not None and not drift.trusted and clock_verdict in ("IMPROVED", "REGRESSION"):
+            timed = [c for c in (*regressed, *improved) if c.judged != "counts"]
+            if timed:
+                reason = (
+                    f"{clock_verdict} by the raw clocks only, which machine drift between the two reports can explain "
+                    f"({drift.reason}): {reason}; measure both trees interleaved (compare --before-cwd A --after-cwd "
+                    "B -- CMD) to judge the change"
+                )
+                clock_verdict = "INCONCLUSIVE"
         if eq.status == "unverified":
             verdict = "UNVERIFIED"
             reason = f"{eq.note}, so the same work cannot be confirmed; the clocks alone say {clock_verdict}: {reason}"
         else:
             verdict = clock_verdict
+    if drift is not None:
+        if drift.trusted:
+            warnings.append(warn(WarningCode.DRIFT_CORRECTED, factor=round(drift.factor or 1.0, 3),
+                                 band=round(drift.band_pct or 0.0, 1), yardstick=drift.yardstick))
+        else:
+            warnings.append(warn(WarningCode.DRIFT_UNCORRECTED, reason=drift.reason))
 
     return Comparison(
         verdict=verdict,  # type: ignore[arg-type]
@@ -278,7 +406,7 @@ def compare(before: Report, after: Report, *, before_label: str = "", after_labe
         equivalence=eq,
         structure=st,
         module_hashes=rows,
-        warnings=_warnings(before, after, eq),
+        warnings=warnings,
         before_label=before_label or before.label or "before",
         after_label=after_label or after.label or "after",
         before_samples=_successful(before),
@@ -286,7 +414,53 @@ def compare(before: Report, after: Report, *, before_label: str = "", after_labe
         before_failed_samples=before.failed_samples,
         after_failed_samples=after.failed_samples,
         timing_floor_ms=floor,
+        acts_through=acts_through,
+        moved_costs=[moved] if moved else [],
+        drift=drift,
     )
+
+
+INFORMATIONAL = ("cold_wall", "warm_wall", "pch", "native", "codegen")
+
+
+def _invalid(before: Report, after: Report, eq: Equivalence) -> list[str]:
+    """Why the two runs cannot be compared at all (INVALID), or nothing."""
+    invalid: list[str] = []
+    if eq.status == "changed" and eq.first_divergence is not None:
+        invalid.append(f"the workload changed at {eq.first_divergence.description}")
+    if after.failed_samples:
+        invalid.append(f"{after.failed_samples} of {after.samples} AFTER samples failed")
+    after_errors = _build_errors(after)
+    if after_errors:
+        first = after_errors[0]
+        detail = f": {first.error.splitlines()[0]}" if first.error else ""
+        invalid.append(f"the AFTER run had {len(after_errors)} build error(s) (module {first.module}{detail})")
+    elif _sample_errors(after):
+        invalid.append(f"the AFTER run reported {_sample_errors(after)} build error(s)")
+    if _successful(before) == 0:
+        invalid.append("the BEFORE report has no successful sample")
+    if _successful(after) == 0 and not after.failed_samples:
+        invalid.append("the AFTER report has no successful sample")
+    return invalid
+
+
+def _headline_wins(clocks: list[Clock], headline: str) -> None:
+    """A headline that improved beyond its band is the answer: a secondary clock that moved the other way is shown
+    with the reason and does not turn the improvement into a regression."""
+    head = next((c for c in clocks if c.name == headline), None)
+    if head is None or not head.decisive or head.outcome != "improved":
+        return
+    for c in clocks:
+        if c is not head and c.decisive and c.outcome == "regressed":
+            c.decisive = False
+            c.left_out = f"the headline clock ({head.title}) improved beyond its band and is what the user waits for"
+            c.note = _join(c.note, f"not judged: it moved the other way while the {head.title} improved")
+
+
+def _timing(c: Clock) -> str:
+    bm, am = stats.stat_median(c.before), stats.stat_median(c.after)
+    pct = f" ({c.delta_pct:+.1f}%)" if c.delta_pct is not None else ""
+    return f"{c.title} {fmt_num(bm)} -> {fmt_num(am)} ms{pct}"
 
 
 def _cpu_stands_in(clocks: list[Clock]) -> None:
@@ -327,7 +501,7 @@ def _ignored(c: Clock) -> str:
 
 def _work_direction(st: Structure, clock: str) -> int:
     """-1 when the AFTER run compiled less (by compiled events), +1 when more, 0 when the counts say nothing."""
-    cnt = st.warm_compiled_events if clock == "warm_repeat" else st.compiled_events
+    cnt = st.warm_compiled_events if clock in ("warm_repeat", "warm_wall") else st.compiled_events
     if cnt.before is None or cnt.after is None or cnt.before == cnt.after:
         return 0
     return -1 if cnt.after < cnt.before else 1
@@ -345,6 +519,8 @@ def _discount_thin_timing(clocks: list[Clock], st: Structure, few: int) -> None:
             continue
         direction = _work_direction(st, c.name)
         timed = -1 if c.outcome == "improved" else 1
+        if direction == timed:  # the work itself moved the same way (e.g. the warm run stopped compiling)
+            continue
         if st.identical_work:
             moved = fmt_num(abs(c.delta_ms or 0))
             why = f"the work is identical and {n} per arm cannot tell a {moved} ms move from noise"

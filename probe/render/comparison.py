@@ -16,7 +16,8 @@ from warp_compile.probe.render.warnings import warning_text
 def render_comparison(c: Comparison) -> str:
     """The comparison for people. Line 1: verdict, headline clock, reason. Same model as the JSON."""
     head = c.clock(c.headline)
-    lines = [f"{c.verdict}: {_clock_phrase(head) if head else c.headline}. {c.reason}"]
+    phrase = _clock_phrase(head) if head and not head.not_a_time else CLOCK_TITLES.get(c.headline, c.headline)
+    lines = [f"{c.verdict}: {phrase}. {c.reason}"]
     lines.append(
         f"  before: {c.before_label} ({c.before_samples} successful sample{'s' if c.before_samples != 1 else ''}"
         + (f", {c.before_failed_samples} failed" if c.before_failed_samples else "")
@@ -43,12 +44,16 @@ def render_comparison(c: Comparison) -> str:
         lines.append(f"  renamed: {r.before} -> {r.after}{mod}, {r.launches:,} launch{'es' if r.launches != 1 else ''}")
     lines.append("")
 
-    lines.append("Clocks (median ms; band = max(1% of before median, 2 x before raw MAD)):")
+    corrected = ", AFTER drift-corrected" if c.drift is not None and c.drift.trusted else ""
+    lines.append(f"Clocks (median ms{corrected}; band = max(1% of before median, 2 x before raw MAD)):")
     table = [("clock", "before", "after", "delta", "band", "judged", "")]
     for k in c.clocks:
         delta = fmt_num(k.delta_ms, sign=True)
         if k.delta_pct is not None:
             delta += f" ({k.delta_pct:+.1f}%)"
+        b_txt, a_txt = fmt_num(stats.stat_median(k.before)), fmt_num(stats.stat_median(k.after))
+        if k.not_a_time:  # cold - warm that is not a compile time is never shown as one (nor below zero)
+            b_txt = a_txt = delta = "n/a"
         bandtxt = f"±{fmt_num(k.band_ms)}" if k.band_ms is not None else "n/a"
         if k.judged == "counts":
             bandtxt = f"floor {fmt_num(k.band_ms)}"
@@ -58,13 +63,15 @@ def render_comparison(c: Comparison) -> str:
         flags = []
         if k.name == c.headline:
             flags.append("headline")
-        if not k.decisive:
+        if k.role == "informational":
+            flags.append("informational")
+        elif not k.decisive:
             flags.append("not deciding")
         table.append(
             (
                 k.title,
-                fmt_num(stats.stat_median(k.before)),
-                fmt_num(stats.stat_median(k.after)),
+                b_txt,
+                a_txt,
                 delta,
                 bandtxt,
                 judged,
@@ -73,8 +80,18 @@ def render_comparison(c: Comparison) -> str:
         )
     lines.extend(_table(table, right=(1, 2, 3, 4)))
     for k in c.clocks:
-        if k.note:
+        if k.not_a_time:
+            lines.append(f"  {k.title}: {k.not_a_time}")
+        if k.note and k.role != "informational":
             lines.append(f"  {k.title}: {k.note}")
+    for m in c.moved_costs:
+        lines.append(f"  moved: {m}")
+    if c.drift is not None:
+        lines.extend(_drift_lines(c))
+    if c.gate is not None:
+        g = c.gate
+        lines.append(f"  gate --max-regression {g.max_regression_pct:g}%: {'passed' if g.passed else 'FAILED'}: "
+                     f"{g.reason} (exit {g.exit_code})")
     lines.append("")
 
     s = c.structure
@@ -86,6 +103,7 @@ def render_comparison(c: Comparison) -> str:
         ("LTO artifacts", s.lto_artifacts),
         ("compiled events (cold)", s.compiled_events),
         ("compiled events (warm)", s.warm_compiled_events),
+        ("header builds (cold)", s.headers),
     ):
         b = "n/a" if cnt.before is None else f"{cnt.before:,}"
         a = "n/a" if cnt.after is None else f"{cnt.after:,}"
@@ -131,6 +149,21 @@ def render_comparison(c: Comparison) -> str:
         lines.append("Warnings:")
         lines.extend(f"  - {warning_text(w)}" for w in c.warnings)
     return "\n".join(lines) + "\n"
+
+
+def _drift_lines(c: Comparison) -> list[str]:
+    d = c.drift
+    assert d is not None
+    if d.factor is None:
+        return [f"  drift: not estimated: {d.reason}"]
+    head = (f"  drift: factor {d.factor:.3f} (after / before, ±{fmt_num(d.band_pct)}%) on {d.yardstick} "
+            f"({fmt_num(d.yardstick_before_ms)} -> {fmt_num(d.yardstick_after_ms)} ms)")
+    out = [head, f"    {'corrected: ' if d.trusted else 'NOT corrected: '}{d.reason}"]
+    raw = [k for k in c.clocks if k.drift_corrected and k.after_raw_median is not None and k.role != "informational"]
+    if raw:
+        shown = ", ".join(f"{k.title} {fmt_num(k.after_raw_median)} ms" for k in raw)
+        out.append(f"    measured AFTER medians: {shown}")
+    return out
 
 
 def _table(rows: Sequence[Sequence[str]], right: Sequence[int] = ()) -> list[str]:

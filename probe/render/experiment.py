@@ -17,4 +17,8 @@ def render_try(r: TryResult) -> str:
         lines.append("")
         lines.append("To keep it, at the entry point before anything imports the kernel modules:")
         lines.extend(f"    {line}" for line in r.paste)
+    elif r.comparison.verdict == "NO_EFFECT":
+        lines.append("")
+        lines.append("Nothing to keep: with these settings Warp compiled exactly the same modules (same hashes and "
+                     "source), so they cannot change this application's compile time.")
     return "\n".join(lines)

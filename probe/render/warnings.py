@@ -40,6 +40,13 @@ _TEMPLATES: dict[WarningCode, str] = {
     C.HOOK_ERRORS: "the {side} hook reported {count} internal error(s): {first}",
     C.EXPERIMENT_NOT_APPLIED: "the setting(s) {settings} did not take in the measured process (this Warp has no "
     "such option, or the command never imported warp): the comparison shows no effect of them",
+    C.DRIFT_CORRECTED: "the machine drifted between the two reports by a factor of {factor} (±{band}%), measured on "
+    "{yardstick}: the AFTER clocks are divided by it and the bands widened by its uncertainty",
+    C.DRIFT_UNCORRECTED: "no trustworthy drift estimate between the two reports ({reason}): a timed difference may be "
+    "the machine, not the change; measure both trees interleaved (compare --before-cwd A --after-cwd B -- CMD)",
+    C.CACHE_DIR_OWN: "the app set its own kernel cache directory ({path}), inside the sandbox's temp folder (a fresh "
+    "one per run, e.g. from tempfile): nothing leaked in from earlier runs, but a warm run cannot reuse the cold "
+    "run's builds there",
     C.PYTHON_RESOLVED: "command[0] {name!r} was resolved on the server's PATH to {path}; to be sure, {advice}",
     C.RULE_CLAIMS_FAILED: "rule {rule} could not declare its rebuilds: {error}",
     C.HOOK_MODES_DIFFER: "the hooks ran in different modes: {before} vs {after}",
