@@ -260,6 +260,7 @@ class OwnerQuery:
         self.key = _key(python, cwd, env)
         self._proc: subprocess.Popen[str] | None = None
         self._answer: tuple[dict[str, Any], list[str]] | None = None
+        self._closed = threading.Event()
         self._thread = threading.Thread(target=self._run, args=(background,), daemon=True)
         self._thread.start()
 
@@ -271,7 +272,9 @@ class OwnerQuery:
             )
         except (OSError, ValueError, subprocess.SubprocessError):
             return
-        if background and hasattr(os, "setpriority"):
+        if self._closed.is_set():  # closed while it was starting
+            proc.kill()
+        elif background and hasattr(os, "setpriority"):
             try:
                 os.setpriority(os.PRIO_PROCESS, proc.pid, 19)
             except OSError:
@@ -292,6 +295,7 @@ class OwnerQuery:
         return self._answer
 
     def close(self) -> None:
+        self._closed.set()
         proc = self._proc
         if proc is not None and proc.poll() is None:
             proc.kill()
