@@ -14,15 +14,15 @@ the same interleaving, so a before/after comparison sees the same machine load. 
 after the run is recorded: on a shared machine the absolute figures move, the ratios less so.
 Speed targets live here, with the recorded output, not in timed tests.
 
-    python bench/overhead.py --measure-reps R [--samples 3] [--tree NAME=DIR ...] [--progress]
+    python bench/overhead.py --measure-reps R [--samples 3] [--rev NAME=REV ...] [--tree NAME=DIR ...] [--progress]
 
 5. What `warp-compile measure --samples N` costs against N plain cold+warm pairs, interleaved: each repetition
    runs every arm once (the tool from each `--tree`, the installed tool when none is given, and N plain pairs), in
    an order that rotates per repetition, so load drift hits every arm alike; per repetition the ratio of the
    tool's wall (and CPU: user + system of the whole process tree, from RUSAGE_CHILDREN) to the plain pairs'.
-   The first repetition (`--warmup`) only warms the file cache and is not counted. A tree is an importable
-   `warp_compile` package directory (see bench/RESULTS.md for how to assemble one from a commit), so a
-   before/after comparison sees the same load.
+   The first repetition (`--warmup`) only warms the file cache and is not counted. `--rev before=REV` runs the
+   tool of that commit (`--tree` an importable `warp_compile` directory), so a before/after comparison sees the
+   same load.
 """
 
 from __future__ import annotations
@@ -192,9 +192,40 @@ def _band(xs: list[float]) -> str:
     return f"{statistics.median(xs):.3f} (IQR {q[0]:.3f}-{q[2]:.3f}, range {min(xs):.3f}-{max(xs):.3f})"
 
 
+PACKAGE_DIRS = {"probe": "probe", "server": "server", "knowledge": "knowledge", "evals": "evals"}  # pyproject
+
+
+def _tree_of(rev: str, dest: Path) -> Path:
+    """An importable `warp_compile` package of git revision `rev` of this repository (the layout pyproject.toml
+    maps: probe/ becomes warp_compile/probe, ...), compiled so the first run does not pay for it."""
+    repo = Path(__file__).resolve().parents[1]
+    raw = dest / "raw"
+    raw.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(repo), "archive", rev, "warp_compile", *PACKAGE_DIRS],
+                             check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(raw)], input=archive, check=True)
+    tree = dest / "tree"
+    tree.mkdir()
+    (raw / "warp_compile").rename(tree / "warp_compile")
+    for src, name in PACKAGE_DIRS.items():
+        (raw / src).rename(tree / "warp_compile" / name)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree)], check=True)
+    return tree
+
+
 def measure_cost(ns: argparse.Namespace) -> int:
     """Item 5 of the docstring."""
-    trees = dict(t.split("=", 1) for t in ns.tree) if ns.tree else {"installed": ""}
+    trees = dict(t.split("=", 1) for t in ns.tree or [])
+    made = Path(tempfile.mkdtemp(prefix="warp-compile-benchtrees-"))
+    try:
+        for name, rev in (r.split("=", 1) for r in ns.rev or []):
+            trees[name] = str(_tree_of(rev, made / name))
+        return _measure_cost(ns, trees or {"installed": ""})
+    finally:
+        shutil.rmtree(made, ignore_errors=True)
+
+
+def _measure_cost(ns: argparse.Namespace, trees: dict[str, str]) -> int:
     arms = [*trees, "plain"]
     work = Path(tempfile.mkdtemp(prefix="warp-compile-benchapp-"))
     rows: dict[str, list[tuple[float, float, float]]] = {a: [] for a in arms}
@@ -253,6 +284,7 @@ def main() -> int:
     ap.add_argument("--measure-reps", type=int, default=0, metavar="R", help="only item 5, R repetitions")
     ap.add_argument("--samples", type=int, default=3, help="item 5: samples of `measure` (and plain pairs)")
     ap.add_argument("--tree", action="append", metavar="NAME=DIR", help="item 5: a warp_compile tree to run")
+    ap.add_argument("--rev", action="append", metavar="NAME=REV", help="item 5: the tool at a git revision")
     ap.add_argument("--progress", action="store_true", help="item 5: run measure with live progress (no --quiet)")
     ap.add_argument("--append", metavar="FILE", help="item 5: append the table to FILE")
     ap.add_argument("--warmup", type=int, default=1, metavar="W", help="item 5: repetitions run first, not counted")
