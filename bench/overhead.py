@@ -13,15 +13,27 @@ With --baseline-hook (e.g. `git show REV:probe/hook.py > /tmp/old_hook.py`), a t
 the same interleaving, so a before/after comparison sees the same machine load. The load average before and
 after the run is recorded: on a shared machine the absolute figures move, the ratios less so.
 Speed targets live here, with the recorded output, not in timed tests.
+
+    python bench/overhead.py --measure-reps R [--samples 3] [--rev NAME=REV ...] [--tree NAME=DIR ...] [--progress]
+
+5. What `warp-compile measure --samples N` costs against N plain cold+warm pairs, interleaved: each repetition
+   runs every arm once (the tool from each `--tree`, the installed tool when none is given, and N plain pairs), in
+   an order that rotates per repetition, so load drift hits every arm alike; per repetition the ratio of the
+   tool's wall (and CPU: user + system of the whole process tree, from RUSAGE_CHILDREN) to the plain pairs'.
+   The first repetition (`--warmup`) only warms the file cache and is not counted. `--rev before=REV` runs the
+   tool of that commit (`--tree` an importable `warp_compile` directory), so a before/after comparison sees the
+   same load.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import resource
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -109,7 +121,9 @@ def _run_cpu(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, str
     processes share the cores, so it is the steadier view of what the hook adds on a busy machine."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    out = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=True)
+    # in its own session, as the sandbox starts the app: where the kernel groups sessions for scheduling
+    # (autogroup), a busy machine otherwise gives the plain run a smaller share of the CPU than the measured one
+    out = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=True, start_new_session=True)
     wall = (time.perf_counter() - t0) * 1000.0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000.0
@@ -134,13 +148,153 @@ def _pair(cwd: Path, hook_dir: Path | None, launches: int) -> tuple[float, float
         shutil.rmtree(root, ignore_errors=True)
 
 
+TOOL_LAUNCHER = (
+    "import runpy, sys; sys.path.insert(0, sys.argv.pop(1)); runpy.run_module('warp_compile', run_name='__main__')"
+)
+
+
+def _tool_cmd(tree: str | None, samples: int, work: Path, progress: bool) -> list[str]:
+    """`warp-compile measure` from a package tree (put first on sys.path, the app's environment untouched)."""
+    head = [sys.executable, "-c", TOOL_LAUNCHER, tree] if tree else [sys.executable, "-m", "warp_compile"]
+    quiet = [] if progress else ["--quiet"]
+    return head + ["measure", "--samples", str(samples), *quiet, "--json", str(work / "r.json"), "--cwd", str(work),
+                   "--", sys.executable, "-m", "benchapp", "1"]
+
+
+def _timed(cmd: list[str], cwd: Path) -> tuple[float, float, float]:
+    """(wall ms, CPU ms of the whole waited-for process tree, wall ms of the app runs inside, from the report)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run(cmd, cwd=cwd, check=True, capture_output=True)
+    wall = (time.perf_counter() - t0) * 1000.0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    runs = json.loads((cwd / "r.json").read_text())["sample_results"]
+    inside = sum(s["cold"]["wall_ms"] + (s["warm"] or {}).get("wall_ms", 0.0) for s in runs)
+    return wall, (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000.0, inside
+
+
+def _plain_pairs(work: Path, samples: int) -> tuple[float, float, float]:
+    wall = cpu = 0.0
+    for _ in range(samples):
+        root = Path(tempfile.mkdtemp(prefix="warp-compile-bench-"))
+        try:
+            env = dict(os.environ, WARP_CACHE_PATH=str(root / "cache"), TMPDIR=str(root), PYTHONDONTWRITEBYTECODE="1")
+            for _run in ("cold", "warm"):
+                w, _out, c = _run_cpu([sys.executable, "-m", "benchapp", "1"], work, env)
+                wall, cpu = wall + w, cpu + c
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+    return wall, cpu, wall
+
+
+def _band(xs: list[float]) -> str:
+    q = statistics.quantiles(xs, n=4) if len(xs) >= 2 else [xs[0]] * 3
+    return f"{statistics.median(xs):.3f} (IQR {q[0]:.3f}-{q[2]:.3f}, range {min(xs):.3f}-{max(xs):.3f})"
+
+
+PACKAGE_DIRS = {"probe": "probe", "server": "server", "knowledge": "knowledge", "evals": "evals"}  # pyproject
+
+
+def _tree_of(rev: str, dest: Path) -> Path:
+    """An importable `warp_compile` package of git revision `rev` of this repository (the layout pyproject.toml
+    maps: probe/ becomes warp_compile/probe, ...), compiled so the first run does not pay for it."""
+    repo = Path(__file__).resolve().parents[1]
+    raw = dest / "raw"
+    raw.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(repo), "archive", rev, "warp_compile", *PACKAGE_DIRS],
+                             check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(raw)], input=archive, check=True)
+    tree = dest / "tree"
+    tree.mkdir()
+    (raw / "warp_compile").rename(tree / "warp_compile")
+    for src, name in PACKAGE_DIRS.items():
+        (raw / src).rename(tree / "warp_compile" / name)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree)], check=True)
+    return tree
+
+
+def measure_cost(ns: argparse.Namespace) -> int:
+    """Item 5 of the docstring."""
+    trees = dict(t.split("=", 1) for t in ns.tree or [])
+    made = Path(tempfile.mkdtemp(prefix="warp-compile-benchtrees-"))
+    try:
+        for name, rev in (r.split("=", 1) for r in ns.rev or []):
+            trees[name] = str(_tree_of(rev, made / name))
+        return _measure_cost(ns, trees or {"installed": ""})
+    finally:
+        shutil.rmtree(made, ignore_errors=True)
+
+
+def _measure_cost(ns: argparse.Namespace, trees: dict[str, str]) -> int:
+    arms = [*trees, "plain"]
+    work = Path(tempfile.mkdtemp(prefix="warp-compile-benchapp-"))
+    rows: dict[str, list[tuple[float, float, float]]] = {a: [] for a in arms}
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a stopped benchmark still removes its temp dirs
+    try:
+        (work / "benchapp").mkdir()
+        (work / "benchapp" / "__init__.py").write_text("")
+        (work / "benchapp" / "__main__.py").write_text(textwrap.dedent(APP))
+        load_before = os.getloadavg()
+        for rep in range(ns.measure_reps + ns.warmup):
+            order = arms[rep % len(arms):] + arms[: rep % len(arms)]
+            got = {}
+            for arm in order:
+                if arm == "plain":
+                    got[arm] = _plain_pairs(work, ns.samples)
+                else:
+                    got[arm] = _timed(_tool_cmd(trees[arm] or None, ns.samples, work, ns.progress), work)
+            if rep < ns.warmup:
+                continue  # warm-up: file cache, the trees' bytecode
+            for arm in arms:
+                rows[arm].append(got[arm])
+            line = "  ".join(f"{a} {got[a][0] / got['plain'][0]:.3f}/{got[a][1] / got['plain'][1]:.3f}"
+                             f" (own {got[a][0] - got[a][2]:,.0f} ms)" for a in trees)
+            print(f"rep {rep}: plain {got['plain'][0]:,.0f} ms wall {got['plain'][1]:,.0f} ms cpu; {line}",
+                  f"(load {os.getloadavg()[0]:.1f})", flush=True)
+        load_after = os.getloadavg()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    plain = rows["plain"]
+    lines = [
+        f"`warp-compile measure --samples {ns.samples}{'' if ns.progress else ' --quiet'}` against {ns.samples}"
+        f" plain cold+warm pairs, {ns.measure_reps} interleaved repetitions"
+        f" ({time.strftime('%Y-%m-%d %H:%M')} UTC, {os.cpu_count()} cpu, load average before"
+        f" {' / '.join(f'{x:.2f}' for x in load_before)}, after {' / '.join(f'{x:.2f}' for x in load_after)}):",
+        "",
+        "| tool | plain pairs wall (median) | tool wall (median) | tool's own wall outside the app runs (median)"
+        " | wall ratio, median of the per-repetition ratios | CPU ratio (user + system, whole tree) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for arm in trees:
+        walls = [t[0] / p[0] for t, p in zip(rows[arm], plain, strict=True)]
+        cpus = [t[1] / p[1] for t, p in zip(rows[arm], plain, strict=True)]
+        lines.append(f"| {arm} | {statistics.median(p[0] for p in plain):,.0f} ms |"
+                     f" {statistics.median(t[0] for t in rows[arm]):,.0f} ms |"
+                     f" {statistics.median(t[0] - t[2] for t in rows[arm]):,.0f} ms | {_band(walls)} | {_band(cpus)} |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if ns.append:
+        with open(ns.append, "a", encoding="utf-8") as f:
+            f.write("\n" + text)
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--measure-reps", type=int, default=0, metavar="R", help="only item 5, R repetitions")
+    ap.add_argument("--samples", type=int, default=3, help="item 5: samples of `measure` (and plain pairs)")
+    ap.add_argument("--tree", action="append", metavar="NAME=DIR", help="item 5: a warp_compile tree to run")
+    ap.add_argument("--rev", action="append", metavar="NAME=REV", help="item 5: the tool at a git revision")
+    ap.add_argument("--progress", action="store_true", help="item 5: run measure with live progress (no --quiet)")
+    ap.add_argument("--append", metavar="FILE", help="item 5: append the table to FILE")
+    ap.add_argument("--warmup", type=int, default=1, metavar="W", help="item 5: repetitions run first, not counted")
     ap.add_argument("--pairs", type=int, default=3)
     ap.add_argument("--launches", type=int, default=20000)
     ap.add_argument("--out", default=str(Path(__file__).with_name("RESULTS.md")))
     ap.add_argument("--baseline-hook", metavar="FILE", help="an older hook.py to run as a third arm (before/after)")
     ns = ap.parse_args()
+    if ns.measure_reps:
+        return measure_cost(ns)
 
     work = Path(tempfile.mkdtemp(prefix="warp-compile-benchapp-"))
     hook = Path(tempfile.mkdtemp(prefix="warp-compile-benchhook-"))

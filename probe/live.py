@@ -12,6 +12,7 @@ so the CLI printer and the MCP server's progress notifications get it alike.
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -63,6 +64,8 @@ class LiveProgress:
 
     def _read(self, path: Path) -> list[dict]:
         try:
+            if os.stat(path).st_size <= self.offset:
+                return []  # nothing new: one stat per tick, no open or read
             with open(path, "rb") as f:
                 f.seek(self.offset)
                 chunk = f.read(_MAX_READ)

@@ -18,6 +18,7 @@ from warp_compile.probe.interpreter import missing_warp, no_warp_hint, resolve_i
 from warp_compile.probe.live import LiveProgress
 from warp_compile.probe.logparse import builds_from_log
 from warp_compile.probe.models import Build, CacheFacts, Report, RunResult, SampleResult, Warn, WarningCode, warn
+from warp_compile.probe.ownership import OwnerQuery
 from warp_compile.probe.sandbox import RunOutcome, Sandbox, last_lines
 from warp_compile.probe.stats import median, overlap_factor, stat_of
 
@@ -115,12 +116,14 @@ def run_sample(
     expected_compiles: int | None = None,
     extra_env: dict[str, str] | None = None,
     cuda_arch: int | None = None,
+    on_cold: Callable[[RunData], None] | None = None,
 ) -> SampleData:
     """One cold + one warm run in a fresh sandbox (removed afterwards, whatever happens).
 
     With `progress`, each module build is reported while the run goes (see probe/live.py);
     `expected_compiles` (an earlier sample's count) fills in the "3 of N" of those lines. `extra_env` carries an
     experiment's settings to the hook (`warp-compile try`); `cuda_arch` asks the cold run for the NVRTC replay.
+    `on_cold` sees the cold run before the warm run starts (measure starts the ownership query there).
     """
     n = index + 1
     with Sandbox(extra_env) as box:
@@ -132,6 +135,8 @@ def run_sample(
             extra_env=cuda_env,
         )
         cold = _run_data("cold", cold_out)
+        if on_cold is not None:
+            on_cold(cold)
         interpreter = resolve_interpreter(command, cwd)
         failure = _failure("cold", cold_out, timeout_s, cold.events, interpreter, cwd)
         warm = None
@@ -165,29 +170,54 @@ def measure(
 ) -> Report:
     cwd = check_inputs(command, cwd, samples, timeout_s)
     data: list[SampleData] = []
-    for i in range(samples):
-        expected = data[-1].cold.result.compiled if data and data[-1].ok else None
-        data.append(
-            run_sample(
-                command, cwd, i, timeout_s, progress, cancel, expected, extra_env=extra_env, cuda_arch=cuda_arch
+    owners: list[OwnerQuery] = []
+
+    def ask_owners_early(cold: RunData) -> None:
+        """The app's interpreter and files are known after the first cold run: ask who owns them now, while the
+        warm run goes (the query runs at the lowest priority), not after the last sample."""
+        ev = cold.events
+        if ev.executable:
+            owners.append(OwnerQuery(ev.executable, _place_files(command, cwd, ev), str(cwd), background=True))
+
+    try:
+        for i in range(samples):
+            expected = data[-1].cold.result.compiled if data and data[-1].ok else None
+            data.append(
+                run_sample(
+                    command, cwd, i, timeout_s, progress, cancel, expected, extra_env=extra_env, cuda_arch=cuda_arch,
+                    on_cold=ask_owners_early if i == 0 else None,
+                )
             )
-        )
-    report = build_report(command, cwd, data, label=label, requested=samples)
-    ref = next((s for s in data if s.ok), data[-1] if data else None)
-    if ref is not None:
-        attach_places(report, ref.cold.events)
+        report = build_report(command, cwd, data, label=label, requested=samples)
+        ref = next((s for s in data if s.ok), data[-1] if data else None)
+        if ref is not None:
+            attach_places(report, ref.cold.events, owners[0] if owners else None)
+    finally:
+        for query in owners:
+            query.close()  # collected by now, or stopped: no child process outlives the measurement
     return report
 
 
-def attach_places(report: Report, ev: RunEvents) -> None:
-    """The entry point, and who owns each file the report names (asked of the interpreter that ran the app)."""
+def _place_files(command: list[str], cwd: Path, ev: RunEvents) -> set[str]:
+    """The files a report built from these events will name (the builds', launches', calls' ... and the entry's)."""
+    from warp_compile.probe.entry import find_entry
+    from warp_compile.probe.ownership import report_files
+
+    entry = find_entry(command, cwd, ev.main_file, ev.imported_files)
+    items = (*ev.builds, *ev.launches, *ev.calls, *ev.tapes, *ev.module_creations, *ev.cuda_builds)
+    return report_files([m.model_dump(mode="json") for m in items]) | {f for f in (entry.file, entry.launcher) if f}
+
+
+def attach_places(report: Report, ev: RunEvents, pending: OwnerQuery | None = None) -> None:
+    """The entry point, and who owns each file the report names (asked of the interpreter that ran the app;
+    `pending` is a query already started for it, see `measure`)."""
     from warp_compile.probe.entry import find_entry, with_owner
     from warp_compile.probe.ownership import ask_interpreter, owners_from_answer, report_files
 
     entry = find_entry(report.command, Path(report.cwd), ev.main_file, ev.imported_files)
     if ev.executable:
         files = report_files(report.model_dump(mode="json")) | {f for f in (entry.file, entry.launcher) if f}
-        answer = ask_interpreter(ev.executable, files, report.cwd)
+        answer = ask_interpreter(ev.executable, files, report.cwd, pending=pending)
         if answer is not None:
             report.owners = owners_from_answer(answer, report.cwd)
     report.entry = with_owner(entry, report.owners, report.cwd)

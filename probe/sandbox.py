@@ -30,6 +30,7 @@ from warp_compile.probe.errors import UsageError
 
 OUTPUT_CAP = 64 * 1024  # bytes kept from the head and from the tail of each stream
 EVENTS_ENV = "WARP_COMPILE_EVENTS"
+TICK_S = 0.05  # how often a run's wait loop checks cancellation and the deadline, and tails live progress
 
 
 class Cancelled(Exception):
@@ -109,15 +110,28 @@ def _hook_source(name: str = "hook.py") -> str:
     return resources.files("warp_compile.probe").joinpath(name).read_text(encoding="utf-8")
 
 
-def write_hook(hook_dir: Path) -> None:
-    """The hook as `sitecustomize.py`, plus its bytecode for this Python: the child runs with
+_bytecode: dict[tuple[str, str], bytes] = {}  # (file name, its source) -> hash-checked bytecode, compiled once
+
+
+def write_hook(hook_dir: Path, name: str = "hook.py", target: str = "sitecustomize.py") -> None:
+    """A hook file (the hook itself as `sitecustomize.py`), plus its bytecode for this Python: the child runs with
     PYTHONDONTWRITEBYTECODE=1, so without a ready .pyc it would compile 1,100 lines on every run (15-30 ms, a
-    measurable share of a warm run). Another interpreter version ignores the .pyc (its tag differs) and compiles
-    the source as before."""
-    src = hook_dir / "sitecustomize.py"
-    src.write_text(_hook_source(), encoding="utf-8")
+    measurable share of a warm run). The bytecode is checked against a hash of the source, not its mtime, so one
+    compile serves every sandbox of this process. Another interpreter version ignores the .pyc (its tag differs)
+    and compiles the source as before."""
+    src = hook_dir / target
+    source = _hook_source(name)
+    src.write_text(source, encoding="utf-8")
+    cfile = Path(importlib.util.cache_from_source(str(src)))
+    code = _bytecode.get((target, source))
     try:
-        py_compile.compile(str(src), cfile=importlib.util.cache_from_source(str(src)), doraise=True)
+        if code is None:
+            py_compile.compile(str(src), cfile=str(cfile), doraise=True,
+                               invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
+            _bytecode[(target, source)] = cfile.read_bytes()
+        else:
+            cfile.parent.mkdir(exist_ok=True)
+            cfile.write_bytes(code)
     except (py_compile.PyCompileError, OSError):
         pass  # the source alone works
 
@@ -162,8 +176,9 @@ class Sandbox:
         for d in (self.warp_cache, self.warp_root, self.cuda_cache, self.tmp, self.hook_dir):
             d.mkdir()
         write_hook(self.hook_dir)
-        for companion in ("hook_cuda.py", "hook_reach.py"):  # loaded by the hook by path (--cuda-arch; try, reach)
-            (self.hook_dir / companion).write_text(_hook_source(companion), encoding="utf-8")
+        write_hook(self.hook_dir, "hook_reach.py", "hook_reach.py")  # loaded by path in every run (try, reach)
+        # only --cuda-arch loads this one: its source is enough (compiling it would cost every other measurement)
+        (self.hook_dir / "hook_cuda.py").write_text(_hook_source("hook_cuda.py"), encoding="utf-8")
         self._runs = 0
 
     def __enter__(self) -> Sandbox:
@@ -242,14 +257,13 @@ class Sandbox:
         for t in readers:
             t.start()
         timed_out = False
+        exited = threading.Event()
+        threading.Thread(target=_wait_exit, args=(proc, exited), daemon=True).start()
         try:
             deadline = t0 + timeout_s
-            while True:
-                try:
-                    proc.wait(timeout=0.05)
-                    break
-                except subprocess.TimeoutExpired:
-                    pass
+            # the exit is seen the moment it happens (a thread blocks in waitpid); this loop only wakes every 50 ms
+            # for cancellation, the deadline and live progress
+            while not exited.wait(timeout=max(0.0, min(TICK_S, deadline - time.perf_counter()))):
                 if (cancel is not None and cancel.is_set()) or _shutting_down.is_set():
                     raise Cancelled("measurement cancelled")
                 if on_tick is not None:
@@ -272,6 +286,15 @@ class Sandbox:
             stderr=err.text(),
             events_path=events,
         )
+
+
+def _wait_exit(proc: subprocess.Popen, exited: threading.Event) -> None:  # type: ignore[type-arg]
+    """Block until the child exits (no polling: the wall clock stops when it does), then say so."""
+    try:
+        proc.wait()
+    except Exception:  # noqa: BLE001  (the caller's deadline and kill_tree still apply)
+        return
+    exited.set()
 
 
 def _pump(stream, sink: CappedStream) -> None:  # type: ignore[no-untyped-def]

@@ -69,3 +69,20 @@ def test_sandbox_ships_the_hook_bytecode_the_child_loads(tmp_path):
     out = subprocess.run([sys.executable, "-v", "-c", "pass"], env=env, capture_output=True, text=True, check=True)
     loaded = [ln for ln in out.stderr.splitlines() if "sitecustomize" in ln and "code object from" in ln]
     assert loaded and loaded[0].rstrip("'").endswith(".pyc"), loaded
+
+
+def test_every_sandbox_ships_hash_checked_bytecode_of_the_hook_and_its_companion(tmp_path):
+    """Compiled once per process, the bytecode is valid in every sandbox (checked against the source's hash, not
+    its mtime): the child loads the hook and hook_reach.py from .pyc files in a second sandbox too."""
+    from warp_compile.probe.sandbox import Sandbox
+
+    for _ in range(2):
+        with Sandbox() as box:
+            env = dict(os.environ, PYTHONPATH=str(box.hook_dir), PYTHONDONTWRITEBYTECODE="1")
+            env["WARP_COMPILE_EVENTS"] = str(tmp_path / "events.jsonl")
+            out = subprocess.run([sys.executable, "-v", "-c", "pass"], env=env, capture_output=True, text=True,
+                                 check=True)
+            loaded = [ln for ln in out.stderr.splitlines() if "code object from" in ln]
+            for name in ("sitecustomize", "hook_reach"):
+                mine = [ln for ln in loaded if name in ln and str(box.hook_dir) in ln]
+                assert mine and mine[0].rstrip("'").endswith(".pyc"), (name, loaded)
