@@ -7,11 +7,14 @@ the kernel modules. The entry point (script, `python -m` module, console script)
 
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING
 
-from warp_compile.probe.diagnosis_models import Location
+from warp_compile.probe.diagnosis_models import Edit, Location
+from warp_compile.probe.edits import insert_before, replace_lines, settings_edit
 from warp_compile.probe.models import EntryPoint
 from warp_compile.probe.rules.helpers import content_hashed
+from warp_compile.probe.scan_models import ModuleInfo
 
 if TYPE_CHECKING:
     from warp_compile.probe.rules.context import RuleContext
@@ -69,3 +72,69 @@ def module_lines(names: list[str]) -> tuple[str, list[str]]:
     hashed = [n for n in names if content_hashed(n)]
     lines = "\n".join(f'wp.get_module("{n}").options["enable_backward"] = False' for n in stable)
     return lines, hashed
+
+
+# ------------------------------------------------------------------------------------------------ the fix as edits
+
+
+def can_edit(ctx: RuleContext) -> bool:
+    """The diagnosis was given the project's sources (without them no rule can quote the text an edit replaces)."""
+    return ctx.sources.root is not None or bool(getattr(ctx.sources, "_cache", None))
+
+
+def entry_point(ctx: RuleContext, scanned: ModuleInfo | None = None) -> EntryPoint | None:
+    """The measured entry point; for a report that did not record one, the scanned file the command runs."""
+    if ctx.report.entry is not None:
+        return ctx.report.entry
+    if scanned is None or ctx.root is None:
+        return None
+    kind = "module" if "-m" in ctx.report.command else "script"
+    name = scanned.name.removesuffix(".__main__") if kind == "module" else scanned.file
+    return EntryPoint(kind=kind, name=name, file=str(ctx.root / scanned.file), owner="project")
+
+
+def entry_settings_edits(
+    ctx: RuleContext, settings: dict[str, object], comment: str = "", scanned: ModuleInfo | None = None
+) -> list[Edit]:
+    """Process settings at the top of the entry point (or a launcher of the app's own when that is installed)."""
+    if not can_edit(ctx):
+        return []
+    e = settings_edit(ctx.sources, entry_point(ctx, scanned), settings, comment)
+    return [e] if e is not None else []
+
+
+def statement_end(ctx: RuleContext, file: str, line: int) -> int:
+    """The last line of the statement that starts at `file:line` (a parenthesised import spans several)."""
+    lines = ctx.sources.lines(file)
+    if not lines:
+        return line
+    try:
+        tree = ast.parse("".join(lines))
+    except (SyntaxError, ValueError):
+        return line
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and node.lineno == line:
+            return getattr(node, "end_lineno", None) or line
+    return line
+
+
+def move_line_edits(ctx: RuleContext, file: str, line: int, before: int, prefix: str = "") -> list[Edit]:
+    """Move the one-line statement at `file:line` above line `before` (with `prefix` lines first, e.g. an import of
+    warp that is not above `before` yet). Empty when the statement spans lines or the file is not the project's."""
+    lines = ctx.sources.lines(file)
+    if lines is None or not 1 <= before < line <= len(lines) or statement_end(ctx, file, line) != line:
+        return []
+    text = lines[line - 1]
+    if text[:1].isspace():  # indented: it belongs to a block, not module scope
+        return []
+    drop = replace_lines(ctx.sources, file, line, line, "")
+    add = insert_before(ctx.sources, file, before, prefix + text)
+    if drop is None or add is None:
+        return []
+    return [add, drop]
+
+
+def after_statement_edit(ctx: RuleContext, file: str, line: int, text: str) -> Edit | None:
+    """Insert `text` right after the statement that starts at `file:line`."""
+    end = statement_end(ctx, file, line)
+    return insert_before(ctx.sources, file, end + 1, text)
