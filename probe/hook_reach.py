@@ -137,7 +137,7 @@ def backward_bytes(src):
         j = text.rfind("}")
         if i < 0 or j <= i:
             return 0
-        return max(0, len(text[i + 2 : j].encode("utf-8", "replace")) - _STUB_BYTES)
+        return max(0, len(text[i + 3 : j].encode("utf-8", "replace")) - _STUB_BYTES)
 
     for line in src.splitlines(True):
         top = line[:1].isalpha()
