@@ -138,3 +138,31 @@ def after_statement_edit(ctx: RuleContext, file: str, line: int, text: str) -> E
     """Insert `text` right after the statement that starts at `file:line`."""
     end = statement_end(ctx, file, line)
     return insert_before(ctx.sources, file, end + 1, text)
+
+
+def remove_statement_edit(ctx: RuleContext, file: str, line: int) -> Edit | None:
+    """Delete the simple statement that starts at `file:line` (all its lines); `pass` at its indent when it is the
+    only statement of its block. None when no simple statement starts there, or the file is not the project's."""
+    lines = ctx.sources.lines(file)
+    if not lines:
+        return None
+    try:
+        tree = ast.parse("".join(lines))
+    except (SyntaxError, ValueError):
+        return None
+    simple = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign)
+    for parent in ast.walk(tree):
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(parent, name, None)
+            if not isinstance(block, list):
+                continue
+            for stmt in block:
+                if not isinstance(stmt, simple) or stmt.lineno != line:
+                    continue
+                end = getattr(stmt, "end_lineno", None) or line
+                if any(isinstance(s, ast.stmt) and s is not stmt and s.lineno in range(line, end + 1) for s in block):
+                    return None  # `a(); b()` on one line: not a statement of its own
+                only = len(block) == 1 and not isinstance(parent, ast.Module)
+                indent = lines[line - 1][: len(lines[line - 1]) - len(lines[line - 1].lstrip())]
+                return replace_lines(ctx.sources, file, line, end, f"{indent}pass" if only else "")
+    return None
