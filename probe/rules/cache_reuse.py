@@ -177,6 +177,11 @@ def evaluate(ctx: RuleContext) -> RuleResult:
             site = f"{ctx.rel(call.site.file)}:{call.site.line}"
             fixes.append(_op_fix(CacheOp(file="", line=0, kind=call.api), site))
     if plan.kept:
+        if not fixes:
+            fixes.append(
+                "find what else empties or bypasses the kernel cache between runs (what the scan found did not run "
+                "unconditionally in this command)"
+            )
         fixes.append("keep " + "; ".join(plan.kept))
     if not fixes:
         fixes.append(
@@ -278,10 +283,16 @@ def _op_ran(ctx: RuleContext, op: CacheOp) -> bool | None:
     if op.kind in ("clear_kernel_cache", "clear_lto_cache"):
         return _ran(ctx, op)
     seen = reached(ctx, op.file)
+    if seen is False:
+        return False
     if op.kind == "cache_kernels_false":
-        return r.cache.cache_kernels is False and seen is not False
+        return None if r.cache.cache_kernels is None else r.cache.cache_kernels is False
     if op.kind == "kernel_cache_dir":
-        return bool(r.cache.left_sandbox) and seen is not False
+        if r.cache.left_sandbox:
+            return True
+        if r.cache.kernel_cache_dir and r.cache.sandbox_cache_dir:
+            return r.cache.kernel_cache_dir.rstrip("/") != r.cache.sandbox_cache_dir.rstrip("/")
+        return None
     return seen
 
 

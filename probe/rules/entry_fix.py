@@ -8,6 +8,8 @@ the kernel modules. The entry point (script, `python -m` module, console script)
 from __future__ import annotations
 
 import ast
+import os
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from warp_compile.probe.diagnosis_models import Edit, Location
@@ -86,6 +88,7 @@ def entry_point(ctx: RuleContext, scanned: ModuleInfo | None = None) -> EntryPoi
     """The measured entry point; for a report that did not record one, the scanned file the command runs."""
     if ctx.report.entry is not None:
         return ctx.report.entry
+    scanned = scanned or scanned_entry(ctx)
     if scanned is None or ctx.root is None:
         return None
     kind = "module" if "-m" in ctx.report.command else "script"
@@ -166,3 +169,34 @@ def remove_statement_edit(ctx: RuleContext, file: str, line: int) -> Edit | None
                 indent = lines[line - 1][: len(lines[line - 1]) - len(lines[line - 1].lstrip())]
                 return replace_lines(ctx.sources, file, line, end, f"{indent}pass" if only else "")
     return None
+
+
+def scanned_entry(ctx: RuleContext) -> ModuleInfo | None:
+    """The scanned module the measured command runs as __main__."""
+    scan = ctx.scan
+    if scan is None:
+        return None
+    cmd = list(ctx.report.command)
+    if "-m" in cmd:
+        i = cmd.index("-m")
+        if i + 1 < len(cmd):
+            name = cmd[i + 1]
+            return scan.module_info(name + ".__main__") or scan.module_info(name)
+    for tok in cmd[1:]:
+        if tok.endswith(".py"):
+            p = Path(tok)
+            if not p.is_absolute():
+                p = Path(ctx.report.cwd) / p
+            for base in [ctx.root, Path(scan.root) if scan.root else None]:
+                if base is None:
+                    continue
+                try:
+                    rel = Path(os.path.relpath(p, base)).as_posix()
+                except ValueError:
+                    continue
+                m = scan.module_of_file(rel)
+                if m is not None:
+                    return m
+    mains = [m for m in scan.modules if m.main_alias == "__main__" and m.has_main_guard]
+    return mains[0] if len(mains) == 1 else None
+

@@ -34,9 +34,7 @@ Two shapes of the fix, always scoped to the application, never a library edit:
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from warp_compile.probe.diagnosis_models import Applicability, Edit, Evidence, Finding, Location, RuledOut, RuleResult
 from warp_compile.probe.edits import header_end, insert_before
@@ -55,6 +53,7 @@ from warp_compile.probe.rules.entry_fix import (
     entry_settings_edits,
     module_lines,
     move_line_edits,
+    scanned_entry,
 )
 from warp_compile.probe.rules.helpers import (
     MEDIUM_SHARE,
@@ -224,34 +223,7 @@ def _late_assignments(ctx: RuleContext) -> list[_Late]:
 
 
 def _entry_module(ctx: RuleContext) -> ModuleInfo | None:
-    """The scanned module the measured command runs as __main__."""
-    scan = ctx.scan
-    if scan is None:
-        return None
-    cmd = list(ctx.report.command)
-    if "-m" in cmd:
-        i = cmd.index("-m")
-        if i + 1 < len(cmd):
-            name = cmd[i + 1]
-            return scan.module_info(name + ".__main__") or scan.module_info(name)
-    for tok in cmd[1:]:
-        if tok.endswith(".py"):
-            p = Path(tok)
-            if not p.is_absolute():
-                p = Path(ctx.report.cwd) / p
-            for base in [ctx.root, Path(scan.root) if scan.root else None]:
-                if base is None:
-                    continue
-                try:
-                    rel = Path(os.path.relpath(p, base)).as_posix()
-                except ValueError:
-                    continue
-                m = scan.module_of_file(rel)
-                if m is not None:
-                    return m
-    mains = [m for m in scan.modules if m.main_alias == "__main__" and m.has_main_guard]
-    return mains[0] if len(mains) == 1 else None
-
+    return scanned_entry(ctx)
 
 def _warp_alias(scan: ScanFacts, file: str, before: int) -> tuple[str, int] | None:
     """(name, line) of a module-scope `import warp` / `import warp as X` in `file` above line `before`."""
