@@ -77,6 +77,15 @@ _OP_FIX = {
 }
 
 
+def _op_label(op: CacheOp) -> str:
+    """The operation as the user wrote it, for "keep X at file:line"."""
+    if op.kind in ("clear_kernel_cache", "clear_lto_cache"):
+        return f"wp.{op.kind}()"
+    if op.kind == "cache_kernels_false":
+        return "wp.config.cache_kernels = False"
+    return _op_text(op)
+
+
 def _op_fix(op: CacheOp, where: str) -> str:
     return _OP_FIX.get(op.kind, "review {where}").format(where=where)
 
@@ -314,7 +323,7 @@ def _plan(ctx: RuleContext, ops: list[CacheOp], clear_calls: list[ApiCall]) -> _
         flags = flags_guarding(ctx, op.file, op.line)
         ran = _op_ran(ctx, op)
         if flags:
-            plan.kept.append(f"{_op_text(op)} at {where}: it runs behind {' '.join(flags)}, a switch the user "
+            plan.kept.append(f"{_op_label(op)} at {where}: it runs behind {' '.join(flags)}, a switch the user "
                              "asked for (run it to clear the cache on purpose)")
             plan.kept_sites.add((ctx.rel(op.file), op.line))
             plan.state[id(op)] = f"; behind {' '.join(flags)}" + ("" if ran else ", and it did not run in this command")
@@ -322,7 +331,7 @@ def _plan(ctx: RuleContext, ops: list[CacheOp], clear_calls: list[ApiCall]) -> _
                 plan.must_keep.append(flags)
             continue
         if ran is False:
-            plan.kept.append(f"{_op_text(op)} at {where}: it did not run in this command")
+            plan.kept.append(f"{_op_label(op)} at {where}: it did not run in this command")
             plan.kept_sites.add((ctx.rel(op.file), op.line))
             plan.state[id(op)] = "; it did not run in this command"
             continue
