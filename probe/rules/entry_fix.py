@@ -200,3 +200,46 @@ def scanned_entry(ctx: RuleContext) -> ModuleInfo | None:
     mains = [m for m in scan.modules if m.main_alias == "__main__" and m.has_main_guard]
     return mains[0] if len(mains) == 1 else None
 
+
+
+def _block_of(tree: ast.AST, line: int) -> tuple[list[ast.stmt], int] | None:
+    """(the statement list that holds a statement starting at `line`, its index there)."""
+    for parent in ast.walk(tree):
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(parent, name, None)
+            if isinstance(block, list):
+                for i, stmt in enumerate(block):
+                    if isinstance(stmt, ast.stmt) and stmt.lineno == line:
+                        return block, i
+    return None
+
+
+def move_statement_up_edits(ctx: RuleContext, file: str, line: int, before: int) -> list[Edit]:
+    """Move the statement at `file:line` above the statement at `before` of the same block (a reorder inside a
+    function). Statically safe only: both in one block, and the moved statement reads no name that the statements
+    it jumps over assign. Empty when any of that does not hold."""
+    lines = ctx.sources.lines(file)
+    if not lines or before >= line:
+        return []
+    try:
+        tree = ast.parse("".join(lines))
+    except (SyntaxError, ValueError):
+        return []
+    here, there = _block_of(tree, line), _block_of(tree, before)
+    if here is None or there is None or here[0] is not there[0]:
+        return []
+    block, i = here
+    j = there[1]
+    moved = block[i]
+    reads = {n.id for n in ast.walk(moved) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    for stmt in block[j:i]:
+        assigned = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
+        if reads & assigned:
+            return []
+    end = getattr(moved, "end_lineno", None) or line
+    if end + 1 <= len(lines) and getattr(block[i - 1], "end_lineno", 0) != line - 1:
+        return []  # a comment or blank line between: keep it simple, leave it to a person
+    text = "".join(lines[line - 1 : end])
+    drop = replace_lines(ctx.sources, file, line, end, "")
+    add = insert_before(ctx.sources, file, block[j].lineno, text)
+    return [add, drop] if drop is not None and add is not None else []
