@@ -102,7 +102,10 @@ def entry_settings_edits(
     """Process settings at the top of the entry point (or a launcher of the app's own when that is installed)."""
     if not can_edit(ctx):
         return []
-    e = settings_edit(ctx.sources, entry_point(ctx, scanned), settings, comment)
+    entry = entry_point(ctx, scanned)
+    if entry is not None and entry.owner == "project" and (not entry.file or ctx.sources.rel(entry.file) is None):
+        return []  # the project's own entry point, outside the sources given: a launcher would be the wrong place
+    e = settings_edit(ctx.sources, entry, settings, comment)
     return [e] if e is not None else []
 
 
