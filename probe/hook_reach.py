@@ -112,15 +112,48 @@ def at_exit(cfg, experiment, is_user_file):
     return out
 
 
+_REVERSE_OFF = "reverse mode disabled"  # the stub body Warp emits for a wp.func adjoint with backward off
+_STUB_BYTES = 96  # what stays of such an adjoint with backward off: its braces and that stub line
+
+
 def backward_bytes(src):
-    """Bytes of generated adjoint code: top-level functions named *_backward* or adj_* (kernels and wp.func)."""
+    """Bytes of generated code that `enable_backward=False` removes from this source.
+
+    Counted against what Warp generates with backward off (verified on whole modules): a kernel's backward
+    function, its backward task loop, dispatch and entry point (top-level names holding `_backward`) go entirely;
+    a wp.func's `adj_*` function stays, signature included, with its body replaced by a one-line stub, so only its
+    body counts. A body that is already that stub (no backward kernel calls the function), or a struct's empty
+    adjoint helper, removes nothing.
+    """
     total = 0
-    in_backward = False
+    mode = None  # "all": a backward function, counted whole; "adj": a wp.func adjoint, counted by its body
+    body = []
+
+    def adjoint_body(lines):
+        text = "".join(lines)
+        if _REVERSE_OFF in text:
+            return 0
+        i = text.find("\n{")
+        j = text.rfind("}")
+        if i < 0 or j <= i:
+            return 0
+        return max(0, len(text[i + 3 : j].encode("utf-8", "replace")) - _STUB_BYTES)
+
     for line in src.splitlines(True):
-        if line[:1].isalpha() and "(" in line:
-            head = line.split("(", 1)[0]
-            name = head.split()[-1] if head.split() else ""
-            in_backward = "_backward" in name or name.startswith("adj_")
-        if in_backward:
-            total += len(line)
+        top = line[:1].isalpha()
+        if (top and "(" in line) or (top or line.startswith("//")):
+            if mode == "adj":
+                total += adjoint_body(body)
+            body = []
+            mode = None
+            if top and "(" in line:
+                head = line.split("(", 1)[0].split()
+                name = head[-1] if head else ""
+                mode = "all" if "_backward" in name else "adj" if name.startswith("adj_") else None
+        if mode == "all":
+            total += len(line.encode("utf-8", "replace"))
+        elif mode == "adj":
+            body.append(line)
+    if mode == "adj":
+        total += adjoint_body(body)
     return total

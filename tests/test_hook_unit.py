@@ -41,22 +41,24 @@ def test_hook_is_inert_without_an_events_file(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sitecustomize.py"]
 
 
-def test_backward_bytes_counts_adjoint_functions_only():
+def test_backward_bytes_counts_what_disabling_backward_removes():
     reach = HOOK.parent / "hook_reach.py"  # the hook's companion, loaded beside it in the sandbox
     ns: dict = {"__file__": str(reach), "__name__": "reach_under_test"}
     exec(compile(reach.read_text(), str(reach), "exec"), ns)
+    body = "  adj_x += 2.0f * x;\n" * 10
     generated = (
         "#include <x>\n"
         "static void k_cpu_kernel_forward(int a)\n{\n  a += 1;\n}\n"
         "static void k_cpu_kernel_backward(int a)\n{\n  a -= 1;\n}\n"
-        "static CUDA_CALLABLE void adj_helper(float x)\n{\n}\n"
+        f"// f.py:3\nstatic CUDA_CALLABLE void adj_helper(float x)\n{{\n{body}}}\n"
+        "static CUDA_CALLABLE void adj_off(float x)\n{\n\t// reverse mode disabled (no backward-enabled kernel)\n}\n"
         "WP_API void k_cpu_forward(int a)\n{\n}\n"
     )
-    back = (
-        "static void k_cpu_kernel_backward(int a)\n{\n  a -= 1;\n}\n"
-        "static CUDA_CALLABLE void adj_helper(float x)\n{\n}\n"
-    )
-    assert ns["backward_bytes"](generated) == len(back)
+    kernel_backward = "static void k_cpu_kernel_backward(int a)\n{\n  a -= 1;\n}\n"
+    # a kernel's backward goes whole; a wp.func adjoint keeps its signature and a stub, so its body counts (less the
+    # stub); an adjoint that is already the stub removes nothing
+    assert ns["backward_bytes"](generated) == len(kernel_backward) + len(body) - 96
+    assert ns["backward_bytes"]("static void adj_s(int a)\n{\n}\n") == 0
 
 
 def test_sandbox_ships_the_hook_bytecode_the_child_loads(tmp_path):

@@ -419,7 +419,7 @@ def test_cs12_setting_without_effect_on_old_warp_is_not_reached() -> None:
 
 
 def test_cs12_default_on_cpu_is_ruled_out_and_lists_every_pch() -> None:
-    builds = [build(1, "a", thread=1), build(2, "b", thread=2)]
+    builds = [build(1, "a", thread=1), build(2, "b", thread=2), build(3, "c", thread=1), build(4, "d", thread=2)]
     pch = [
         PchBuild(ms=1600, file="builtin_bd1_tis.pch", thread=1, during_seq=1),
         PchBuild(ms=1650, file="builtin_bd1_tis.pch", thread=2, during_seq=2),

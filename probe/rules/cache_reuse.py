@@ -15,10 +15,14 @@ which a reused cache avoids too, and that is stated beside it.
 
 from __future__ import annotations
 
-from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, RuleResult
-from warp_compile.probe.models import Build
+from dataclasses import dataclass, field
+
+from warp_compile.probe.diagnosis_models import Applicability, Edit, Evidence, Finding, Location, RuleResult
+from warp_compile.probe.models import ApiCall, Build
+from warp_compile.probe.rules.argv_flags import flags_guarding
 from warp_compile.probe.rules.context import RuleContext, dedupe_locations, fmt_ms
-from warp_compile.probe.rules.helpers import median, ruled_out
+from warp_compile.probe.rules.entry_fix import can_edit, remove_statement_edit
+from warp_compile.probe.rules.helpers import median, reached, ruled_out
 from warp_compile.probe.scan_models import CacheOp
 
 MECHANISM = "CS-2"
@@ -71,6 +75,15 @@ _OP_FIX = {
     "cache_dir_removed": "stop deleting the cache directory at {where}",
     "cuda_cache_disable": "do not set CUDA_CACHE_DISABLE ({where})",
 }
+
+
+def _op_label(op: CacheOp) -> str:
+    """The operation as the user wrote it, for "keep X at file:line"."""
+    if op.kind in ("clear_kernel_cache", "clear_lto_cache"):
+        return f"wp.{op.kind}()"
+    if op.kind == "cache_kernels_false":
+        return "wp.config.cache_kernels = False"
+    return _op_text(op)
 
 
 def _op_fix(op: CacheOp, where: str) -> str:
@@ -160,15 +173,25 @@ def evaluate(ctx: RuleContext) -> RuleResult:
         where = f"{ctx.rel(call.site.file)}:{call.site.line}"
         evidence.append(Evidence(fact=f"{call.api}() was called at {where} (seq {call.seq})"))
         locations.append(ctx.loc(call.site.file, call.site.line, f"{call.api}() runs in every process"))
+    plan = _plan(ctx, ops, clear_calls)
     for op in ops:
         where = f"{ctx.rel(op.file)}:{op.line}"
-        evidence.append(Evidence(fact=f"{_op_text(op)} ({where})", source="scan"))
-        locations.append(ctx.loc(op.file, op.line, _op_text(op)))
-        fixes.append(_op_fix(op, where))
+        state = plan.state.get(id(op), "")
+        evidence.append(Evidence(fact=f"{_op_text(op)} ({where}){state}", source="scan"))
+        if id(op) in plan.remove:
+            locations.append(ctx.loc(op.file, op.line, _op_text(op)))
+            fixes.append(_op_fix(op, where))
     for call in clear_calls:
-        if call.site is not None and not any(op.kind == call.api for op in ops):
+        if call.site is not None and not any(op.kind == call.api for op in ops) and not plan.is_kept(ctx, call):
             site = f"{ctx.rel(call.site.file)}:{call.site.line}"
             fixes.append(_op_fix(CacheOp(file="", line=0, kind=call.api), site))
+    if plan.kept:
+        if not fixes:
+            fixes.append(
+                "find what else empties or bypasses the kernel cache between runs (what the scan found did not run "
+                "unconditionally in this command)"
+            )
+        fixes.append("keep " + "; ".join(plan.kept))
     if not fixes:
         fixes.append(
             "find what empties or bypasses the kernel cache between runs"
@@ -197,6 +220,24 @@ def evaluate(ctx: RuleContext) -> RuleResult:
     elif pch:
         basis += f"; a reused cache also skips the {fmt_ms(pch)} precompiled header the warm run rebuilt"
     explained = bool(ops or clear_calls or r.cache.left_sandbox or reloads or r.cache.cache_kernels is False)
+    edits = plan.edits
+    if not can_edit(ctx):
+        applicability: Applicability | None = None
+        review = ""
+    elif edits:
+        applicability = "review"
+        review = (
+            "the cache now persists between runs: a caller that needs a clean build must clear it on purpose"
+            + (f" ({', '.join(' '.join(k) for k in plan.must_keep)} still does)" if plan.must_keep else "")
+            + "; only the cache-defeating code that ran unconditionally in the measured command is removed"
+        )
+    else:
+        applicability = "manual"
+        review = (
+            "no edit: nothing that ran unconditionally in the measured command was found to remove"
+            + (f" (the code behind {', '.join(' '.join(k) for k in plan.must_keep)} is the user's contract)"
+               if plan.must_keep else "")
+        )
     confidence = ("high" if explained else "medium") if measured else "low"
     return RuleResult(
         findings=[
@@ -213,6 +254,10 @@ def evaluate(ctx: RuleContext) -> RuleResult:
                 saving_basis=basis,
                 samples=len(warm_ms) if warm_ms else (1 if reloads and ctx.samples else 0),
                 experiment={"keep_kernel_cache": True} if clear_calls and not r.cache.left_sandbox else None,
+                applicability=applicability,
+                edits=edits,
+                review=review,
+                must_keep=plan.must_keep,
                 caveats=[
                     "Share a cache only between compatible builds (same Warp version, module options, target "
                     "architecture, driver/toolchain); a caller that needs a clean build can still clear it on purpose.",
@@ -222,6 +267,94 @@ def evaluate(ctx: RuleContext) -> RuleResult:
             )
         ]
     )
+
+
+@dataclass
+class _Plan:
+    """Which cache-defeating code the fix removes, and which it keeps (with why)."""
+
+    remove: set[int] = field(default_factory=set)  # id() of the scanned ops the edits remove
+    edits: list[Edit] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)  # "wp.clear_kernel_cache() at m.py:4: behind --rebuild, ..."
+    kept_sites: set[tuple[str, int]] = field(default_factory=set)
+    must_keep: list[list[str]] = field(default_factory=list)
+    state: dict[int, str] = field(default_factory=dict)  # id(op) -> how the measurement saw it, for the evidence
+
+    def is_kept(self, ctx: RuleContext, call: ApiCall) -> bool:
+        return call.site is not None and (ctx.rel(call.site.file), call.site.line) in self.kept_sites
+
+
+def _op_ran(ctx: RuleContext, op: CacheOp) -> bool | None:
+    """Did this scanned operation run in the measured command? The hook records every clear call; a setting shows
+    in the cache facts (cache_kernels False, the app's own kernel_cache_dir); anything else ran if its file was
+    imported (None: the report kept no record)."""
+    r = ctx.report
+    if op.kind in ("clear_kernel_cache", "clear_lto_cache"):
+        return _ran(ctx, op)
+    seen = reached(ctx, op.file)
+    if seen is False:
+        return False
+    if op.kind == "cache_kernels_false":
+        return None if r.cache.cache_kernels is None else r.cache.cache_kernels is False
+    if op.kind == "kernel_cache_dir":
+        if r.cache.left_sandbox:
+            return True
+        if r.cache.kernel_cache_dir and r.cache.sandbox_cache_dir:
+            return r.cache.kernel_cache_dir.rstrip("/") != r.cache.sandbox_cache_dir.rstrip("/")
+        return None
+    return seen
+
+
+def _removes_cache_itself(op: CacheOp, ops: list[CacheOp]) -> bool:
+    """A removal at exit deletes the cache itself (not a scratch directory that a kernel_cache_dir op pointed the
+    cache at: once that assignment goes, the removal only cleans the empty scratch up, so it stays)."""
+    if op.kind != "cache_dir_removed":
+        return True
+    scratch = {o.value for o in ops if o.kind == "kernel_cache_dir" and o.value}
+    return op.value not in scratch
+
+
+def _plan(ctx: RuleContext, ops: list[CacheOp], clear_calls: list[ApiCall]) -> _Plan:
+    """Remove only what ran unconditionally: a call that did not run in this command, or runs behind a command-line
+    switch (`--rebuild`), is the user's documented contract; it stays, and the switch goes to must_keep."""
+    plan = _Plan()
+    for op in ops:
+        where = f"{ctx.rel(op.file)}:{op.line}"
+        flags = flags_guarding(ctx, op.file, op.line)
+        ran = _op_ran(ctx, op)
+        if flags:
+            plan.kept.append(f"{_op_label(op)} at {where}: it runs behind {' '.join(flags)}, a switch the user "
+                             "asked for (run it to clear the cache on purpose)")
+            plan.kept_sites.add((ctx.rel(op.file), op.line))
+            plan.state[id(op)] = f"; behind {' '.join(flags)}" + ("" if ran else ", and it did not run in this command")
+            if flags not in plan.must_keep:
+                plan.must_keep.append(flags)
+            continue
+        if ran is False:
+            plan.kept.append(f"{_op_label(op)} at {where}: it did not run in this command")
+            plan.kept_sites.add((ctx.rel(op.file), op.line))
+            plan.state[id(op)] = "; it did not run in this command"
+            continue
+        if not _removes_cache_itself(op, ops):
+            continue  # cleans up the scratch directory once the cache no longer points there
+        plan.remove.add(id(op))
+        if ran:
+            plan.state[id(op)] = "; it ran in the measured command"
+        e = remove_statement_edit(ctx, op.file, op.line)
+        if e is not None and all(x.file != e.file or x.start_line != e.start_line for x in plan.edits):
+            plan.edits.append(e)
+    for call in clear_calls:  # a recorded clear the scan did not list: the hook's site is the line
+        if call.site is None:
+            continue
+        rel = ctx.rel(call.site.file)
+        if any(op.kind == call.api and ctx.rel(op.file) == rel and op.line == call.site.line for op in ops):
+            continue
+        if flags_guarding(ctx, rel, call.site.line):
+            continue
+        e = remove_statement_edit(ctx, rel, call.site.line)
+        if e is not None and all(x.file != e.file or x.start_line != e.start_line for x in plan.edits):
+            plan.edits.append(e)
+    return plan
 
 
 def _ran(ctx: RuleContext, op: CacheOp) -> bool:

@@ -7,11 +7,16 @@ the kernel modules. The entry point (script, `python -m` module, console script)
 
 from __future__ import annotations
 
+import ast
+import os
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from warp_compile.probe.diagnosis_models import Location
+from warp_compile.probe.diagnosis_models import Edit, Location
+from warp_compile.probe.edits import insert_before, replace_lines, settings_edit
 from warp_compile.probe.models import EntryPoint
 from warp_compile.probe.rules.helpers import content_hashed
+from warp_compile.probe.scan_models import ModuleInfo
 
 if TYPE_CHECKING:
     from warp_compile.probe.rules.context import RuleContext
@@ -69,3 +74,175 @@ def module_lines(names: list[str]) -> tuple[str, list[str]]:
     hashed = [n for n in names if content_hashed(n)]
     lines = "\n".join(f'wp.get_module("{n}").options["enable_backward"] = False' for n in stable)
     return lines, hashed
+
+
+# ------------------------------------------------------------------------------------------------ the fix as edits
+
+
+def can_edit(ctx: RuleContext) -> bool:
+    """The diagnosis was given the project's sources (without them no rule can quote the text an edit replaces)."""
+    return ctx.sources.root is not None or bool(getattr(ctx.sources, "_cache", None))
+
+
+def entry_point(ctx: RuleContext, scanned: ModuleInfo | None = None) -> EntryPoint | None:
+    """The measured entry point; for a report that did not record one, the scanned file the command runs."""
+    if ctx.report.entry is not None:
+        return ctx.report.entry
+    scanned = scanned or scanned_entry(ctx)
+    if scanned is None or ctx.root is None:
+        return None
+    kind = "module" if "-m" in ctx.report.command else "script"
+    name = scanned.name.removesuffix(".__main__") if kind == "module" else scanned.file
+    return EntryPoint(kind=kind, name=name, file=str(ctx.root / scanned.file), owner="project")
+
+
+def entry_settings_edits(
+    ctx: RuleContext, settings: dict[str, object], comment: str = "", scanned: ModuleInfo | None = None
+) -> list[Edit]:
+    """Process settings at the top of the entry point (or a launcher of the app's own when that is installed)."""
+    if not can_edit(ctx):
+        return []
+    entry = entry_point(ctx, scanned)
+    if entry is not None and entry.owner == "project" and (not entry.file or ctx.sources.rel(entry.file) is None):
+        return []  # the project's own entry point, outside the sources given: a launcher would be the wrong place
+    e = settings_edit(ctx.sources, entry, settings, comment)
+    return [e] if e is not None else []
+
+
+def statement_end(ctx: RuleContext, file: str, line: int) -> int:
+    """The last line of the statement that starts at `file:line` (a parenthesised import spans several)."""
+    lines = ctx.sources.lines(file)
+    if not lines:
+        return line
+    try:
+        tree = ast.parse("".join(lines))
+    except (SyntaxError, ValueError):
+        return line
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and node.lineno == line:
+            return getattr(node, "end_lineno", None) or line
+    return line
+
+
+def move_line_edits(ctx: RuleContext, file: str, line: int, before: int, prefix: str = "") -> list[Edit]:
+    """Move the one-line statement at `file:line` above line `before` (with `prefix` lines first, e.g. an import of
+    warp that is not above `before` yet). Empty when the statement spans lines or the file is not the project's."""
+    lines = ctx.sources.lines(file)
+    if lines is None or not 1 <= before < line <= len(lines) or statement_end(ctx, file, line) != line:
+        return []
+    text = lines[line - 1]
+    if text[:1].isspace():  # indented: it belongs to a block, not module scope
+        return []
+    drop = replace_lines(ctx.sources, file, line, line, "")
+    add = insert_before(ctx.sources, file, before, prefix + text)
+    if drop is None or add is None:
+        return []
+    return [add, drop]
+
+
+def after_statement_edit(ctx: RuleContext, file: str, line: int, text: str) -> Edit | None:
+    """Insert `text` right after the statement that starts at `file:line`."""
+    end = statement_end(ctx, file, line)
+    return insert_before(ctx.sources, file, end + 1, text)
+
+
+def remove_statement_edit(ctx: RuleContext, file: str, line: int) -> Edit | None:
+    """Delete the simple statement that starts at `file:line` (all its lines); `pass` at its indent when it is the
+    only statement of its block. None when no simple statement starts there, or the file is not the project's."""
+    lines = ctx.sources.lines(file)
+    if not lines:
+        return None
+    try:
+        tree = ast.parse("".join(lines))
+    except (SyntaxError, ValueError):
+        return None
+    simple = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign)
+    for parent in ast.walk(tree):
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(parent, name, None)
+            if not isinstance(block, list):
+                continue
+            for stmt in block:
+                if not isinstance(stmt, simple) or stmt.lineno != line:
+                    continue
+                end = getattr(stmt, "end_lineno", None) or line
+                if any(isinstance(s, ast.stmt) and s is not stmt and s.lineno in range(line, end + 1) for s in block):
+                    return None  # `a(); b()` on one line: not a statement of its own
+                only = len(block) == 1 and not isinstance(parent, ast.Module)
+                indent = lines[line - 1][: len(lines[line - 1]) - len(lines[line - 1].lstrip())]
+                return replace_lines(ctx.sources, file, line, end, f"{indent}pass" if only else "")
+    return None
+
+
+def scanned_entry(ctx: RuleContext) -> ModuleInfo | None:
+    """The scanned module the measured command runs as __main__."""
+    scan = ctx.scan
+    if scan is None:
+        return None
+    cmd = list(ctx.report.command)
+    if "-m" in cmd:
+        i = cmd.index("-m")
+        if i + 1 < len(cmd):
+            name = cmd[i + 1]
+            return scan.module_info(name + ".__main__") or scan.module_info(name)
+    for tok in cmd[1:]:
+        if tok.endswith(".py"):
+            p = Path(tok)
+            if not p.is_absolute():
+                p = Path(ctx.report.cwd) / p
+            for base in [ctx.root, Path(scan.root) if scan.root else None]:
+                if base is None:
+                    continue
+                try:
+                    rel = Path(os.path.relpath(p, base)).as_posix()
+                except ValueError:
+                    continue
+                m = scan.module_of_file(rel)
+                if m is not None:
+                    return m
+    mains = [m for m in scan.modules if m.main_alias == "__main__" and m.has_main_guard]
+    return mains[0] if len(mains) == 1 else None
+
+
+
+def _block_of(tree: ast.AST, line: int) -> tuple[list[ast.stmt], int] | None:
+    """(the statement list that holds a statement starting at `line`, its index there)."""
+    for parent in ast.walk(tree):
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(parent, name, None)
+            if isinstance(block, list):
+                for i, stmt in enumerate(block):
+                    if isinstance(stmt, ast.stmt) and stmt.lineno == line:
+                        return block, i
+    return None
+
+
+def move_statement_up_edits(ctx: RuleContext, file: str, line: int, before: int) -> list[Edit]:
+    """Move the statement at `file:line` above the statement at `before` of the same block (a reorder inside a
+    function). Statically safe only: both in one block, and the moved statement reads no name that the statements
+    it jumps over assign. Empty when any of that does not hold."""
+    lines = ctx.sources.lines(file)
+    if not lines or before >= line:
+        return []
+    try:
+        tree = ast.parse("".join(lines))
+    except (SyntaxError, ValueError):
+        return []
+    here, there = _block_of(tree, line), _block_of(tree, before)
+    if here is None or there is None or here[0] is not there[0]:
+        return []
+    block, i = here
+    j = there[1]
+    moved = block[i]
+    reads = {n.id for n in ast.walk(moved) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    for stmt in block[j:i]:
+        assigned = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
+        if reads & assigned:
+            return []
+    end = getattr(moved, "end_lineno", None) or line
+    if end + 1 <= len(lines) and getattr(block[i - 1], "end_lineno", 0) != line - 1:
+        return []  # a comment or blank line between: keep it simple, leave it to a person
+    text = "".join(lines[line - 1 : end])
+    drop = replace_lines(ctx.sources, file, line, end, "")
+    add = insert_before(ctx.sources, file, block[j].lineno, text)
+    return [add, drop] if drop is not None and add is not None else []

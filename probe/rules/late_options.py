@@ -17,7 +17,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from warp_compile.probe.diagnosis_models import Cause, Evidence, Finding, HashChange, Location, RuleResult
+from warp_compile.probe.diagnosis_models import (
+    Applicability,
+    Cause,
+    Edit,
+    Evidence,
+    Finding,
+    HashChange,
+    Location,
+    RuleResult,
+)
+from warp_compile.probe.edits import replace_lines
 from warp_compile.probe.models import Build
 from warp_compile.probe.rules.context import (
     LateConfig,
@@ -27,6 +37,13 @@ from warp_compile.probe.rules.context import (
     late_config_assignments,
     norm_value,
     superseded_by,
+)
+from warp_compile.probe.rules.entry_fix import (
+    after_statement_edit,
+    can_edit,
+    move_statement_up_edits,
+    remove_statement_edit,
+    statement_end,
 )
 from warp_compile.probe.rules.helpers import (
     MEDIUM_SHARE,
@@ -164,6 +181,7 @@ def _late_option_finding(
                 ms=pch_ms,
             )
         )
+    edits: list[Edit] = []
     setters = _setter_sites(ctx, module, changed)
     best = [f for s, f in setters if s == setters[0][0]] if setters else []
     cfg_sites = [] if best else _config_sites(ctx, changed)
@@ -194,6 +212,12 @@ def _late_option_finding(
         fix += f" (first load: {first_at})" if first_at else ""
         runtime = _runtime_values(opts) if f.api == "set_module_options" else []
         order, order_at = _reorder(ctx, f, first, module) if runtime else ("", None)
+        if runtime and first is not None:
+            edits = _reorder_edits(ctx, f, first)
+        elif host is not None and host is not f and f.api == "set_module_options":
+            edits = _merge_edits(ctx, f, host, opts)
+        elif f.api == "set_module_options" and not runtime:
+            edits = _module_scope_edits(ctx, f, module, opts)
         if order:
             locations.append(order_at)
             fix += (
@@ -223,9 +247,13 @@ def _late_option_finding(
             f'the kernels\' file, or wp.get_module("{module}").options.update({{...}}) while it has not loaded.'
         )
     n = len(items)
+    applicability, review = _numerics_review(ctx, module, items, changed, edits)
     return Finding(
         mechanism=MECHANISM,
         title=f"{module} rebuilt because module options changed after it loaded ({opts_txt})",
+        applicability=applicability,
+        edits=edits,
+        review=review,
         severity=ctx.severity_for(saving),
         confidence="high" if best or cfg_sites else "medium",
         modules=[module],
@@ -242,6 +270,127 @@ def _late_option_finding(
             "switching one module's options (CS-4).",
         ],
     )
+
+
+# options whose value changes what a kernel computes: a fix must not make them start reaching a launch that ran
+# without them (issue 16: "without changing its results")
+NUMERICS_OPTIONS = frozenset({"fast_math", "mode", "fuse_fp", "max_unroll", "deterministic"})
+
+
+def _before_only(ctx: RuleContext, module: str, items: list[tuple[HashChange, list[Cause]]]) -> list[str]:
+    """Kernels of `module` launched only before the first option change: they never ran with the new options."""
+    starts = [b.start_ms for ch, _ in items if (b := ctx.build(ch.to_seq)) is not None and b.start_ms is not None]
+    if not starts:
+        return []
+    cut = min(starts)
+    before: set[str] = set()
+    after: set[str] = set()
+    for la in ctx.report.launches:
+        if la.module != module or la.first_ms is None:
+            continue
+        (before if la.first_ms < cut else after).add(la.kernel)
+    return sorted(before - after)
+
+
+def _numerics_review(
+    ctx: RuleContext,
+    module: str,
+    items: list[tuple[HashChange, list[Cause]]],
+    changed: list[Cause],
+    edits: list[Edit],
+) -> tuple[Applicability | None, str]:
+    """Setting the final options before the first load also changes the launches that ran before the change: for an
+    option that changes numerics that is a person's call (review), naming the kernels that never ran with it."""
+    if not can_edit(ctx):
+        return None, ""
+    if not edits:
+        return "manual", (
+            "no edit: the option change cannot be moved safely by a line edit (its values, its call site or the "
+            "order of the calls around the first load need a person); follow the fix text"
+        )
+    numeric = sorted({c.option for c in changed if c.option in NUMERICS_OPTIONS})
+    if not numeric:
+        return "automatic", ""
+    new = ", ".join(f"{c.option}={c.after}" for c in changed if c.option in numeric)
+    never = _before_only(ctx, module, items)
+    text = (
+        f"numerics: {new} now applies from the first launch of {module}, so the launches that ran before the change "
+        "run with it too"
+    )
+    if never:
+        text += f"; {', '.join(never)} never ran with it before"
+    return "review", text + ": confirm the printed results still match"
+
+
+def _reorder_edits(ctx: RuleContext, f: ModuleOptionsFact, first: Build) -> list[Edit]:
+    """Move the late call (or the call of its function) above the step that led to the first load."""
+    after = _after_first_load(ctx, f, first)
+    if after is None or after.kind == "static":
+        return []
+    if after.kind == "call":
+        return move_statement_up_edits(ctx, after.file, after.line, after.load_line)
+    return move_statement_up_edits(ctx, f.file, f.line, after.load_line)
+
+
+def _sets_only(f: ModuleOptionsFact, keys: set[str]) -> bool:
+    return bool(f.options) and f.options_text is None and set(f.options) <= keys
+
+
+def _merge_edits(ctx: RuleContext, f: ModuleOptionsFact, host: ModuleOptionsFact, opts: dict[str, str]) -> list[Edit]:
+    """The late options join the module-scope call, and the late call goes (only when it sets nothing else)."""
+    if host.options_text is not None or host.module_arg or not _sets_only(f, set(opts)):
+        return []
+    lines = ctx.sources.lines(host.file) or []
+    if not 1 <= host.line <= len(lines) or statement_end(ctx, host.file, host.line) != host.line:
+        return []
+    text = lines[host.line - 1]
+    indent = text[: len(text) - len(text.lstrip())]
+    comment = "  #" + text.split("#", 1)[1].rstrip("\n") if "#" in text and ")" in text.split("#", 1)[0] else ""
+    call = f"{indent}{_call_name(text)}({literal_dict({**host.options, **opts})}){comment}"
+    merge = replace_lines(ctx.sources, host.file, host.line, host.line, call)
+    drop = remove_statement_edit(ctx, f.file, f.line)
+    return [merge, drop] if merge is not None and drop is not None else []
+
+
+def _call_name(text: str) -> str:
+    """`wp.set_module_options` as written on the line (any alias of warp)."""
+    m = re.search(r"([\w.]*set_module_options)\s*\(", text)
+    return m.group(1) if m else "wp.set_module_options"
+
+
+def _module_scope_edits(ctx: RuleContext, f: ModuleOptionsFact, module: str, opts: dict[str, str]) -> list[Edit]:
+    """No module-scope call yet: add one after the kernels' file imports warp, and drop the late call."""
+    scan = ctx.scan
+    if scan is None or f.module_arg or not _sets_only(f, set(opts)):
+        return []
+    file = scan.python_modules_with_kernels.get(module)
+    if file is None:
+        return []
+    warp = [i for i in scan.imports_in(file) if i.module == "warp" and i.scope == "module" and i.names]
+    if not warp:
+        return []
+    imp = min(warp, key=lambda i: i.line)
+    add = after_statement_edit(ctx, file, imp.line, f"{imp.names[0]}.set_module_options({literal_dict(opts)})")
+    drop = remove_statement_edit(ctx, f.file, f.line)
+    if add is None or drop is None or (add.file == drop.file and add.start_line == drop.start_line):
+        return []
+    return [add, drop]
+
+
+def _never_reached_review(*options: str) -> str:
+    """Why an option that never arrived gets no edit: making it arrive changes what is compiled (for fast_math,
+    mode, ... what the kernels compute), and leaving it as it is costs no compile time."""
+    numeric = [o for o in options if o in NUMERICS_OPTIONS]
+    head = (
+        f"no edit: {', '.join(options) or 'the option'} never reached a kernel in this run, so the results so far were "
+        "computed without it"
+    )
+    if numeric:
+        return head + (
+            f"; making {', '.join(numeric)} arrive changes numerics, and leaving the call inert changes nothing "
+            "compiled: decide which is meant, then confirm the printed results"
+        )
+    return head + "; making it arrive changes the generated code: decide whether it is meant, then re-measure"
 
 
 # ---------------------------------------------------------------------------------------------- 2. import deadline
@@ -301,6 +450,8 @@ def _deadline_finding(ctx: RuleContext, late: LateConfig) -> Finding:
         modules=mods,
         evidence=evidence,
         locations=[ctx.loc(f.file, f.line, f"wp.config.{f.name} assigned after the kernel modules were imported")],
+        applicability="manual" if can_edit(ctx) else None,
+        review=_never_reached_review(f.name),
         fix=f"{move}, so every module copies the value when it is created. If the import order is not yours, set "
         f"it on the existing module before it loads: `{alt}`. Then check that the module hash moved.",
         estimated_saving_ms=None,
@@ -435,6 +586,8 @@ def _noop_findings(ctx: RuleContext) -> list[Finding]:
             Finding(
                 mechanism=MECHANISM,
                 title=f"wp.set_module_options() configures {f.target}, which holds no kernels",
+                applicability="manual" if can_edit(ctx) else None,
+                review=_never_reached_review(*sorted(f.options)),
                 severity="low",
                 confidence="high" if built else "medium",
                 modules=candidates,
@@ -644,6 +797,8 @@ def _ignored_write_finding(
     return Finding(
         mechanism=MECHANISM,
         title=f"{names} written to {module} after it loaded never arrive{'s' if len(missed) == 1 else ''}",
+        applicability="manual" if can_edit(ctx) else None,
+        review=_never_reached_review(*sorted(missed)),
         severity="low",
         confidence="high" if after.kind != "static" else "medium",
         modules=[module],

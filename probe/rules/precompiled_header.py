@@ -16,16 +16,29 @@ from __future__ import annotations
 
 import re
 
-from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, NotReached, RuleResult
+from warp_compile.probe.diagnosis_models import (
+    Applicability,
+    Edit,
+    Evidence,
+    Finding,
+    Location,
+    NotReached,
+    RuledOut,
+    RuleResult,
+)
 from warp_compile.probe.models import Build, PchBuild
 from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules import cuda_pricing
+from warp_compile.probe.rules.backward_cost import concurrency
 from warp_compile.probe.rules.context import RuleContext
+from warp_compile.probe.rules.entry_fix import can_edit, entry_settings_edits, remove_statement_edit
 from warp_compile.probe.rules.helpers import (
     HIGH_SHARE,
+    MEDIUM_SHARE,
     NOTHING_COMPILED,
     is_cpu,
     is_false,
+    material,
     median,
     pch_off,
     ruled_out,
@@ -99,46 +112,26 @@ def _pch_summary(pch: list[PchBuild]) -> str:
     return head + ": " + "; ".join(describe_pch(pch))
 
 
-def _pch_off_pays(ctx: RuleContext, cpu: list[Build], saving: float, pch_back: float, header_cost: float) -> Finding:
-    """The header is off and, on this workload, that is the cheaper choice: name the mechanism, advise keeping it.
+def _pch_off_pays(ctx: RuleContext, cpu: list[Build], saving: float, pch_back: float, header_cost: float) -> RuledOut:
+    """The header is already off and, on this workload, that is the cheaper choice: nothing to change (no finding
+    for what is already in effect), ruled out with the numbers and where the balance turns.
 
     With one or two small CPU modules the header build (~1.6 s per process and thread) outweighs what it saves
-    per module, so restoring the default would make the cold start slower; the finding says so, with the numbers,
-    and where the balance turns.
+    per module, so restoring the default would make the cold start slower.
     """
     breakeven = max(2, int(pch_back // max(header_cost, 1.0)) + 1)
-    settings = _scan_off_settings(ctx)
-    return Finding(
+    where = ", ".join(f"{s.file}:{s.line}" for s in _scan_off_settings(ctx))
+    return RuledOut(
         mechanism=MECHANISM,
-        title="The precompiled header is turned off, and on this workload that is the cheaper choice",
-        severity="info",
-        confidence="medium",
-        modules=sorted({b.module for b in cpu}),
-        evidence=[
-            Evidence(
-                fact=f"{len(cpu)} CPU module(s) compiled without the header: "
-                + ", ".join(f"{b.module} build {b.seq} native {fmt_ms(b.native_ms)}" for b in cpu)
-                + f"; the header would save ~{fmt_ms(saving)} of that but costs ~{fmt_ms(pch_back)} to build per "
-                "process (and compiling thread)",
-                builds=[b.seq for b in cpu],
-                ms=round(saving - pch_back, 1),
-            )
-        ],
-        locations=[ctx.loc(s.file, s.line, "keep, and record why: the header would cost more here") for s in settings],
-        fix=f"Keep use_precompiled_headers = False for now and leave a comment with this measurement, so nobody "
-        f"restores the default by reflex; turn the header back on once about {breakeven} or more modules compile "
-        "per process (it pays from there), and re-measure with `warp-compile compare` when the workload grows.",
-        estimated_saving_ms=None,
-        saving_basis=f"none: restoring the default would cost ~{fmt_ms(pch_back - saving)} more on a cold start here",
-        caveats=[
-            "A global setting: keep it at the application entry point; library code must not change it.",
-            "The balance is per workload and machine: more modules, or larger ones, tip it towards the header.",
-        ],
-        samples=ctx.samples,
+        signal=f"the precompiled header is already off{f' ({where})' if where else ''}, and on this workload that "
+        f"is the cheaper choice: {len(cpu)} CPU module(s) compiled without it ("
+        + ", ".join(f"{b.module} build {b.seq} native {fmt_ms(b.native_ms)}" for b in cpu)
+        + f"); the header would save ~{fmt_ms(saving)} of that but costs ~{fmt_ms(pch_back)} to build per process "
+        f"(and compiling thread); it pays from about {breakeven} modules per process",
     )
 
 
-def _pch_off_finding(ctx: RuleContext, off: list[Build], version: tuple[int, int] | None) -> Finding:
+def _pch_off_finding(ctx: RuleContext, off: list[Build], version: tuple[int, int] | None) -> Finding | RuledOut:
     report = ctx.report
     label, fig_with, fig_without, fig_pch = _figures(version)
     cpu = [b for b in off if is_cpu(b.device)]
@@ -254,9 +247,14 @@ def _pch_off_finding(ctx: RuleContext, off: list[Build], version: tuple[int, int
             "CUDA: with toolkit 13.0 and above Warp passes no NVRTC header directory and the setting has no effect."
         )
     modules = sorted({b.module for b in off})
+    edits, applicability, review = _restore_edits(ctx, scan_sets)
     return Finding(
         mechanism=MECHANISM,
         title="The precompiled header is turned off, so every module compile parses the full Warp header",
+        applicability=applicability,
+        edits=edits,
+        review=review,
+        experiment={"use_precompiled_headers": True},
         severity=severity,
         confidence="high" if cpu else "medium",
         modules=modules,
@@ -268,6 +266,19 @@ def _pch_off_finding(ctx: RuleContext, off: list[Build], version: tuple[int, int
         caveats=caveats,
         samples=ctx.samples,
     )
+
+
+def _restore_edits(ctx: RuleContext, settings: list[SettingFact]) -> tuple[list[Edit], Applicability | None, str]:
+    """Remove the project's own `use_precompiled_headers = False` lines (the default comes back); where the scan
+    found none (the environment or a dependency sets it), set the default at the entry point instead."""
+    if not can_edit(ctx):
+        return [], None, ""
+    edits = [e for e in (remove_statement_edit(ctx, s.file, s.line) for s in settings if s.via == "config") if e]
+    if not edits and not settings:
+        edits = entry_settings_edits(ctx, {"use_precompiled_headers": True}, "the header pays for these modules")
+    if not edits:
+        return [], "manual", "no edit: the setting is not a plain wp.config assignment of the project's: remove it"
+    return edits, "automatic", ""
 
 
 def _scan_off_settings(ctx: RuleContext) -> list[SettingFact]:
@@ -326,6 +337,111 @@ def _cuda_inverse(ctx: RuleContext, version: tuple[int, int] | None) -> Finding 
     )
 
 
+# Measured by this project (knowledge/CS-12.md, Figures; CPU, warp 1.19.0, 2-core VM, median of 3 cold runs per arm,
+# interleaved): compile ms with the header on and off, for one and for four modules of four kernels per process.
+# Compile(on) = header + n x m and compile(off) = n x (m + parse) give the header build and the extra each module pays
+# without it; their ratio carries to another machine by the run's own header build (the same work on every run of a
+# version), where the absolute figures would not.
+_HEADER_TRADE = {1: (3099.3, 2284.2), 4: (5341.1, 7616.9)}
+
+
+def parse_ratio() -> float:
+    """What one module pays without the header, as a share of one header build (from `_HEADER_TRADE`)."""
+    (n1, (on1, off1)), (n4, (on4, off4)) = sorted(_HEADER_TRADE.items())
+    # saving(n) = on - off = header - n x parse
+    d1, d4 = on1 - off1, on4 - off4
+    parse = (d1 - d4) / (n4 - n1)
+    header = d1 + n1 * parse
+    return parse / header
+
+
+def _cpu_header_builds(ctx: RuleContext) -> list[PchBuild]:
+    by_seq = {b.seq: b for b in ctx.report.builds}
+    return [
+        p
+        for p in ctx.report.pch
+        if p.ms > 0 and (p.during_seq is None or p.during_seq not in by_seq or is_cpu(by_seq[p.during_seq].device))
+    ]
+
+
+def _header_trade(ctx: RuleContext, version: tuple[int, int] | None) -> Finding | RuledOut | None:
+    """Header on (the default) on the CPU: does it pay for the modules this process compiles? Decided from the run's
+    own header build and module count, through the measured trade (`parse_ratio`): turning it off saves the header
+    builds and costs every compiled module the full header parse. A finding when that saving is material for this
+    run (a share of its cold compile, above its noise band); else ruled out with the figures."""
+    cpu = [b for b in ctx.compiled if is_cpu(b.device) and not pch_off(b)]
+    headers = _cpu_header_builds(ctx)
+    if not cpu or not headers or not _cpu_pch_exists(version):
+        return None
+    ratio = parse_ratio()
+    one = median([p.ms for p in headers])
+    header_ms = sum(p.ms for p in headers)
+    per_module = ratio * one
+    n = len(cpu)
+    overlap = concurrency(cpu) if len({p.thread for p in headers}) > 1 else 1.0
+    saving = (header_ms - n * per_module) / (overlap if overlap > 1.05 else 1.0)
+    figures = (
+        f"{_pch_summary(headers)}; {n} CPU module build(s) compiled; without the header "
+        f"each would parse it, ~{fmt_ms(per_module)} apiece ({ratio:.2f} x this run's header build, the ratio measured "
+        "with one and four modules per process, knowledge/CS-12.md)"
+        + (f"; divided by {overlap:.2f}, the overlap of the builds on their threads" if overlap > 1.05 else "")
+    )
+    if saving <= 0 or not material(ctx, saving):
+        verdict = (
+            f"turning it off would cost ~{fmt_ms(-saving)} more" if saving <= 0
+            else f"turning it off would save ~{fmt_ms(saving)}, too little for this run"
+        )
+        return RuledOut(
+            mechanism=MECHANISM,
+            signal=f"the CPU precompiled header pays for the {n} module build(s) it serves: {figures}; {verdict} "
+            f"(at least {MEDIUM_SHARE:.0%} of the cold compile and above the run's noise band is worth acting on)",
+        )
+    edits = entry_settings_edits(
+        ctx, {"use_precompiled_headers": False}, "few modules per process: the header costs more than it saves"
+    )
+    entry = ctx.report.entry
+    locations = (
+        [ctx.loc(entry.file, 1, "set wp.config.use_precompiled_headers = False before anything compiles")]
+        if entry is not None and entry.file and entry.owner == "project"
+        else []
+    )
+    return Finding(
+        mechanism=MECHANISM,
+        title="The CPU precompiled header costs more than the few modules it serves",
+        severity=ctx.severity_for(saving),
+        confidence="medium",
+        modules=sorted({b.module for b in cpu}),
+        evidence=[
+            Evidence(
+                fact=f"{n} CPU module build(s) used it: "
+                + ", ".join(f"{b.module} build {b.seq} native {fmt_ms(b.native_ms)}" for b in cpu),
+                builds=[b.seq for b in cpu],
+                ms=round(sum(b.native_ms for b in cpu), 1),
+            ),
+        ],
+        locations=locations,
+        fix="Set wp.config.use_precompiled_headers = False at the application entry point, before anything compiles "
+        "(the option is in every module hash): with this few modules the header build costs more than the parse it "
+        "saves them. Measure it (`diagnose --verify` or `warp-compile fix` run exactly this), and turn the default "
+        "back on when the process compiles more modules.",
+        estimated_saving_ms=round(saving, 1),
+        saving_basis=f"the header build(s) minus the parse every module pays without them: {figures}",
+        caveats=[
+            f"The balance turns with the module count: each module compiled in the process adds ~{fmt_ms(per_module)} "
+            "without the header; from the second one on the header usually pays.",
+            "A global setting: keep it at the application entry point; library code must not change it.",
+        ],
+        samples=ctx.samples,
+        experiment={"use_precompiled_headers": False},
+        applicability=("review" if edits else "manual") if can_edit(ctx) else None,
+        edits=edits,
+        review=(
+            f"a trade measured for {n} module build(s) per process: a change that adds modules makes the header pay "
+            "again; re-measure when the module set grows"
+        ),
+    )
+
+
 def _evaluate(ctx: RuleContext) -> RuleResult:
     report = ctx.report
     version = _version(report.warp_version)
@@ -337,7 +453,8 @@ def _evaluate(ctx: RuleContext) -> RuleResult:
         if (is_cpu(b.device) and _cpu_pch_exists(version)) or (not is_cpu(b.device) and _nvrtc_pch_used(version))
     ]
     if effective_off:
-        return RuleResult(findings=[_pch_off_finding(ctx, effective_off, version)])
+        found = _pch_off_finding(ctx, effective_off, version)
+        return RuleResult(findings=[found]) if isinstance(found, Finding) else RuleResult(ruled_out=[found])
 
     scan_off = _scan_off_settings(ctx)
     if scan_off and not off and ctx.cpu_only and not _cpu_pch_exists(version):
@@ -375,6 +492,9 @@ def _evaluate(ctx: RuleContext) -> RuleResult:
     inverse = _cuda_inverse(ctx, version)
     if inverse is not None:
         return RuleResult(findings=[inverse])
+    trade = _header_trade(ctx, version)
+    if isinstance(trade, Finding):
+        return RuleResult(findings=[trade])
 
     if not compiled:
         signal = NOTHING_COMPILED
@@ -395,15 +515,15 @@ def _evaluate(ctx: RuleContext) -> RuleResult:
     if report.pch:
         pch_ms = sum(p.ms for p in report.pch)
         signal += f"; {_pch_summary(report.pch)}; modules' native compile {fmt_ms(native)} in total"
-        if any(is_cpu(b.device) for b in compiled):
-            signal += (
-                "; turning the CPU header off is not proposed: it is the default, and the few-small-modules "
-                "inversion is evidenced only on CUDA below toolkit 13"
-            )
+        if isinstance(trade, RuledOut):
+            return ruled_out(MECHANISM, trade.signal)
         if pch_ms > native and not any(is_cpu(b.device) for b in compiled):
             signal += "; the CUDA header costs more than the modules, but this warp ships NVRTC 13 (no header)"
     return ruled_out(MECHANISM, signal)
 
 
 def evaluate(ctx: RuleContext) -> RuleResult:
-    return cuda_pricing.cs12(ctx, _evaluate(ctx))  # CUDA figures when the report has CUDA builds
+    result = cuda_pricing.cs12(ctx, _evaluate(ctx))  # CUDA figures when the report has CUDA builds
+    findings: list[Finding] = result.findings  # further CS-12 checks append their findings to this list
+    del findings
+    return result

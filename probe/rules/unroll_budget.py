@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import math
 
-from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, RuleResult
+from warp_compile.probe.diagnosis_models import Applicability, Edit, Evidence, Finding, Location, RuleResult
 from warp_compile.probe.models import Build
 from warp_compile.probe.rules import cuda_pricing
 from warp_compile.probe.rules.context import RuleContext, dedupe_locations
+from warp_compile.probe.rules.entry_fix import can_edit, remove_statement_edit
 from warp_compile.probe.rules.helpers import NOTHING_COMPILED, ruled_out, warp_key
 from warp_compile.probe.scan_models import LoopFact, ScanFacts, SettingFact
 
@@ -120,6 +121,43 @@ def _describe(scan: ScanFacts | None, loops: list[LoopFact], lp: LoopFact, budge
     return text, note
 
 
+def _lower_budget_edits(
+    ctx: RuleContext, raised: list[SettingFact], forced: bool
+) -> tuple[list[Edit], Applicability | None, str]:
+    """Delete the project's statements that raise max_unroll and set nothing else (the default comes back); a
+    statement that sets other options too, a kernel argument, or a loop forced by wp.static(...) is left to a person.
+    Review: unrolling is a throughput knob, so steady-state kernel time may change (results should not)."""
+    if not can_edit(ctx):
+        return [], None, ""
+    edits: list[Edit] = []
+    for st in raised:
+        only = st.via == "config" or _sets_only_max_unroll(ctx, st)
+        e = remove_statement_edit(ctx, st.file, st.line) if only else None
+        if e is None:
+            return [], "manual", (
+                f"no edit: {st.file}:{st.line} sets max_unroll with other options (or on a kernel); lower it there "
+                "by hand"
+            )
+        edits.append(e)
+    if not edits:
+        why = "wp.static(...) reads the loop variable, which unrolls whatever max_unroll says" if forced else ""
+        return [], "manual", f"no edit: {why or 'no setting of the project raises max_unroll'}; rewrite it by hand"
+    return edits, "review", (
+        "kernel throughput: the loops stay loops at the default budget, so steady-state kernel time may change "
+        "(results do not): benchmark it if runtime matters more than start-up"
+    )
+
+
+def _sets_only_max_unroll(ctx: RuleContext, st: SettingFact) -> bool:
+    """`wp.set_module_options({"max_unroll": N})` with no other option (read from the project's line)."""
+    if ctx.scan is None:
+        return False
+    for f in ctx.scan.module_options:
+        if f.file == st.file and f.line == st.line:
+            return set(f.options) == {"max_unroll"} and f.api == "set_module_options" and not f.module_arg
+    return False
+
+
 def _evaluate(ctx: RuleContext) -> RuleResult:
     compiled = ctx.compiled
     if not compiled:
@@ -211,11 +249,21 @@ def _evaluate(ctx: RuleContext) -> RuleResult:
             else ""
         )
     )
+    edits, applicability, review = _lower_budget_edits(ctx, raised_settings, any_forced)
+    experiment = (
+        {"max_unroll": DEFAULT_MAX_UNROLL}
+        if raised_settings and all(x.via == "config" for x in raised_settings) and not any_forced
+        else None
+    )
     return RuleResult(
         findings=[
             Finding(
                 mechanism=MECHANISM,
                 title="Loops are unrolled past the default budget, inflating generated source",
+                applicability=applicability,
+                edits=edits,
+                review=review,
+                experiment=experiment,
                 severity="info",
                 confidence="medium",
                 modules=modules,

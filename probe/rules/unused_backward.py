@@ -34,18 +34,27 @@ Two shapes of the fix, always scoped to the application, never a library edit:
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, RuledOut, RuleResult
+from warp_compile.probe.diagnosis_models import Applicability, Edit, Evidence, Finding, Location, RuledOut, RuleResult
+from warp_compile.probe.edits import header_end, insert_before
 from warp_compile.probe.models import Build
 from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules import context as _context
 from warp_compile.probe.rules import cuda_pricing
+from warp_compile.probe.rules.argv_flags import flags_guarding
 from warp_compile.probe.rules.backward_cost import build_kind, bytes_share, concurrency, estimate_saving, fixed_parts
 from warp_compile.probe.rules.context import RuleContext
-from warp_compile.probe.rules.entry_fix import LINE, entry_line_fix, module_lines
+from warp_compile.probe.rules.entry_fix import (
+    after_statement_edit,
+    can_edit,
+    entry_line_fix,
+    entry_point,
+    entry_settings_edits,
+    module_lines,
+    move_line_edits,
+    scanned_entry,
+)
 from warp_compile.probe.rules.helpers import (
     MEDIUM_SHARE,
     NOTHING_COMPILED,
@@ -129,7 +138,16 @@ def _superseded_text(ctx: RuleContext, b: Build) -> str:
     return f"build #{b.seq} ({b.source_bytes:,} B, {fmt_ms(b.ms)}) was superseded{why}"
 
 
+def _backward_off(b: Build) -> bool:
+    """The build's own options already say enable_backward False (a library set it, or the app did in time)."""
+    return is_false(b.options.get("enable_backward"))
+
+
 def _has_backward(b: Build) -> bool:
+    """Backward code that `enable_backward=False` would remove: never where the build's options already have it
+    off (Warp still emits adjoint stubs and struct helpers there, which the setting does not change)."""
+    if _backward_off(b):
+        return False
     if b.backward_in_source is not None:
         return b.backward_in_source
     return b.options.get("enable_backward", "").strip() == "True"
@@ -205,34 +223,7 @@ def _late_assignments(ctx: RuleContext) -> list[_Late]:
 
 
 def _entry_module(ctx: RuleContext) -> ModuleInfo | None:
-    """The scanned module the measured command runs as __main__."""
-    scan = ctx.scan
-    if scan is None:
-        return None
-    cmd = list(ctx.report.command)
-    if "-m" in cmd:
-        i = cmd.index("-m")
-        if i + 1 < len(cmd):
-            name = cmd[i + 1]
-            return scan.module_info(name + ".__main__") or scan.module_info(name)
-    for tok in cmd[1:]:
-        if tok.endswith(".py"):
-            p = Path(tok)
-            if not p.is_absolute():
-                p = Path(ctx.report.cwd) / p
-            for base in [ctx.root, Path(scan.root) if scan.root else None]:
-                if base is None:
-                    continue
-                try:
-                    rel = Path(os.path.relpath(p, base)).as_posix()
-                except ValueError:
-                    continue
-                m = scan.module_of_file(rel)
-                if m is not None:
-                    return m
-    mains = [m for m in scan.modules if m.main_alias == "__main__" and m.has_main_guard]
-    return mains[0] if len(mains) == 1 else None
-
+    return scanned_entry(ctx)
 
 def _warp_alias(scan: ScanFacts, file: str, before: int) -> tuple[str, int] | None:
     """(name, line) of a module-scope `import warp` / `import warp as X` in `file` above line `before`."""
@@ -335,6 +326,89 @@ def _ruled_out_for(m: _Module) -> RuledOut:
 
 
 
+def _fix_edits(
+    ctx: RuleContext,
+    shape: str,
+    late_sets: list[_Late],
+    getmodule_lines: str,
+    first_import: ImportFact | None,
+) -> list[Edit]:
+    """The finding's fix as edits on project files: never a library's file, never a package's __init__.py.
+
+    move / move_in_file: the late assignment moves above the import (or the kernel definitions) it missed, with an
+    `import warp as wp` first when that file imports warp only below; modules: per-module options at the top of the
+    entry point (after the import that creates them when the entry point imports them itself); entry: the process
+    setting at the top of the entry point, or a launcher when that is installed code.
+    """
+    scan = ctx.scan
+    if shape in ("move", "move_in_file") and late_sets and scan is not None:
+        fact = late_sets[0].fact
+        if shape == "move":
+            before = min((r.line for r in late_sets[0].refs if r.line), default=0)
+        else:
+            own = [k.line for k in scan.kernels if k.file == fact.file and not k.nested]
+            before = min(own, default=0)
+            # decorators sit above the def line: go above the first decorated statement
+            before = _statement_start(ctx, fact.file, before)
+        alias = _warp_alias(scan, fact.file, before) if before else None
+        prefix = "" if alias is not None else "import warp as wp\n"
+        edits = move_line_edits(ctx, fact.file, fact.line, before, prefix) if before else []
+        if edits:
+            return edits
+    if shape == "modules":
+        entry = entry_point(ctx, _entry_module(ctx))
+        if not getmodule_lines or entry is None or not entry.file or ctx.sources.rel(entry.file) is None:
+            return []
+        text = "import warp as wp\n" + getmodule_lines + "\n"
+        lines = ctx.sources.lines(entry.file) or []
+        own = first_import is not None and ctx.sources.rel(first_import.file) == ctx.sources.rel(entry.file)
+        last = _last_kernel_import(scan, first_import.file) if own and scan is not None else None
+        if last is not None:
+            e = after_statement_edit(ctx, entry.file, last.line, text)
+        else:
+            e = insert_before(ctx.sources, entry.file, header_end(lines), text)
+        return [e] if e is not None else []
+    comment = "forward-only run; delete to revert"
+    return entry_settings_edits(ctx, {"enable_backward": False}, comment, _entry_module(ctx))
+
+
+def _statement_start(ctx: RuleContext, file: str, line: int) -> int:
+    """The first decorator line of the def at `file:line` (the def line itself when it has none)."""
+    lines = ctx.sources.lines(file) or []
+    if not 1 <= line <= len(lines):
+        return line
+    i = line - 1
+    while i - 1 >= 0 and lines[i - 1].lstrip().startswith("@") and not lines[i - 1][:1].isspace():
+        i -= 1
+    return i + 1
+
+
+def _last_kernel_import(scan: ScanFacts, file: str) -> ImportFact | None:
+    hits = [i for i in scan.imports_in(file) if i.reaches_kernels and not i.type_checking and i.scope == "module"]
+    return max(hits, key=lambda i: i.line) if hits else None
+
+
+def _differentiation(ctx: RuleContext, targets: list[_Module]) -> tuple[list[str], list[list[str]]]:
+    """(what a person must keep working, argv variants that exercise it): the tapes over these kernels the scan
+    found on other paths, with the command-line switches that lead there."""
+    paths: list[str] = []
+    keep: list[list[str]] = []
+    tapes = [t for m in targets for t in m.unreached_tapes]
+    if ctx.scan is not None:
+        names = {d.name for m in targets for d in m.defs}
+        tapes += [t for t in ctx.scan.tapes if set(t.launched_kernels) & names and t not in tapes]
+    for t in tapes:
+        where = f"the wp.Tape at {t.file}:{t.line}"
+        flags = flags_guarding(ctx, t.file, t.line)
+        if flags:
+            where += f" (run with {' '.join(flags)})"
+            if flags not in keep:
+                keep.append(flags)
+        if where not in paths:
+            paths.append(where)
+    return paths, keep
+
+
 def _evaluate(ctx: RuleContext) -> RuleResult:
     compiled = ctx.compiled
     if not compiled:
@@ -343,6 +417,17 @@ def _evaluate(ctx: RuleContext) -> RuleResult:
     if not mods:
         signal = "no compiled module generated backward code (backward_in_source / enable_backward False)"
         earlier = sorted(b.seq for b in compiled if _has_backward(b))
+        off = [b for b in compiled if _backward_off(b)]
+        if off and len(off) == len(compiled):
+            signal = (
+                f"already in effect: the options of every compiled build ({len(off)}) have enable_backward False, so "
+                "setting it again changes nothing Warp compiles"
+            )
+        elif off and not earlier:
+            signal = (
+                f"already in effect where backward code was generated: {len(off)} build(s) have enable_backward False "
+                "in their own options and the others generated none"
+            )
         if earlier:
             signal = (
                 "no module's final build generates backward code; only build(s) "
@@ -460,6 +545,7 @@ def _evaluate(ctx: RuleContext) -> RuleResult:
             + "; check them before disabling backward.",
         )
 
+    shape = "entry"  # how the edits express the fix (see _fix_edits)
     if (late_mods or late_sets) and not differentiated:
         if late_sets:
             for lt in late_sets:
@@ -493,6 +579,7 @@ def _evaluate(ctx: RuleContext) -> RuleResult:
             first = late_sets[0]
             above = min((r.line for r in first.refs if r.line), default=None)
             if above is not None:
+                shape = "move"
                 fix = (
                     f"Move `wp.config.enable_backward = {first.fact.value}` ({first.fact.file}:{first.fact.line}) "
                     f"above the import at line {above} (keep `import warp as wp` before it), so the kernel modules "
@@ -501,6 +588,7 @@ def _evaluate(ctx: RuleContext) -> RuleResult:
             elif first.fact.after_kernels_in_file:
                 own = [k.line for k in scan.kernels if k.file == first.fact.file] if scan is not None else []
                 where = f" (the first at line {min(own)})" if own else ""
+                shape = "move_in_file"
                 fix = (
                     f"Move `wp.config.enable_backward = {first.fact.value}` ({first.fact.file}:{first.fact.line}) "
                     f"above the kernel definitions of that file{where}, right after `import warp as wp`, so its "
@@ -528,6 +616,7 @@ def _evaluate(ctx: RuleContext) -> RuleResult:
             )
         title = "enable_backward = False is assigned after the kernel modules were created, so it never arrives"
     elif differentiated:
+        shape = "modules"
         fix = (
             f"Other modules ({', '.join(differentiated)}) are differentiated, so a process-wide "
             "wp.config.enable_backward = False would break them. Turn backward off only for the forward-only "
@@ -595,11 +684,12 @@ def _evaluate(ctx: RuleContext) -> RuleResult:
         )
         title = "Backward code is generated and compiled for kernels that nothing differentiates"
     elif parents and ctx.report.entry is not None and ctx.report.entry.owner != "dependency":
+        shape = "modules"
         fix = (
-            f"The parent package(s) {', '.join(parents)} create the kernel modules before the entry point runs, so "
-            "the line must run before them: put it at the top of the package's __init__.py, before its kernel "
-            f"imports:\nimport warp as wp\n{LINE}\n"
-            f"or start the program through a launcher of your own that sets it first."
+            f"The parent package(s) {', '.join(parents)} create the kernel modules before the entry point runs, so a "
+            "wp.config line in the entry point comes too late for them (and a package's __init__.py is not the place "
+            "for a process-wide setting). Turn backward off on the modules that exist, at the top of the entry "
+            "point, before their first load:\nimport warp as wp\n" + getmodule_lines
         )
         title = "Backward code is generated and compiled for kernels that nothing differentiates"
     else:
@@ -614,6 +704,34 @@ def _evaluate(ctx: RuleContext) -> RuleResult:
             if first.trigger is not None and first.trigger.file:
                 locations.append(ctx.loc(first.trigger.file, first.trigger.line, "before this first load"))
         title = "Backward code is generated and compiled for kernels that nothing differentiates"
+
+    edits = _fix_edits(ctx, shape, late_sets, getmodule_lines, first_import)
+    paths, must_keep = _differentiation(ctx, targets)
+    if differentiated:
+        review = (
+            f"numerics of gradients: {', '.join(differentiated)} are differentiated in this run and keep backward; "
+            "check that no wp.Tape records a kernel of the modules turned off"
+        )
+    elif paths:
+        review = (
+            "gradients on another path: " + "; ".join(paths) + " records these kernels; the setting is scoped to "
+            "this entry point, so confirm that path does not start from it"
+        )
+    elif ctx.report.tapes:
+        review = "the measured run created a wp.Tape: confirm it records none of these kernels"
+    else:
+        review = ""
+    applicability: Applicability | None
+    if not can_edit(ctx):
+        applicability = None  # no sources to quote: the rule cannot say how the edit applies
+    elif not edits:
+        applicability = "manual"
+        review = review or (
+            "no edit: the fix needs a module name that carries a content hash, or an entry point the tool cannot "
+            "place a line in; apply the fix text by hand"
+        )
+    else:
+        applicability = "review" if review else "automatic"
 
     total_ms = sum(m.ms for m in targets)
     estimate = estimate_saving(targets, fixed)
@@ -679,6 +797,10 @@ def _evaluate(ctx: RuleContext) -> RuleResult:
                 caveats=caveats,
                 samples=ctx.samples,
                 experiment=experiment,
+                applicability=applicability,
+                edits=edits,
+                review=review,
+                must_keep=must_keep,
             )
         ],
         ruled_out=ruled,
