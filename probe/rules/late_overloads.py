@@ -320,7 +320,8 @@ def _calls(target: str, parent: str, sigs: list[str], types: dict, prefix: str) 
         suffix = "_".join(dict.fromkeys(_suffix(d) for d in dt if _suffix(d))) or sig.replace("_", "")
         args = ", ".join(_wp_type(d) for d in dt)
         line = f"{prefix}{parent}_{suffix} = wp.overload({target}, [{args}])"
-        out.append(line if len(line) <= 100 else f"{prefix}{parent}_{suffix} = wp.overload(\n    {target},\n    [{args}],\n)")
+        wrapped = f"{prefix}{parent}_{suffix} = wp.overload(\n    {target},\n    [{args}],\n)"
+        out.append(line if len(line) <= 100 else wrapped)
     return out, ""
 
 
