@@ -427,3 +427,12 @@ def upstream_text(dist: str, title: str, places: list[tuple[str, int, str]], mea
         f"{title}\n\nMeasured with warp-compile (cold Warp kernel cache): {measured}.\n\nWhere, in {dist}:\n{where}\n\n"
         f"Suggested change in {dist}: {change}\n"
     )
+
+
+def place(ctx: RuleContext, file: str, line: int) -> str:
+    """`file:line` for a fix's prose: relative inside the project; a dependency's file as its maintainers name it,
+    with the distribution (`pkg/mod.py:12 in pkg`), never this machine's site-packages path."""
+    dist = dependency_of(ctx, file)
+    if dist is None:
+        return f"{ctx.rel(file)}:{line}"
+    return f"{dist_relative(file)}:{line} (in the installed {dist})"

@@ -114,11 +114,11 @@ def _evaluate_module(ctx: RuleContext, module: str, device: str, items: list[tup
     located = [loc for loc in locations if loc is not None]
     first_at = ""
     if first is not None and first.trigger is not None:
-        first_at = f" (first load: {ctx.rel(first.trigger.file)}:{first.trigger.line})"
+        first_at = f" (first load: {helpers.place(ctx, first.trigger.file, first.trigger.line)})"
     deps = {key: helpers.dependency_of(ctx, info.file if info else None) for key, (info, _c, _k) in late.items()}
     theirs = [key for key, d in deps.items() if d is not None]
     if theirs and len(theirs) == len(late):
-        fix, upstream, review = _upstream(ctx, module, late, deps, saving, first_at)
+        fix, upstream, review = _upstream(ctx, module, late, deps, saving)
         edits: list[Edit] = []
         applicability = "manual"
     else:
@@ -278,6 +278,7 @@ def _own_fix(
     first_at: str,
 ) -> tuple[str, list[Edit], str, str]:
     """(fix prose, edits, applicability, review) for late kernels of the project's own files."""
+    located = [loc for loc in located if not loc.file.startswith("/")]  # the project's own places only
     where_txt = ", ".join(f"{loc.file}:{loc.line}" for loc in located)
     parts = []
     files = sorted({loc.file for loc in located})
@@ -339,7 +340,6 @@ def _upstream(
     late: dict[str, tuple[KernelInfo | None, HashChange, str]],
     deps: dict[str, str | None],
     saving: float,
-    first_at: str,
 ) -> tuple[str, UpstreamReport, str]:
     """(fix prose, the report for the library's maintainers, review) for late kernels a dependency defines."""
     dist = next(d for d in deps.values() if d)
@@ -368,7 +368,7 @@ def _upstream(
     )
     fix = (
         f"{kernels} {'is' if len(names) == 1 else 'are'} created by the installed {dist} after {module} first "
-        f"loaded{first_at}; the fix is in {dist}'s code, which this project does not own, so there is no edit here. "
+        "loaded; the fix is in {dist}'s code, which this project does not own, so there is no edit here. "
         + helpers.app_side_options([dist])
         + " The upstream report with this measurement is ready to send to its maintainers."
     )

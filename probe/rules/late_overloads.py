@@ -49,7 +49,7 @@ from warp_compile.probe.rules.context import (
     dedupe_locations,
     superseded_by,
 )
-from warp_compile.probe.scan_models import KernelDef, OverloadFact
+from warp_compile.probe.scan_models import CREATION_OPTIONS, KernelDef, OverloadFact
 
 MECHANISM = "CS-6"
 
@@ -453,7 +453,8 @@ def _dep_plan(
         f"importing {dist} (wp.config, environment) is needed by it"
     )
     created = next((c for c in ctx.report.module_creations if c.module == module), None)
-    if created is not None and all(ctx.report.config_at_import.get(k, v) == v for k, v in created.options.items()):
+    copied = {k: v for k, v in (created.options if created else {}).items() if k in CREATION_OPTIONS and v != "None"}
+    if created is not None and all(ctx.report.config_at_import.get(k, v) == v for k, v in copied.items()):
         plan.applicability, plan.review = "automatic", ""
     plan.prose = (
         f"{parent} belongs to the installed {dist} (do not edit it): register the instances this app launches from "
