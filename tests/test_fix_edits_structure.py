@@ -352,26 +352,33 @@ def test_cs4_merge_edit_and_its_guards(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------------------------- a real library
 
 
+def _venv_with_deplib(where: Path) -> str:
+    """A real virtual environment whose site-packages holds deplib (with its dist-info) and sees this interpreter's
+    packages (warp, numpy) through a .pth file: to the app's interpreter deplib is an installed distribution."""
+    import sysconfig
+
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True, timeout=300)
+    python = str(where / "bin" / "python")
+    site = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+    (site / "base_env.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    for item in (ROOT / "tests/apps/deplib_app/site-packages").iterdir():
+        shutil.copytree(item, site / item.name)
+    return python
+
+
 @pytest.mark.slow
 def test_an_app_over_an_installed_library_gets_app_side_edits_or_upstream_reports(tmp_path: Path) -> None:
-    """tests/apps/deplib_app: `deplib` (a dist-info'd package on PYTHONPATH, outside the project) launches a generic
-    kernel with a late float64 instance and defines kernels inside a method. The CS-6 fix is a wp.overload of the
-    library's kernel at the app's entry point, which applies and leaves the output unchanged; CS-1 is an upstream
-    report; nothing names a site-packages path."""
+    """tests/apps/deplib_app: `deplib`, installed in the app's venv, launches a generic kernel with a late float64
+    instance and defines kernels inside a method. The CS-6 fix is a wp.overload of the library's kernel at the app's
+    entry point, which applies and leaves the output unchanged; CS-1 is an upstream report; nothing names a
+    site-packages path."""
     from warp_compile.probe.diagnose import diagnose_command
 
-    shutil.copytree(ROOT / "tests/apps/deplib_app", tmp_path / "t")
-    site = tmp_path / "t" / "site-packages"
-    app = tmp_path / "t" / "app"
-    env_before = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = str(site)
-    try:
-        _report, d = diagnose_command([sys.executable, "main.py"], app, timeout_s=600)
-    finally:
-        if env_before is None:
-            os.environ.pop("PYTHONPATH", None)
-        else:
-            os.environ["PYTHONPATH"] = env_before
+    python = _venv_with_deplib(tmp_path / "venv")
+    app = tmp_path / "app"
+    shutil.copytree(ROOT / "tests/apps/deplib_app/app", app)
+    _report, d = diagnose_command([python, "main.py"], app, timeout_s=600)
     (cs6,) = _of(d, "CS-6")
     (cs1,) = _of(d, "CS-1")
     assert cs6.applicability in ("automatic", "review") and [e.file for e in cs6.edits] == ["main.py"]
@@ -383,10 +390,10 @@ def test_an_app_over_an_installed_library_gets_app_side_edits_or_upstream_report
     fixed = tmp_path / "fixed"
     shutil.copytree(app, fixed)
     apply_edits(fixed, cs6.edits)
-    env = dict(os.environ, PYTHONPATH=str(site), WARP_CACHE_PATH=str(tmp_path / "cache"))
+    env = dict(os.environ, WARP_CACHE_PATH=str(tmp_path / "cache"))
 
     def out(cwd: Path) -> list[str]:
-        r = subprocess.run([sys.executable, "main.py"], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+        r = subprocess.run([python, "main.py"], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
         assert r.returncode == 0, r.stderr[-2000:]
         return [ln for ln in r.stdout.splitlines() if not ln.startswith(("Module ", "Warp "))]
 
