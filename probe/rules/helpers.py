@@ -14,7 +14,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from warp_compile.probe.diagnosis_models import Cause, Evidence, HashChange, RuledOut, RuleResult
+from warp_compile.probe.diagnosis_models import (
+    Cause,
+    Evidence,
+    HashChange,
+    Location,
+    RuledOut,
+    RuleResult,
+    UpstreamReport,
+)
 from warp_compile.probe.models import Build
 from warp_compile.probe.render.fmt import fmt_ms  # noqa: F401 (re-exported for the rules)
 from warp_compile.probe.stats import band, median
@@ -420,13 +428,18 @@ def dependency_of(ctx: RuleContext, file: str | None) -> str | None:
     return dists[0] if dists else None
 
 
-def upstream_text(dist: str, title: str, places: list[tuple[str, int, str]], measured: str, change: str) -> str:
-    """A report for a library's maintainers, ready to paste: what was measured, where, the change that removes it."""
+def upstream_report(
+    dist: str, title: str, places: list[tuple[str, int, str]], measured_ms: float, measured: str, change: str
+) -> UpstreamReport:
+    """The report for a library's maintainers: what was measured, where in their code (`places`: file as they name
+    it, line, note), the change that removes the cost, and the text ready to paste into their tracker."""
     where = "\n".join(f"- {f}:{n}: {note}" for f, n, note in places)
-    return (
+    text = (
         f"{title}\n\nMeasured with warp-compile (cold Warp kernel cache): {measured}.\n\nWhere, in {dist}:\n{where}\n\n"
         f"Suggested change in {dist}: {change}\n"
     )
+    locs = [Location(file=f, line=n, note=note, owner="dependency", distribution=dist) for f, n, note in places]
+    return UpstreamReport(distribution=dist, places=locs, measured_ms=round(measured_ms, 1), change=change, text=text)
 
 
 def place(ctx: RuleContext, file: str, line: int) -> str:

@@ -344,7 +344,6 @@ def _upstream(
     """(fix prose, the report for the library's maintainers, review) for late kernels a dependency defines."""
     dist = next(d for d in deps.values() if d)
     places: list[tuple[str, int, str]] = []
-    locs: list[Location] = []
     names = []
     for key, (info, _change, _kind) in late.items():
         name, outer = _display(ctx, key, info)
@@ -352,16 +351,16 @@ def _upstream(
         if info is not None and info.file and info.line:
             note = f"{name} is created inside {outer}() each time it runs" if outer else f"{name} joins {module} late"
             places.append((helpers.dist_relative(info.file), info.line, note))
-            locs.append(Location(file=places[-1][0], line=info.line, note=note, owner="dependency", distribution=dist))
     kernels = ", ".join(names)
     change = (
         f"define {kernels} once at module scope (or create every variant before the first launch of anything in "
         f"{module}), so {module} is not rebuilt when a later call creates {'it' if len(names) == 1 else 'them'}"
     )
-    text = helpers.upstream_text(
+    report = helpers.upstream_report(
         dist,
         f"{module} is rebuilt because kernels join it after its first load",
         places,
+        saving,
         f"{len(late)} kernel(s) ({kernels}) joined {module} after it loaded; the rebuild(s) they caused cost "
         f"{fmt_ms(saving)} in one cold run",
         change,
@@ -373,7 +372,6 @@ def _upstream(
         + " The upstream report with this measurement is ready to send to its maintainers."
     )
     review = f"the kernels are created inside {dist}: no application-side change reorders them"
-    report = UpstreamReport(distribution=dist, places=locs, measured_ms=round(saving, 1), change=change, text=text)
     return fix, report, review
 
 

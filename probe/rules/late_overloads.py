@@ -466,19 +466,15 @@ def _dep_plan(
 
 
 def _upstream_report(module: str, ups: list[tuple[str, str, int, str]], ms: float) -> UpstreamReport:
-    dist = ups[0][0]
     places = [(f, n, "generic kernel launched with new argument types after its module loaded") for _d, f, n, _c in ups]
-    change = "; ".join(dict.fromkeys(c for *_x, c in ups))
-    text = helpers.upstream_text(
-        dist,
+    return helpers.upstream_report(
+        ups[0][0],
         f"{module} is rebuilt for every new instance of a generic kernel launched after it loaded",
         places,
+        ms,
         f"the rebuilds cost {helpers.fmt_ms(ms)} in one cold run",
-        change,
+        "; ".join(dict.fromkeys(c for *_x, c in ups)),
     )
-    locs = [Location(file=f, line=n, note=note, owner="dependency", distribution=dist) for f, n, note in places]
-    return UpstreamReport(distribution=dist, places=locs, measured_ms=round(ms, 1), change=change, text=text)
-
 
 # ---------------------------------------------------------------------------------------------- the finding
 

@@ -21,7 +21,7 @@ import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from warp_compile.probe.diagnosis_models import Edit, Evidence, Finding, Location, RuleResult, UpstreamReport
+from warp_compile.probe.diagnosis_models import Edit, Evidence, Finding, RuleResult
 from warp_compile.probe.edits import replace_lines
 from warp_compile.probe.hashdiff import unique_family
 from warp_compile.probe.models import Build
@@ -381,15 +381,9 @@ def _finding(ctx: RuleContext, lifecycle: str, group: list[Build]) -> Finding | 
             + helpers.app_side_options([dist])
             + " The upstream report with this measurement is ready for its maintainers."
         )
-        upstream = UpstreamReport(
-            distribution=dist,
-            places=[Location(file=f, line=ln, note=m, owner="dependency", distribution=dist) for f, ln, m in places],
-            measured_ms=round(saving, 1),
-            change=change,
-            text=helpers.upstream_text(
-                dist, f"{n} small modules each pay the fixed per-module build cost", places,
-                f"{n} modules, {fmt_ms(own)} of loads, about {fmt_ms(fixed)} of fixed cost each", change,
-            ),
+        upstream = helpers.upstream_report(
+            dist, f"{n} small modules each pay the fixed per-module build cost", places, saving,
+            f"{n} modules, {fmt_ms(own)} of loads, about {fmt_ms(fixed)} of fixed cost each", change,
         )
     else:
         edits, applicability, review = _merge_edits(ctx, group, target, carried)

@@ -27,7 +27,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from warp_compile.probe.diagnosis_models import Edit, Evidence, Finding, Location, RuleResult, UpstreamReport
+from warp_compile.probe.diagnosis_models import Edit, Evidence, Finding, Location, RuleResult
 from warp_compile.probe.edits import replace_lines
 from warp_compile.probe.hashdiff import unique_family
 from warp_compile.probe.models import Build
@@ -441,16 +441,9 @@ def evaluate(ctx: RuleContext) -> RuleResult:
         review = f"the unique kernels are {installed[0]}'s: no application-side edit"
         places = [(helpers.dist_relative(loc.file), loc.line, loc.note) for loc in locations if loc is not None]
         change = 'drop module="unique" for kernels that never change, so they share their module\'s build'
-        upstream = UpstreamReport(
-            distribution=installed[0],
-            places=[
-                Location(file=f, line=ln, note=t, owner="dependency", distribution=installed[0]) for f, ln, t in places
-            ],
-            measured_ms=round(saving, 1),
-            change=change,
-            text=helpers.upstream_text(
-                installed[0], title_text, places, f"{n} unique modules cost {fmt_ms(sum(b.ms for b in builds))}", change
-            ),
+        upstream = helpers.upstream_report(
+            installed[0], title_text, places, saving, f"{n} unique modules cost {fmt_ms(sum(b.ms for b in builds))}",
+            change,
         )
     elif defs:
         edits, applicability, review = _edits(ctx, defs, builds)
