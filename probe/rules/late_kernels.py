@@ -367,7 +367,7 @@ def _upstream(
     )
     fix = (
         f"{kernels} {'is' if len(names) == 1 else 'are'} created by the installed {dist} after {module} first "
-        "loaded; the fix is in {dist}'s code, which this project does not own, so there is no edit here. "
+        f"loaded; the fix is in {dist}'s code, which this project does not own, so there is no edit here. "
         + helpers.app_side_options([dist])
         + " The upstream report with this measurement is ready to send to its maintainers."
     )
