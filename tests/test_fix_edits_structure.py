@@ -395,6 +395,6 @@ def test_an_app_over_an_installed_library_gets_app_side_edits_or_upstream_report
     def out(cwd: Path) -> list[str]:
         r = subprocess.run([python, "main.py"], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
         assert r.returncode == 0, r.stderr[-2000:]
-        return [ln for ln in r.stdout.splitlines() if not ln.startswith(("Module ", "Warp "))]
+        return [ln for ln in r.stdout.splitlines() if not ln.startswith(("Module ", "Warp ", " "))]
 
     assert out(fixed) == out(app)
