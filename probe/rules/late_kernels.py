@@ -9,6 +9,12 @@ Each rebuild that an added kernel caused is one redundant build, but the rebuild
 final build carries every kernel and remains. The estimate is the builds those rebuilds superseded (every build of
 the module/device/block_dim except the one that remains, `context.superseded_by`), plus a precompiled header only
 they needed. Locations are the definitions of the late kernels, at the scan's `def` line when the scan finds them.
+
+The edit moves a nested late kernel to module scope of its file, above its outermost enclosing statement, when the
+parsed source shows that is safe: its code reads nothing the function binds (no captured value), it is a direct
+statement of the function, its name is free at module scope and its decorator and annotations only read names
+bound above the new place. Otherwise the finding is manual with the reason. A late kernel an installed library
+defines (a method that creates one per call) gets an upstream report: the application cannot reorder it.
 """
 
 from __future__ import annotations

@@ -18,6 +18,11 @@ Two ways the instance arrives late, with different fixes:
 
 Saving: the builds the rebuilds superseded (`context.superseded_by`; the final build carries every instance and
 remains), plus a precompiled header only they needed. A rebuild that also added a plain kernel is sized by CS-1.
+
+Edits: for the project's module-scope generic kernel, the registrations go right after its definition (automatic).
+For an installed library's kernel the application-side lever is `wp.overload(<lib.module>.<kernel>, [...])` at the
+entry point, after its imports and settings and before the code that first loads the module (the measured stack
+must show that); a kernel no module-scope name reaches (created inside a function) gets an upstream report.
 """
 
 from __future__ import annotations

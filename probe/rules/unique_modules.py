@@ -19,6 +19,11 @@ rebuild it for each new version (CS-1) unless the versions are created up front 
 Fires when at least 2 stable unique modules were built in the cold run. The scan adds where `"unique"` comes from:
 a literal `module="unique"`, or a factory whose `module` parameter defaults to it (where it silently spreads).
 Estimate: (n - 1) x the median load of those modules (they would share one module's fixed cost).
+
+Edits: a declared `module="unique"` on an import-time kernel is removed (automatic); a factory's default becomes None
+(review: callers rely on it, a plugin contract). Neither is proposed when sharing would make things worse
+(`_shared_traps`): a kernel created after the shared module first loads (each would rebuild it, CS-1), or an option
+the shared module has that the unique modules never got (an inert fast_math call would start to apply).
 """
 
 from __future__ import annotations
