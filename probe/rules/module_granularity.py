@@ -280,6 +280,8 @@ def _merge_edits(ctx: RuleContext, group: list[Build], target: str, carried: _Ca
             kd = ctx.scan_kernel(k)
             src = helpers.parsed(ctx, kd.file) if kd is not None else None
             node = helpers.def_at(src[1], kd.line, kd.name) if src is not None and kd is not None else None
+            if kd is not None and src is None:
+                return [], "manual", f"no project source of {kd.file} to edit"
             if kd is None or node is None or kd.nested or kd.form != "decorator":
                 name = kd.name if kd is not None else k.key
                 return [], "manual", f"{name} is not a module-scope @wp.kernel of the project's own files"

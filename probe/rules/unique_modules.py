@@ -306,7 +306,11 @@ def _edits(ctx: RuleContext, defs: list[KernelDef], builds: list[Build]) -> tupl
         else:
             e = _decl_edit(ctx, k)
         if e is None and not reasons:
-            reasons.append(f"the module argument of {k.name} at {k.file}:{k.module_arg_line or k.line} is not one line")
+            reasons.append(
+                f"no project source of {k.file} to edit"
+                if ctx.sources.lines(k.file) is None
+                else f"the module argument of {k.name} at {k.file}:{k.module_arg_line or k.line} is not one line"
+            )
         if e is not None and all((x.file, x.start_line) != (e.file, e.start_line) for x in edits):
             edits.append(e)
     if reasons:
@@ -452,8 +456,8 @@ def evaluate(ctx: RuleContext) -> RuleResult:
         )
     elif defs:
         edits, applicability, review = _edits(ctx, defs, builds)
-        if not edits:
-            fix += f" Not proposed as an edit: {review}."
+        if review.startswith("not proposed"):
+            fix += f" {review[0].upper()}{review[1:]}."
     else:
         edits, applicability, review = [], "manual", "no scanned definition carries the module argument"
     caveats = [
