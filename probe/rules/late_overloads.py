@@ -413,6 +413,14 @@ def _dep_plan(
         f"register the routine instances of {parent.split('__locals__')[-1]} with wp.overload right after its "
         f"definition in {module}, before anything in {module} is launched"
     )
+    rel = where[0].removesuffix(".py").removesuffix("/__init__")
+    if rel.replace("/", ".") != module and not ("__locals__" in parent or helpers.content_hashed(module)):
+        plan.review = (
+            f"{parent} joins the Warp module {module}, not the Python module of its file ({rel.replace('/', '.')}), "
+            "so the entry point cannot name it by that module: register it by hand"
+        )
+        plan.upstream = (dist, *where, change)
+        return plan
     if "__locals__" in parent or not parent.isidentifier() or helpers.content_hashed(module):
         outer = parent.rpartition("__locals__")[0].replace("__", ".") or "a function"
         plan.review = (
