@@ -6,6 +6,7 @@ Nothing here reads the file system or another rule; `context.py` re-exports `war
 
 from __future__ import annotations
 
+import ast
 import posixpath
 import re
 from collections import defaultdict
@@ -13,7 +14,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from warp_compile.probe.diagnosis_models import Cause, Evidence, HashChange, RuledOut, RuleResult
+from warp_compile.probe.diagnosis_models import (
+    Cause,
+    Evidence,
+    HashChange,
+    Location,
+    RuledOut,
+    RuleResult,
+    UpstreamReport,
+)
 from warp_compile.probe.models import Build
 from warp_compile.probe.render.fmt import fmt_ms  # noqa: F401 (re-exported for the rules)
 from warp_compile.probe.stats import band, median
@@ -283,3 +292,160 @@ def app_side_options(dists: list[str]) -> str:
         f"{who} so an upgrade does not invalidate that cache unexpectedly; and, if the cost matters in the first "
         "run, raise it with the maintainers of " + who + "."
     )
+
+
+# ---- the project's own source, parsed for edits ------------------------------------------------------------------
+#
+# Rules may parse the lines `ctx.sources` gives them (never the file system): the exact span of a definition, the
+# names a kernel body reads, where a module-scope statement may go. None whenever the file is not the project's.
+
+
+def parsed(ctx: RuleContext, file: str) -> tuple[list[str], ast.Module] | None:
+    """(lines, module AST) of a project file, or None (not the project's, unreadable, not valid Python)."""
+    lines = ctx.sources.lines(file)
+    if lines is None:
+        return None
+    try:
+        return lines, ast.parse("".join(lines))
+    except (SyntaxError, ValueError):
+        return None
+
+
+def def_at(tree: ast.AST, line: int, name: str | None = None) -> ast.FunctionDef | None:
+    """The function definition whose `def` (or first decorator) sits at `line`."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and (name is None or node.name == name):
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            if line in (node.lineno, first):
+                return node
+    return None
+
+
+def span_of(node: ast.stmt) -> tuple[int, int]:
+    """First line (its first decorator) and last line of a statement, 1-based inclusive."""
+    decorators = getattr(node, "decorator_list", [])
+    first = min([node.lineno, *(d.lineno for d in decorators)])
+    return first, node.end_lineno or node.lineno
+
+
+def parents_of(tree: ast.AST) -> dict[ast.AST, ast.AST]:
+    """Child node -> parent node."""
+    out: dict[ast.AST, ast.AST] = {}
+    for parent in ast.walk(tree):
+        for child in ast.iter_child_nodes(parent):
+            out[child] = parent
+    return out
+
+
+def read_names(node: ast.AST) -> set[str]:
+    """Every bare name the node's code reads (loads), its decorators and annotations included."""
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def bound_names(fn: ast.FunctionDef | ast.AsyncFunctionDef, skip: ast.AST | None = None) -> set[str]:
+    """Names a function binds locally (parameters, assignments, imports, nested defs), `skip` left out."""
+    a = fn.args
+    out = {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs]}
+    out |= {x.arg for x in (a.vararg, a.kwarg) if x is not None}
+    stack: list[ast.AST] = list(fn.body)
+    while stack:
+        n = stack.pop()
+        if n is skip:
+            continue
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(n.name)
+            stack.extend(getattr(n, "decorator_list", []))
+            continue  # their own locals are theirs
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            out.add(n.id)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            out |= {(al.asname or al.name).split(".")[0] for al in n.names}
+        elif isinstance(n, ast.arg):
+            out.add(n.arg)
+        stack.extend(ast.iter_child_nodes(n))
+    return out
+
+
+def module_bindings(tree: ast.Module) -> dict[str, int]:
+    """Names bound at module scope -> the first line binding them."""
+    out: dict[str, int] = {}
+    for stmt in tree.body:
+        names: set[str] = set()
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(stmt.name)
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            names |= {(al.asname or al.name).split(".")[0] for al in stmt.names}
+        else:
+            names |= {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        for name in names:
+            out.setdefault(name, stmt.lineno)
+    return out
+
+
+def top_statement(tree: ast.Module, line: int) -> ast.stmt | None:
+    """The module-scope statement that holds `line`."""
+    for stmt in tree.body:
+        first, last = span_of(stmt)
+        if first <= line <= last:
+            return stmt
+    return None
+
+
+def dedent_lines(lines: list[str], by: int) -> list[str] | None:
+    """Lines with `by` leading spaces removed (blank lines kept); None when a line is indented less (a string
+    literal spanning lines, tabs): such a block is not moved mechanically."""
+    out = []
+    for ln in lines:
+        if not ln.strip():
+            out.append("\n" if ln.endswith("\n") else "")
+            continue
+        if not ln.startswith(" " * by):
+            return None
+        out.append(ln[by:])
+    return out
+
+
+def indent_of(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def dist_relative(path: str) -> str:
+    """An installed file as its maintainers name it (`pkg/mod.py`), without the site-packages prefix of this
+    machine: what an upstream report quotes, never a path for the user to open and edit."""
+    p = path.replace("\\", "/")
+    for marker in ("/site-packages/", "/dist-packages/"):
+        if marker in p:
+            return p.rsplit(marker, 1)[1]
+    return p.rsplit("/", 2)[-2] + "/" + p.rsplit("/", 1)[-1] if p.count("/") >= 2 else p
+
+
+def dependency_of(ctx: RuleContext, file: str | None) -> str | None:
+    """The installed distribution that owns `file` ("an installed package" when unnamed); None for the project's
+    files and for files whose owner is unknown."""
+    if not file:
+        return None
+    dists = installed_owners(ctx, [file])
+    return dists[0] if dists else None
+
+
+def upstream_report(
+    dist: str, title: str, places: list[tuple[str, int, str]], measured_ms: float, measured: str, change: str
+) -> UpstreamReport:
+    """The report for a library's maintainers: what was measured, where in their code (`places`: file as they name
+    it, line, note), the change that removes the cost, and the text ready to paste into their tracker."""
+    where = "\n".join(f"- {f}:{n}: {note}" for f, n, note in places)
+    text = (
+        f"{title}\n\nMeasured with warp-compile (cold Warp kernel cache): {measured}.\n\nWhere, in {dist}:\n{where}\n\n"
+        f"Suggested change in {dist}: {change}\n"
+    )
+    locs = [Location(file=f, line=n, note=note, owner="dependency", distribution=dist) for f, n, note in places]
+    return UpstreamReport(distribution=dist, places=locs, measured_ms=round(measured_ms, 1), change=change, text=text)
+
+
+def place(ctx: RuleContext, file: str, line: int) -> str:
+    """`file:line` for a fix's prose: relative inside the project; a dependency's file as its maintainers name it,
+    with the distribution (`pkg/mod.py:12 in pkg`), never this machine's site-packages path."""
+    dist = dependency_of(ctx, file)
+    if dist is None:
+        return f"{ctx.rel(file)}:{line}"
+    return f"{dist_relative(file)}:{line} (in the installed {dist})"

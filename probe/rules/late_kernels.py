@@ -9,15 +9,37 @@ Each rebuild that an added kernel caused is one redundant build, but the rebuild
 final build carries every kernel and remains. The estimate is the builds those rebuilds superseded (every build of
 the module/device/block_dim except the one that remains, `context.superseded_by`), plus a precompiled header only
 they needed. Locations are the definitions of the late kernels, at the scan's `def` line when the scan finds them.
+
+The edit moves a nested late kernel to module scope of its file, above its outermost enclosing statement, when the
+parsed source shows that is safe: its code reads nothing the function binds (no captured value), it is a direct
+statement of the function, its name is free at module scope and its decorator and annotations only read names
+bound above the new place. Otherwise the finding is manual with the reason. A late kernel an installed library
+defines (a method that creates one per call) gets an upstream report: the application cannot reorder it.
 """
 
 from __future__ import annotations
 
-from warp_compile.probe.diagnosis_models import Evidence, Finding, HashChange, RuledOut, RuleResult
+import ast
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from warp_compile.probe.diagnosis_models import (
+    Edit,
+    Evidence,
+    Finding,
+    HashChange,
+    Location,
+    RuledOut,
+    RuleResult,
+    UpstreamReport,
+)
+from warp_compile.probe.edits import insert_before, replace_lines
 from warp_compile.probe.hashdiff import unique_family
 from warp_compile.probe.models import Build, KernelInfo
+from warp_compile.probe.rules import helpers
 from warp_compile.probe.rules.context import RuleContext, dedupe_locations, fmt_ms, superseded_by
 from warp_compile.probe.rules.helpers import Claim, Events, claims_of, events_by_module, first_load, sized_here
+from warp_compile.probe.scan_models import KernelDef
 
 MECHANISM = "CS-1"
 TITLE = "Kernels defined after their module loaded"
@@ -96,10 +118,174 @@ def _evaluate_module(ctx: RuleContext, module: str, device: str, items: list[tup
     if sized.builds:
         evidence.append(sized.removal_evidence(module, "every kernel defined before the first launch"))
     located = [loc for loc in locations if loc is not None]
-    where_txt = ", ".join(f"{loc.file}:{loc.line}" for loc in located)
     first_at = ""
     if first is not None and first.trigger is not None:
-        first_at = f" (first load: {ctx.rel(first.trigger.file)}:{first.trigger.line})"
+        first_at = f" (first load: {helpers.place(ctx, first.trigger.file, first.trigger.line)})"
+    deps = {key: helpers.dependency_of(ctx, info.file if info else None) for key, (info, _c, _k) in late.items()}
+    theirs = [key for key, d in deps.items() if d is not None]
+    if theirs and len(theirs) == len(late):
+        fix, upstream, review = _upstream(ctx, module, late, deps, saving)
+        edits: list[Edit] = []
+        applicability = "manual"
+    else:
+        fix, edits, applicability, review = _own_fix(ctx, module, late, located, nested, plain, first_at)
+        upstream = None
+    n = len(items)
+    return Finding(
+        mechanism=MECHANISM,
+        title=f"{module} rebuilt {n} time{'s' if n > 1 else ''} because kernels joined it after it loaded",
+        severity=ctx.severity_for(saving),
+        confidence="medium" if changed_only or all(ch.status != "compiled" for ch, _ in items) else "high",
+        modules=[module],
+        evidence=evidence,
+        locations=dedupe_locations(locations),
+        fix=fix,
+        estimated_saving_ms=round(saving, 1),
+        saving_basis=f"{sized.basis(f'the {n} rebuild(s) caused by late kernels')}{elsewhere}, reference sample",
+        applicability=applicability,  # type: ignore[arg-type]
+        edits=edits,
+        review=review,
+        upstream=upstream,
+        samples=1 if ctx.samples else 0,
+        caveats=[
+            "Kernels created from runtime data (plugins, user expressions, per-shape specializations) cannot be "
+            'defined up front: give them their own module (a named module or module="unique") so they stop '
+            "invalidating the shared one.",
+            "Keep the kernel names when moving definitions: logs, cache directories and tools show them.",
+        ]
+        + (
+            [
+                "Some rebuilds come from a kernel re-created with a new body or captured constant under the same name, "
+                "not a new kernel: check whether that variation is needed."
+            ]
+            if changed_only
+            else []
+        ),
+    )
+
+
+# ---------------------------------------------------------------------------------------------- the edit
+
+
+@dataclass
+class _Hoist:
+    """Moving one nested kernel to module scope: the lines to remove, the text to insert, or why not."""
+
+    name: str
+    file: str
+    insert_at: int = 0  # line before which the moved definition goes (before its outermost enclosing statement)
+    text: list[str] = field(default_factory=list)  # the dedented definition
+    remove: tuple[int, int] = (0, 0)
+    keep: str = ""  # what replaces the removed lines ("" or an indented `pass`)
+    why_not: str = ""  # non-empty: no edit, and this is the reason
+
+
+def _hoist(ctx: RuleContext, kdef: KernelDef) -> _Hoist:
+    """Plan the move of a kernel defined inside a function to module scope of its file, when that is safe: its code
+    reads nothing the function binds (no captured parameter or local), it is a direct statement of the function (not
+    in a loop or branch), no module-level name is taken, and what its decorator and annotations read exists before
+    the place it moves to."""
+    h = _Hoist(name=kdef.name, file=kdef.file)
+    src = helpers.parsed(ctx, kdef.file)
+    if src is None:
+        h.why_not = f"{kdef.file} could not be read as the project's Python source"
+        return h
+    lines, tree = src
+    node = helpers.def_at(tree, kdef.line, kdef.name)
+    parents = helpers.parents_of(tree)
+    outer = parents.get(node) if node is not None else None
+    if node is None or not isinstance(outer, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        h.why_not = f"the definition of {kdef.name} at {kdef.file}:{kdef.line} is not a direct statement of a function"
+        if node is not None and outer is not None:
+            h.why_not = f"{kdef.name} is defined inside a loop, branch or block of its function, not once per call"
+        return h
+    captured: set[str] = set()
+    fn: ast.AST | None = outer
+    while isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        if not isinstance(fn, ast.Lambda):
+            captured |= helpers.bound_names(fn, skip=node)
+        fn = parents.get(fn)
+    reads = helpers.read_names(node) - {a.arg for a in [*node.args.args, *node.args.kwonlyargs]}
+    if reads & captured:
+        names = ", ".join(sorted(reads & captured))
+        h.why_not = (
+            f"{kdef.name} reads {names} from {outer.name}() (captured when it is created), so its code depends on the "
+            "call: move it by hand, passing those values as kernel arguments or wp.constant()s"
+        )
+        return h
+    if kdef.name in helpers.bound_names(outer, skip=node):
+        h.why_not = f"{outer.name}() binds the name {kdef.name} again, so the moved kernel would be shadowed"
+        return h
+    top = helpers.top_statement(tree, node.lineno)
+    assert top is not None
+    insert_at = helpers.span_of(top)[0]
+    while insert_at > 1 and lines[insert_at - 2].lstrip().startswith("#"):
+        insert_at -= 1  # keep a comment with the statement it describes
+    bound = helpers.module_bindings(tree)
+    if kdef.name in bound:
+        h.why_not = f"{kdef.file} already binds {kdef.name} at module scope (line {bound[kdef.name]})"
+        return h
+    eager = set()
+    for d in node.decorator_list:
+        eager |= helpers.read_names(d)
+    for a in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]:
+        if a.annotation is not None:
+            eager |= helpers.read_names(a.annotation)
+    for d in [*node.args.defaults, *node.args.kw_defaults]:
+        if d is not None:
+            eager |= helpers.read_names(d)
+    late = sorted(n for n in eager if bound.get(n, 0) >= insert_at)
+    if late:
+        h.why_not = (
+            f"its decorator or annotations use {', '.join(late)}, bound at module scope only after line {insert_at}"
+        )
+        return h
+    first, last = helpers.span_of(node)
+    text = helpers.dedent_lines(lines[first - 1 : last], helpers.indent_of(lines[first - 1]))
+    if text is None:
+        h.why_not = f"the lines of {kdef.name} are not uniformly indented (a multi-line string?)"
+        return h
+    rest = [s for s in outer.body if s is not node]
+    end = last
+    if end < len(lines) and not lines[end].strip() and rest and helpers.span_of(rest[-1])[0] > last:
+        end += 1  # the blank line after the definition goes with it
+    h.insert_at, h.text, h.remove = insert_at, text, (first, end)
+    h.keep = "" if rest else " " * helpers.indent_of(lines[first - 1]) + "pass\n"
+    return h
+
+
+def _hoist_edits(ctx: RuleContext, plans: list[_Hoist]) -> list[Edit]:
+    """One insertion per target line (definitions in source order), one removal per moved definition."""
+    edits: list[Edit] = []
+    by_target: dict[tuple[str, int], list[_Hoist]] = defaultdict(list)
+    for h in plans:
+        by_target[(h.file, h.insert_at)].append(h)
+    for (file, line), group in by_target.items():
+        body = "\n\n".join("".join(h.text).rstrip("\n") + "\n" for h in sorted(group, key=lambda h: h.remove))
+        e = insert_before(ctx.sources, file, line, body + "\n\n")
+        if e is not None:
+            edits.append(e)
+    for h in plans:
+        e = replace_lines(ctx.sources, h.file, h.remove[0], h.remove[1], h.keep)
+        if e is not None:
+            if not h.keep:
+                e.new = ""
+            edits.append(e)
+    return edits
+
+
+def _own_fix(
+    ctx: RuleContext,
+    module: str,
+    late: dict[str, tuple[KernelInfo | None, HashChange, str]],
+    located: list[Location],
+    nested: list[tuple[str, str]],
+    plain: list[str],
+    first_at: str,
+) -> tuple[str, list[Edit], str, str]:
+    """(fix prose, edits, applicability, review) for late kernels of the project's own files."""
+    located = [loc for loc in located if not loc.file.startswith("/")]  # the project's own places only
+    where_txt = ", ".join(f"{loc.file}:{loc.line}" for loc in located)
     parts = []
     files = sorted({loc.file for loc in located})
     home = files[0] if len(files) == 1 else f"the file that holds {module}"
@@ -120,34 +306,79 @@ def _evaluate_module(ctx: RuleContext, module: str, device: str, items: list[tup
     )
     if where_txt:
         parts.append(f"Definitions: {where_txt}.")
-    n = len(items)
-    return Finding(
-        mechanism=MECHANISM,
-        title=f"{module} rebuilt {n} time{'s' if n > 1 else ''} because kernels joined it after it loaded",
-        severity=ctx.severity_for(saving),
-        confidence="medium" if changed_only or all(ch.status != "compiled" for ch, _ in items) else "high",
-        modules=[module],
-        evidence=evidence,
-        locations=dedupe_locations(locations),
-        fix=" ".join(parts),
-        estimated_saving_ms=round(saving, 1),
-        saving_basis=f"{sized.basis(f'the {n} rebuild(s) caused by late kernels')}{elsewhere}, reference sample",
-        samples=1 if ctx.samples else 0,
-        caveats=[
-            "Kernels created from runtime data (plugins, user expressions, per-shape specializations) cannot be "
-            'defined up front: give them their own module (a named module or module="unique") so they stop '
-            "invalidating the shared one.",
-            "Keep the kernel names when moving definitions: logs, cache directories and tools show them.",
-        ]
-        + (
-            [
-                "Some rebuilds come from a kernel re-created with a new body or captured constant under the same name, "
-                "not a new kernel: check whether that variation is needed."
-            ]
-            if changed_only
-            else []
-        ),
+    plans: list[_Hoist] = []
+    not_moved: list[str] = []
+    for key, (info, _change, _kind) in late.items():
+        kdef = ctx.scan_kernel(info) if info is not None else None
+        if kdef is None:
+            not_moved.append(f"{key}: its definition was not found in the scanned sources")
+        elif not kdef.nested:
+            not_moved.append(
+                f"{kdef.name} is defined at module scope of {kdef.file}, which is imported after {module} first "
+                "loaded: the import order is the fix, and it is not changed mechanically"
+            )
+        else:
+            h = _hoist(ctx, kdef)
+            (not_moved.append(f"{kdef.name}: {h.why_not}") if h.why_not else plans.append(h))
+    edits = _hoist_edits(ctx, plans) if plans else []
+    if edits and len(edits) < len(plans) + len({(h.file, h.insert_at) for h in plans}):
+        edits, not_moved = [], [*not_moved, "the moved lines could not be read back from the project"]
+    if edits and not not_moved:
+        parts.append(
+            "The edit moves " + ", ".join(h.name for h in plans) + " to module scope (same names and bodies; they "
+            "read nothing their function binds) and leaves the functions returning the module-scope kernel."
+        )
+        return " ".join(parts), edits, "automatic", ""
+    if edits:
+        moved = ", ".join(h.name for h in plans)
+        return (
+            " ".join(parts),
+            edits,
+            "review",
+            f"the edit moves {moved} only; not moved: " + "; ".join(not_moved) + f", so {module} may still rebuild",
+        )
+    return " ".join(parts), [], "manual", "; ".join(not_moved)
+
+
+def _upstream(
+    ctx: RuleContext,
+    module: str,
+    late: dict[str, tuple[KernelInfo | None, HashChange, str]],
+    deps: dict[str, str | None],
+    saving: float,
+) -> tuple[str, UpstreamReport, str]:
+    """(fix prose, the report for the library's maintainers, review) for late kernels a dependency defines."""
+    dist = next(d for d in deps.values() if d)
+    places: list[tuple[str, int, str]] = []
+    names = []
+    for key, (info, _change, _kind) in late.items():
+        name, outer = _display(ctx, key, info)
+        names.append(name)
+        if info is not None and info.file and info.line:
+            note = f"{name} is created inside {outer}() each time it runs" if outer else f"{name} joins {module} late"
+            places.append((helpers.dist_relative(info.file), info.line, note))
+    kernels = ", ".join(names)
+    change = (
+        f"define {kernels} once at module scope (or create every variant before the first launch of anything in "
+        f"{module}), so {module} is not rebuilt when a later call creates {'it' if len(names) == 1 else 'them'}"
     )
+    report = helpers.upstream_report(
+        dist,
+        f"{module} is rebuilt because kernels join it after its first load",
+        places,
+        saving,
+        f"{len(late)} kernel(s) ({kernels}) joined {module} after it loaded; the rebuild(s) they caused cost "
+        f"{fmt_ms(saving)} in one cold run",
+        change,
+    )
+    fix = (
+        f"{kernels} {'is' if len(names) == 1 else 'are'} created by the installed {dist} after {module} first "
+        f"loaded; the fix is in {dist}'s code, which this project does not own, so there is no edit here. "
+        + helpers.app_side_options([dist])
+        + " The upstream report with this measurement is ready to send to its maintainers."
+    )
+    review = f"the kernels are created inside {dist}: no application-side change reorders them"
+    return fix, report, review
 
 
 PRIORITY = 3  # a rebuild that also added a kernel is sized here: the kernel set is what the module's hash covers

@@ -18,15 +18,33 @@ Two ways the instance arrives late, with different fixes:
 
 Saving: the builds the rebuilds superseded (`context.superseded_by`; the final build carries every instance and
 remains), plus a precompiled header only they needed. A rebuild that also added a plain kernel is sized by CS-1.
+
+Edits: for the project's module-scope generic kernel, the registrations go right after its definition (automatic).
+For an installed library's kernel the application-side lever is `wp.overload(<lib.module>.<kernel>, [...])` at the
+entry point, after its imports and settings and before the code that first loads the module (the measured stack
+must show that); a kernel no module-scope name reaches (created inside a function) gets an upstream report.
 """
 
 from __future__ import annotations
 
+import ast
+import os
 import re
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from warp_compile.probe.diagnosis_models import Cause, Evidence, Finding, HashChange, Location, RuledOut, RuleResult
+from warp_compile.probe.diagnosis_models import (
+    Cause,
+    Edit,
+    Evidence,
+    Finding,
+    HashChange,
+    Location,
+    RuledOut,
+    RuleResult,
+    UpstreamReport,
+)
+from warp_compile.probe.edits import insert_before
 from warp_compile.probe.models import Build, KernelInfo, Site
 from warp_compile.probe.rules import helpers
 from warp_compile.probe.rules.context import (
@@ -36,7 +54,7 @@ from warp_compile.probe.rules.context import (
     dedupe_locations,
     superseded_by,
 )
-from warp_compile.probe.scan_models import KernelDef, OverloadFact
+from warp_compile.probe.scan_models import CREATION_OPTIONS, KernelDef, OverloadFact
 
 MECHANISM = "CS-6"
 
@@ -266,6 +284,211 @@ def _late_text(ctx: RuleContext, late: _LateRegistration, module: str, first: Bu
     return what, fix
 
 
+# ---------------------------------------------------------------------------------------------- the edits
+
+_WARP_TYPE = re.compile(r"^(vec|mat|quat|transform|spatial_vector|spatial_matrix|spatial_transform)\w*$")
+_RANK = {"automatic": 0, "review": 1, "manual": 2}
+
+
+@dataclass
+class _Plan:
+    """How one generic kernel's routine instances get registered before the first launch, or why not."""
+
+    edits: list[Edit] = field(default_factory=list)
+    applicability: str = "manual"
+    review: str = ""
+    prose: str = ""  # replaces the generic "register at module scope" sentence when set
+    upstream: tuple[str, str, int, str] | None = None  # (distribution, file, line, change) when nothing else works
+
+
+def _spellable(dtypes: list[str]) -> str | None:
+    """The first recorded argument type `_wp_type` cannot spell as a Warp expression (a struct, a custom type)."""
+    for d in dtypes:
+        m = _ARRAY_RE.match(d)
+        inner = m.group("dtype") if m else d
+        if inner in _SCALAR_CODES or inner == "bool" or _WARP_TYPE.match(inner):
+            continue
+        return d
+    return None
+
+
+def _calls(target: str, parent: str, sigs: list[str], types: dict, prefix: str) -> tuple[list[str], str]:
+    """`<prefix><parent>_<suffix> = wp.overload(<target>, [...])` per signature, or (_, why not)."""
+    out = []
+    for sig in sigs:
+        dt = types.get(sig)
+        if dt is None:
+            return [], f"the argument types of the instance {sig or '?'} were not recorded by the measurement"
+        bad = _spellable(dt)
+        if bad is not None:
+            return [], f"the argument type {bad} is not a Warp built-in type, so the registration is written by hand"
+        suffix = "_".join(dict.fromkeys(_suffix(d) for d in dt if _suffix(d))) or sig.replace("_", "")
+        args = ", ".join(_wp_type(d) for d in dt)
+        line = f"{prefix}{parent}_{suffix} = wp.overload({target}, [{args}])"
+        wrapped = f"{prefix}{parent}_{suffix} = wp.overload(\n    {target},\n    [{args}],\n)"
+        out.append(line if len(line) <= 100 else wrapped)
+    return out, ""
+
+
+def _binds_warp(tree: ast.Module, before: int) -> bool:
+    """The file binds `wp` to warp (`import warp as wp`) at module scope before line `before`."""
+    for stmt in tree.body:
+        if stmt.lineno >= before:
+            break
+        if isinstance(stmt, ast.Import) and any(a.name == "warp" and a.asname == "wp" for a in stmt.names):
+            return True
+    return False
+
+
+def _own_plan(ctx: RuleContext, parent: str, kdef: KernelDef | None, sigs: list[str], types: dict) -> _Plan:
+    """A generic kernel of the project's own: the registrations at module scope right after its definition."""
+    plan = _Plan()
+    if kdef is None:
+        plan.review = f"the definition of {parent} was not found in the scanned sources"
+        return plan
+    if kdef.nested:
+        plan.review = (
+            f"{kdef.name} is created inside {kdef.enclosing_function}(), so it cannot be registered at module scope: "
+            "register its instances right after it is created, before its first launch"
+        )
+        return plan
+    src = helpers.parsed(ctx, kdef.file)
+    node = helpers.def_at(src[1], kdef.line, kdef.name) if src is not None else None
+    if src is None or node is None:
+        plan.review = f"{kdef.file}:{kdef.line} could not be read back as the definition of {kdef.name}"
+        return plan
+    lines, tree = src
+    end = helpers.span_of(node)[1]
+    if not _binds_warp(tree, end):
+        plan.review = f"{kdef.file} does not bind `wp` to warp before {kdef.name}, so the lines are written by hand"
+        return plan
+    calls, why = _calls(kdef.name, kdef.name, sigs, types, "")
+    taken = helpers.module_bindings(tree)
+    if not why and any(c.split(" = ", 1)[0] in taken for c in calls):
+        why = "a name the registrations would bind is already used at module scope"
+    if why:
+        plan.review = why
+        return plan
+    e = insert_before(ctx.sources, kdef.file, end + 1, "\n\n" + "\n".join(calls) + "\n")
+    if e is None:
+        plan.review = f"{kdef.file} is not a file of the project"
+        return plan
+    plan.edits, plan.applicability = [e], "automatic"
+    return plan
+
+
+def _entry_insert(ctx: RuleContext) -> tuple[str, list[str], ast.Module, int] | tuple[None, str]:
+    """(entry file, its lines, its AST, the line after its leading imports and settings) where a registration for a
+    dependency's kernel can go, or (None, why not)."""
+    entry = ctx.report.entry
+    if entry is None or not entry.file:
+        return None, "the measured command's entry point is not known"
+    if entry.owner == "dependency":
+        return None, f"the entry point {entry.name} is installed ({entry.distribution or 'a dependency'})"
+    rel = ctx.sources.rel(entry.file)
+    src = helpers.parsed(ctx, entry.file) if rel is not None else None
+    if rel is None or src is None:
+        return None, "the entry point is not a file of the project"
+    lines, tree = src
+    at = 1
+    for i, stmt in enumerate(tree.body):
+        doc = i == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+        setting = isinstance(stmt, (ast.Assign, ast.AugAssign)) and ".config." in ast.unparse(stmt).split("=")[0]
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)) or doc or setting:
+            at = (stmt.end_lineno or stmt.lineno) + 1
+            continue
+        break
+    return rel, lines, tree, at
+
+
+def _dep_plan(
+    ctx: RuleContext, parent: str, info: KernelInfo | None, module: str, dist: str, sigs: list[str], types: dict,
+    first: Build | None,
+) -> _Plan:
+    """A dependency's generic kernel: `wp.overload(<its importable kernel>, [...])` from the entry point, after its
+    imports and settings and before the first launch; an upstream report when the kernel is not importable."""
+    plan = _Plan()
+    where = (helpers.dist_relative(info.file), info.line or 0) if info is not None and info.file else (module, 0)
+    change = (
+        f"register the routine instances of {parent.split('__locals__')[-1]} with wp.overload right after its "
+        f"definition in {module}, before anything in {module} is launched"
+    )
+    rel = where[0].removesuffix(".py").removesuffix("/__init__")
+    if rel.replace("/", ".") != module and not ("__locals__" in parent or helpers.content_hashed(module)):
+        plan.review = (
+            f"{parent} joins the Warp module {module}, not the Python module of its file ({rel.replace('/', '.')}), "
+            "so the entry point cannot name it by that module: register it by hand"
+        )
+        plan.upstream = (dist, *where, change)
+        return plan
+    if "__locals__" in parent or not parent.isidentifier() or helpers.content_hashed(module):
+        outer = parent.rpartition("__locals__")[0].replace("__", ".") or "a function"
+        plan.review = (
+            f"{parent} is created inside {outer}() of the installed {dist}: no module-scope name reaches it, so the "
+            "application cannot register its instances"
+        )
+        plan.upstream = (dist, *where, change)
+        return plan
+    found = _entry_insert(ctx)
+    if found[0] is None:
+        plan.review = f"{found[1]}: the registration for {dist}'s {parent} is not written mechanically"
+        plan.upstream = (dist, *where, change)
+        return plan
+    rel, _lines, tree, at = found  # type: ignore[misc]
+    entry_abs = os.path.normpath(str(ctx.report.entry.file))  # type: ignore[union-attr]
+    frames = _frames(first)
+    late_enough = any(os.path.normpath(fr.file) == entry_abs and fr.line >= at for fr in frames)
+    alias = "_" + module.replace(".", "_")
+    calls, why = _calls(f"{alias}.{parent}", parent, sigs, types, alias + "_")
+    if why or not late_enough:
+        plan.review = why or (
+            f"{module} first loads before the entry point's code after its imports runs (or the measurement does not "
+            "show where), so a registration there may come too late"
+        )
+        plan.upstream = (dist, *where, change)
+        return plan
+    head = [] if _binds_warp(tree, at) else ["import warp as wp"]
+    text = "\n".join(
+        [
+            *head,
+            f"import {module} as {alias}",
+            f"# {dist}'s generic {parent}: register the instances this app launches, before the first launch",
+            *calls,
+        ]
+    )
+    e = insert_before(ctx.sources, rel, at, text + "\n")
+    if e is None:
+        plan.review = "the entry point is not a file of the project"
+        return plan
+    plan.edits, plan.applicability = [e], "review"
+    plan.review = (
+        f"the entry point now imports {module} before its own code runs: check that nothing the app sets before "
+        f"importing {dist} (wp.config, environment) is needed by it"
+    )
+    created = next((c for c in ctx.report.module_creations if c.module == module), None)
+    copied = {k: v for k, v in (created.options if created else {}).items() if k in CREATION_OPTIONS and v != "None"}
+    if created is not None and all(ctx.report.config_at_import.get(k, v) == v for k, v in copied.items()):
+        plan.applicability, plan.review = "automatic", ""
+    plan.prose = (
+        f"{parent} belongs to the installed {dist} (do not edit it): register the instances this app launches from "
+        f"the entry point {rel}, after its imports and before the first launch, with "
+        + "; ".join(f"`{c}`" for c in calls)
+        + f" (after `import {module} as {alias}`); {module} then loads once with every instance."
+    )
+    return plan
+
+
+def _upstream_report(module: str, ups: list[tuple[str, str, int, str]], ms: float) -> UpstreamReport:
+    places = [(f, n, "generic kernel launched with new argument types after its module loaded") for _d, f, n, _c in ups]
+    return helpers.upstream_report(
+        ups[0][0],
+        f"{module} is rebuilt for every new instance of a generic kernel launched after it loaded",
+        places,
+        ms,
+        f"the rebuilds cost {helpers.fmt_ms(ms)} in one cold run",
+        "; ".join(dict.fromkeys(c for *_x, c in ups)),
+    )
+
 # ---------------------------------------------------------------------------------------------- the finding
 
 
@@ -367,7 +590,32 @@ def _finding(
         evidence.append(sized.removal_evidence(module, "every instance present at the first load"))
 
     fixes = list(late_fixes)
+    edits: list[Edit] = []
+    reviews: list[str] = []
+    ups: list[tuple[str, str, int, str]] = []
+    rank = 2 if late else 0  # a late registration's fix is the order of calls, which no edit changes
+    if late:
+        reviews.append("the registrations run in a function called after the first load: move that call by hand")
     for p in launched:
+        sigs = list(code[p][1])
+        dist = helpers.dependency_of(ctx, infos[p].file if infos[p] is not None else None)
+        if dist is not None:
+            plan = _dep_plan(ctx, p, infos[p], module, dist, sigs, code[p][1], first_load)
+        else:
+            plan = _own_plan(ctx, p, kdefs[p], sigs, code[p][1])
+        edits += plan.edits
+        rank = max(rank, _RANK[plan.applicability])
+        if plan.review:
+            reviews.append(f"{names[p]}: {plan.review}")
+        if plan.upstream is not None:
+            ups.append(plan.upstream)
+        if dist is not None:
+            fixes.append(
+                plan.prose
+                or f"{names[p]} belongs to the installed {dist}, whose code this project does not own: "
+                f"{plan.review}. The upstream report with this measurement is ready for its maintainers."
+            )
+            continue
         lines = code[p][0]
         kdef = kdefs[p]
         where = f" right after its definition ({kdef.file}:{kdef.line})" if kdef is not None else ""
@@ -396,6 +644,10 @@ def _finding(
             f"loads{first_at}, they add the instances late; calling {fn}() before the first launch is then the fix."
         )
     fix = " ".join(fixes)
+    applicability = ("automatic", "review", "manual")[rank] if edits or rank == 2 else "manual"
+    if edits and applicability == "manual":
+        applicability = "review"  # some of the kernels get their registration; the review names the others
+    upstream = _upstream_report(module, ups, sized.ms) if ups else None
 
     reg_names = " and ".join(names[p] for p in registered)
     launch_names = " and ".join(names[p] for p in launched)
@@ -422,6 +674,10 @@ def _finding(
         fix=fix,
         estimated_saving_ms=round(sized.ms, 1),
         saving_basis=f"{basis}, reference sample",
+        applicability=applicability,  # type: ignore[arg-type]
+        edits=edits,
+        review="; ".join(reviews),
+        upstream=upstream,
         samples=1 if ctx.samples else 0,
         caveats=[
             "Register only types the application routinely uses: each registered instance is generated and "

@@ -10,19 +10,27 @@ is deliberately conservative, because merging modules that do *not* share a life
   counting there only modules that are one unit: one kernel, or every launch of their kernels from one function,
   the module's own helper such as a `downsample()` that launches both of its kernels), all with the same options.
 
-Estimate: (n - 1) x the median load of those modules. A small module's load is mostly fixed cost, but it includes
-its own kernels' codegen and compile, which a merged module still pays, so this is an upper bound.
+Modules of different owners are never grouped. Estimate: (n - 1) x the fixed per-module cost (`fixed_cost`: the
+intercept of load time against generated source size over the run's builds, else the smallest load); no finding
+when that is under MIN_MERGE_SHARE of the modules' own summed load, where their own compile dwarfs the saving.
+
+The edit gives each kernel `@wp.kernel(module="<pkg>.kernels")`; it is automatic only when every file was imported
+before the first of the modules loaded (measured module creations), so the merged module holds every kernel at its
+first launch (else it would create CS-1), and the modules set no options of their own.
 """
 
 from __future__ import annotations
 
+import ast
 import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from warp_compile.probe.diagnosis_models import Evidence, Finding, RuleResult
+from warp_compile.probe.diagnosis_models import Edit, Evidence, Finding, RuleResult
+from warp_compile.probe.edits import replace_lines
 from warp_compile.probe.hashdiff import unique_family
 from warp_compile.probe.models import Build
+from warp_compile.probe.rules import helpers
 from warp_compile.probe.rules.context import RuleContext, dedupe_locations, fmt_ms, norm_value
 from warp_compile.probe.rules.helpers import literal_dict, median, ruled_out
 from warp_compile.probe.scan_models import ModuleOptionsFact
@@ -87,7 +95,7 @@ def _groups(ctx: RuleContext, cands: list[Build]) -> list[tuple[str, list[Build]
     for b in cands:
         t = b.trigger
         assert t is not None
-        by_fn[(b.device, _options_key(b), t.file, t.function)].append(b)
+        by_fn[(b.device, _options_key(b), t.file, t.function, _owner(ctx, b))].append(b)
     groups = [(f"{os.path.basename(k[2])}:{k[3]}()", v) for k, v in by_fn.items() if len(v) >= MIN_MODULES]
     if groups:
         return groups
@@ -95,7 +103,7 @@ def _groups(ctx: RuleContext, cands: list[Build]) -> list[tuple[str, list[Build]
     for b in cands:
         t = b.trigger
         assert t is not None
-        by_file[(b.device, _options_key(b), t.file)].append(b)
+        by_file[(b.device, _options_key(b), t.file, _owner(ctx, b))].append(b)
     groups = [(os.path.basename(k[2]), v) for k, v in by_file.items() if len(v) >= MIN_MODULES]
     if groups:
         return groups
@@ -105,7 +113,7 @@ def _groups(ctx: RuleContext, cands: list[Build]) -> list[tuple[str, list[Build]
         for b in cands:
             fr = _frame(b, depth) if _one_unit(ctx, b) else None
             if fr is not None:
-                by_caller[(b.device, _options_key(b), *fr)].append(b)
+                by_caller[(b.device, _options_key(b), *fr, _owner(ctx, b))].append(b)
         groups = [
             (f"{os.path.basename(k[2])}:{k[3]}() (the caller)", v)
             for k, v in by_caller.items()
@@ -186,11 +194,113 @@ def _carried_options(ctx: RuleContext, group: list[Build]) -> _Carried:
     return out
 
 
-def _finding(ctx: RuleContext, lifecycle: str, group: list[Build]) -> Finding:
+# ---------------------------------------------------------------------------------------------- cost and edit
+
+MIN_MERGE_SHARE = 0.25  # the merge must save at least this share of the modules' own summed load
+
+
+def fixed_cost(ctx: RuleContext, group: list[Build]) -> tuple[float, str]:
+    """(the fixed per-module cost, how it was found): the intercept of load time against generated source size over
+    the run's compiled builds on the group's device (what a module costs before its own code), at most the smallest
+    module's load; without three builds of different sizes, the smallest load itself (an upper bound)."""
+    device = group[0].device
+    pts = [(b.source_bytes, b.ms) for b in ctx.report.builds if b.status == "compiled" and b.device == device]
+    low = min(b.ms for b in group)
+    if len({x for x, _ in pts}) >= 3 and all(x > 0 for x, _ in pts):
+        mx = sum(x for x, _ in pts) / len(pts)
+        my = sum(y for _, y in pts) / len(pts)
+        sxx = sum((x - mx) ** 2 for x, _ in pts)
+        slope = sum((x - mx) * (y - my) for x, y in pts) / sxx
+        if slope > 0:
+            fixed = min(max(my - slope * mx, 0.0), low)
+            return fixed, (
+                f"{fmt_ms(fixed)}, the intercept of load time against generated source over the run's {len(pts)} "
+                f"compiled builds ({slope * 1000:.1f} ms per KB)"
+            )
+    return low, f"{fmt_ms(low)}, the smallest of these loads (an upper bound: it includes that module's own code)"
+
+
+def _owner(ctx: RuleContext, b: Build) -> str:
+    """The installed distribution that owns a module's kernels, or "" for the project's."""
+    for k in b.kernels:
+        dist = helpers.dependency_of(ctx, k.file)
+        if dist:
+            return dist
+    return ""
+
+
+def _decorator_edit(ctx: RuleContext, file: str, node: ast.FunctionDef, target: str) -> Edit | None:
+    """The kernel's one-line `@wp.kernel` / `@wp.kernel(...)` decorator with `module="<target>"` added."""
+    for d in node.decorator_list:
+        func = d.func if isinstance(d, ast.Call) else d
+        if not (isinstance(func, (ast.Attribute, ast.Name)) and ast.unparse(func).split(".")[-1] == "kernel"):
+            continue
+        if d.lineno != d.end_lineno or (isinstance(d, ast.Call) and any(k.arg == "module" for k in d.keywords)):
+            return None
+        lines = ctx.sources.lines(file)
+        if lines is None:
+            return None
+        text = lines[d.lineno - 1]
+        arg = f'module="{target}"'
+        if isinstance(d, ast.Call):
+            close = text.rstrip().rfind(")")
+            inner = text[text.find("(") + 1 : close].strip()
+            new = text[:close] + (f", {arg}" if inner else arg) + text[close:]
+        else:
+            end = d.end_col_offset or len(text.rstrip())
+            new = text[:end] + f"({arg})" + text[end:]
+        return replace_lines(ctx.sources, file, d.lineno, d.lineno, new)
+    return None
+
+
+def _merge_edits(ctx: RuleContext, group: list[Build], target: str, carried: _Carried) -> tuple[list[Edit], str, str]:
+    """(edits, applicability, review): every kernel of the group joins the named module `target`, when that keeps
+    every kernel declared before the new module's first launch (each file imported before the first of the group's
+    builds, as the measured module creations show) and carries no options of their own."""
+    if carried.options:
+        return [], "manual", f"the modules set their own options ({literal_dict(carried.options)}), moved by hand"
+    if ctx.scan is not None and (ctx.scan.module_info(target) is not None or ctx.scan.kernels_in_module(target)):
+        return [], "manual", f"{target} is already a module of the project, so merging into it would change it"
+    first = min(b.start_ms for b in group)
+    created = {c.module: c.start_ms for c in ctx.report.module_creations}
+    if any(b.module not in created for b in group):
+        return [], "manual", (
+            "the measurement does not show every file imported before the merged module's first launch (a kernel "
+            "joining it later would rebuild it, CS-1)"
+        )
+    late = [b.module for b in group if created[b.module] >= first]
+    if late:
+        return [], "manual", (
+            f"{', '.join(late)} {'is' if len(late) == 1 else 'are'} imported only after the first of these modules "
+            "loads: a merged module would be rebuilt when its kernels join (CS-1)"
+        )
+    edits: list[Edit] = []
+    for b in group:
+        for k in b.kernels:
+            kd = ctx.scan_kernel(k)
+            src = helpers.parsed(ctx, kd.file) if kd is not None else None
+            node = helpers.def_at(src[1], kd.line, kd.name) if src is not None and kd is not None else None
+            if kd is not None and src is None:
+                return [], "manual", f"no project source of {kd.file} to edit"
+            if kd is None or node is None or kd.nested or kd.form != "decorator":
+                name = kd.name if kd is not None else k.key
+                return [], "manual", f"{name} is not a module-scope @wp.kernel of the project's own files"
+            e = _decorator_edit(ctx, kd.file, node, target)
+            if e is None:
+                return [], "manual", f"the decorator of {kd.name} ({kd.file}:{kd.line}) is not one plain line"
+            edits.append(e)
+    return edits, "automatic", ""
+
+
+def _finding(ctx: RuleContext, lifecycle: str, group: list[Build]) -> Finding | None:
     group = sorted(group, key=lambda b: b.seq)
     n = len(group)
     med = median([b.ms for b in group])
-    saving = (n - 1) * med
+    fixed, fixed_basis = fixed_cost(ctx, group)
+    saving = (n - 1) * fixed
+    own = sum(b.ms for b in group)
+    if own <= 0 or saving < MIN_MERGE_SHARE * own:
+        return None  # the modules' own compile dwarfs what one fewer module saves
     modules = [b.module for b in group]
     kernels: list[str] = []
     locations = []
@@ -212,9 +322,9 @@ def _finding(ctx: RuleContext, lifecycle: str, group: list[Build]) -> Finding:
         ),
         Evidence(
             fact=f"median load of these modules {fmt_ms(med)}; each pays its own codegen, compiler start and binary "
-            "load, and they share one option set",
+            f"load, and they share one option set; the fixed cost per module is {fixed_basis}",
             builds=[b.seq for b in group],
-            ms=med,
+            ms=fixed,
         ),
     ]
     pkg = _common_package(modules)
@@ -262,6 +372,30 @@ def _finding(ctx: RuleContext, lifecycle: str, group: list[Build]) -> Finding:
     else:
         move = f"e.g. move them into {target_file} and import them from there where they are used today"
         named = f', or give each @wp.kernel(module="{target}") a shared named module'
+    dist = _owner(ctx, group[0])
+    fix = (
+        f"Put {', '.join(kernels)} (same names and bodies) into one module, since they are loaded together in "
+        f"{lifecycle}: {move}{named}. One build instead of {n}."
+    )
+    upstream = None
+    if dist:
+        edits: list[Edit] = []
+        applicability, review = "manual", f"the modules are the installed {dist}'s: no application-side edit"
+        places = [(helpers.dist_relative(k.file or ""), k.line or 0, b.module) for b in group for k in b.kernels]
+        change = "give these kernels one named module (@wp.kernel(module=...)), since they are always loaded together"
+        fix = (
+            f"These {n} modules belong to the installed {dist}; do not edit it. "
+            + helpers.app_side_options([dist])
+            + " The upstream report with this measurement is ready for its maintainers."
+        )
+        upstream = helpers.upstream_report(
+            dist, f"{n} small modules each pay the fixed per-module build cost", places, saving,
+            f"{n} modules, {fmt_ms(own)} of loads, about {fmt_ms(fixed)} of fixed cost each", change,
+        )
+    else:
+        edits, applicability, review = _merge_edits(ctx, group, target, carried)
+        if edits:
+            fix += f' The edit gives each kernel @wp.kernel(module="{target}"), keeping them in their files.'
     return Finding(
         mechanism=MECHANISM,
         title=f"{n} one-lifecycle modules each pay the fixed per-module build cost",
@@ -270,11 +404,14 @@ def _finding(ctx: RuleContext, lifecycle: str, group: list[Build]) -> Finding:
         modules=modules,
         evidence=evidence,
         locations=dedupe_locations(locations),
-        fix=f"Put {', '.join(kernels)} (same names and bodies) into one module, since they are loaded together in "
-        f"{lifecycle}: {move}{named}. One build instead of {n}.",
+        fix=fix,
         estimated_saving_ms=round(saving, 1),
-        saving_basis=f"({n} - 1) x {fmt_ms(med)}, the median load of the {n} small modules; an upper bound, since the "
-        "merged module still generates and compiles every kernel; reference sample",
+        saving_basis=f"({n} - 1) x {fixed_basis}; the merged module still generates and compiles every kernel; "
+        "reference sample",
+        applicability=applicability,  # type: ignore[arg-type]
+        edits=edits,
+        review=review,
+        upstream=upstream,
         samples=1 if ctx.samples else 0,
         caveats=[
             "Group only kernels with one lifecycle and one option set; a kernel that changes independently, is rarely "
@@ -289,9 +426,17 @@ def _finding(ctx: RuleContext, lifecycle: str, group: list[Build]) -> Finding:
 
 def evaluate(ctx: RuleContext) -> RuleResult:
     cands = _candidates(ctx)
-    findings = [_finding(ctx, lifecycle, g) for lifecycle, g in _groups(ctx, cands)]
+    groups = _groups(ctx, cands)
+    found = [_finding(ctx, lifecycle, g) for lifecycle, g in groups]
+    findings = [f for f in found if f is not None]
     if findings:
         return RuleResult(findings=findings)
+    if groups:
+        return ruled_out(
+            MECHANISM,
+            f"{len(groups)} group(s) of small one-lifecycle modules, but merging saves less than "
+            f"{MIN_MERGE_SHARE:.0%} of their own compile (the fixed per-module cost is small against it)",
+        )
     modules = {b.module for b in ctx.loads}
     why = (
         f"{len(cands)} small single-build module(s) share no launching function or file"

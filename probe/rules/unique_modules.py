@@ -19,17 +19,25 @@ rebuild it for each new version (CS-1) unless the versions are created up front 
 Fires when at least 2 stable unique modules were built in the cold run. The scan adds where `"unique"` comes from:
 a literal `module="unique"`, or a factory whose `module` parameter defaults to it (where it silently spreads).
 Estimate: (n - 1) x the median load of those modules (they would share one module's fixed cost).
+
+Edits: a declared `module="unique"` on an import-time kernel is removed (automatic); a factory's default becomes None
+(review: callers rely on it, a plugin contract). Neither is proposed when sharing would make things worse
+(`_shared_traps`): a kernel created after the shared module first loads (each would rebuild it, CS-1), or an option
+the shared module has that the unique modules never got (an inert fast_math call would start to apply).
 """
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, RuleResult
+from warp_compile.probe.diagnosis_models import Edit, Evidence, Finding, Location, RuleResult
+from warp_compile.probe.edits import replace_lines
 from warp_compile.probe.hashdiff import unique_family
 from warp_compile.probe.models import Build
-from warp_compile.probe.rules.context import RuleContext, dedupe_locations, fmt_ms, warp_key
+from warp_compile.probe.rules import helpers
+from warp_compile.probe.rules.context import RuleContext, dedupe_locations, fmt_ms, norm_value, warp_key
 from warp_compile.probe.rules.helpers import app_side_options, installed_owners, median, ruled_out
 from warp_compile.probe.scan_models import FactoryCallFact, KernelDef
 
@@ -212,6 +220,104 @@ def _left_unique_text(fams: list[_Family]) -> str:
     return "; ".join(parts)
 
 
+# ---------------------------------------------------------------------------------------------- the edit
+
+
+def _shared_traps(ctx: RuleContext, defs: list[KernelDef], builds: list[Build]) -> list[str]:
+    """Why sharing one module would make things worse: a kernel created after that module first loads (each would
+    rebuild it, CS-1), or an option the shared module has that the unique modules never got (an option call that
+    never reached these kernels would start to apply, e.g. fast_math changing numerics)."""
+    out: list[str] = []
+    targets = sorted({k.python_module for k in defs})
+    shared = [b for b in ctx.report.builds if b.module in targets and b.status in ("compiled", "cached")]
+    starts = [b.start_ms for b in [*shared, *builds] if b.start_ms > 0]
+    first = min(starts) if starts else None
+    names = {k.name for k in defs}
+    if first is not None:
+        late = sorted({c.module for c in ctx.report.module_creations if c.module in names and c.start_ms > first})
+        if late:
+            out.append(
+                f"{', '.join(late)} {'is' if len(late) == 1 else 'are'} created after the shared module would first "
+                "load, so each would rebuild it (CS-1): create every kernel at import before sharing one module"
+            )
+    mine = {k: v for b in builds for k, v in b.options.items() if k != "block_dim"}
+    theirs: dict[str, str] = {}
+    for b in shared:
+        theirs.update({k: v for k, v in b.options.items() if k != "block_dim"})
+    if ctx.scan is not None:
+        for f in ctx.scan.module_options:
+            if f.target in targets:
+                theirs.update({k: norm_value(v) or v for k, v in f.options.items()})
+    differ = sorted(k for k, v in theirs.items() if k in mine and norm_value(mine[k]) != norm_value(v))
+    if differ:
+        out.append(
+            f"{', '.join(targets)} has {', '.join(f'{k}={theirs[k]}' for k in differ)}, which these kernels never got "
+            "as unique modules: sharing it would start applying that (it may change results)"
+        )
+    return out
+
+
+def _decl_edit(ctx: RuleContext, k: KernelDef) -> Edit | None:
+    """`@wp.kernel(module="unique")` (or `wp.kernel(f, module="unique")`) without the module argument."""
+    line = k.module_arg_line or k.line
+    lines = ctx.sources.lines(k.file)
+    if lines is None or line > len(lines):
+        return None
+    text = lines[line - 1]
+    unique = r'module\s*=\s*["\']unique["\']'
+    for pat in (rf"\(\s*{unique}\s*\)", rf",\s*{unique}", rf"{unique}\s*,\s*"):
+        new, n = re.subn(pat, "", text, count=1)
+        if n:
+            return replace_lines(ctx.sources, k.file, line, line, new)
+    return None
+
+
+def _default_edit(ctx: RuleContext, k: KernelDef) -> Edit | None:
+    """A factory's `module="unique"` parameter default changed to None."""
+    line = _default_line(k)
+    lines = ctx.sources.lines(k.file)
+    if line is None or lines is None or line > len(lines):
+        return None
+    new, n = re.subn(r'(\bmodule\s*(?::[^=,)]*)?=\s*)["\']unique["\']', r"\1None", lines[line - 1], count=1)
+    return replace_lines(ctx.sources, k.file, line, line, new) if n else None
+
+
+def _edits(ctx: RuleContext, defs: list[KernelDef], builds: list[Build]) -> tuple[list[Edit], str, str]:
+    """(edits, applicability, review) for the stable unique kernels of the project's own files."""
+    traps = _shared_traps(ctx, defs, builds)
+    if traps:
+        return [], "manual", "not proposed as an edit: " + "; ".join(traps)
+    edits: list[Edit] = []
+    reasons: list[str] = []
+    review = ""
+    for k in defs:
+        if k.module_from_default:
+            e = _default_edit(ctx, k)
+            review = (
+                f"{_factory(k)}() is public API of its callers (a plugin contract): its default changes from "
+                '"unique" to None, and a caller that relies on isolation must now pass module="unique"'
+            )
+        elif k.nested:
+            e = None
+            reasons.append(f"{k.name} is created inside {k.enclosing_function}(): move it to module scope first (CS-1)")
+        elif k.module_options:
+            e = None
+            reasons.append(f"{k.name} sets module_options=, which Warp allows only with module=\"unique\"")
+        else:
+            e = _decl_edit(ctx, k)
+        if e is None and not reasons:
+            reasons.append(
+                f"no project source of {k.file} to edit"
+                if ctx.sources.lines(k.file) is None
+                else f"the module argument of {k.name} at {k.file}:{k.module_arg_line or k.line} is not one line"
+            )
+        if e is not None and all((x.file, x.start_line) != (e.file, e.start_line) for x in edits):
+            edits.append(e)
+    if reasons:
+        return ([], "manual", "; ".join(reasons)) if not edits else (edits, "review", "; ".join(reasons))
+    return edits, ("review" if review else "automatic"), review
+
+
 def evaluate(ctx: RuleContext) -> RuleResult:
     fams = _collect(ctx)
     stable_fams = [f for f in fams if f.verdict == "stable"]
@@ -335,9 +441,25 @@ def evaluate(ctx: RuleContext) -> RuleResult:
             f'Stop giving {names} module="unique": let them join their defining module (or one named module) so they '
             f"build together once{together}."
         )
+    title_text = f'{n} stable kernels each build a module="unique" module of their own'
     installed = installed_owners(ctx, [loc.file for loc in locations if loc is not None])
+    upstream = None
     if installed:
-        fix = app_side_options(installed)
+        fix = app_side_options(installed) + " The upstream report with this measurement is ready for its maintainers."
+        edits, applicability = [], "manual"
+        review = f"the unique kernels are {installed[0]}'s: no application-side edit"
+        places = [(helpers.dist_relative(loc.file), loc.line, loc.note) for loc in locations if loc is not None]
+        change = 'drop module="unique" for kernels that never change, so they share their module\'s build'
+        upstream = helpers.upstream_report(
+            installed[0], title_text, places, saving, f"{n} unique modules cost {fmt_ms(sum(b.ms for b in builds))}",
+            change,
+        )
+    elif defs:
+        edits, applicability, review = _edits(ctx, defs, builds)
+        if review.startswith("not proposed"):
+            fix += f" {review[0].upper()}{review[1:]}."
+    else:
+        edits, applicability, review = [], "manual", "no scanned definition carries the module argument"
     caveats = [
         'Keep module="unique" for kernels built from runtime data (plugins, user-supplied transforms, '
         "per-request specializations): there it stops them invalidating a shared module.",
@@ -355,7 +477,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
         findings=[
             Finding(
                 mechanism=MECHANISM,
-                title=f'{n} stable kernels each build a module="unique" module of their own',
+                title=title_text,
                 severity=ctx.severity_for(saving),
                 confidence="high" if defs else "medium",
                 modules=[b.module for b in builds],
@@ -367,6 +489,10 @@ def evaluate(ctx: RuleContext) -> RuleResult:
                 "module pays the fixed cost once); an upper bound, reference sample",
                 samples=1 if ctx.samples else 0,
                 caveats=caveats,
+                applicability=applicability,  # type: ignore[arg-type]
+                edits=edits,
+                review=review,
+                upstream=upstream,
             )
         ]
     )
