@@ -205,11 +205,21 @@ def install(warp_mod, ctx, bld, rebind, emit, hook_error, targets):
 # ---------------------------------------------------------------------------------------------- phase timing
 
 
+def _thread_cpu():
+    """This thread's CPU seconds: NVRTC builds on the calling thread, so set against wall time it shows the share
+    of a core the build had (a loaded machine stretches wall time, not this)."""
+    try:
+        return time.thread_time()
+    except (AttributeError, OSError):
+        return None
+
+
 class _Clock:
     """Exclusive phase time on one thread: a nested phase's time is not charged to its parent."""
 
     def __init__(self):
         self.t0 = time.perf_counter()
+        self.cpu0 = _thread_cpu()
         self.mark = self.t0
         self.stack = []
         self.phases = {}
@@ -449,6 +459,7 @@ def _build(ctx, cfg, entry, arch, out_dir, lto_root, overrides=None):
         status, error = "error", ("%s: %s" % (type(exc).__name__, exc))[:500]
     finally:
         end = time.perf_counter()
+        cpu1 = _thread_cpu()
         clock.charge(end)
         _tls.clock = None
     lto = {p: s for p, s in _files(lto_root, ".lto").items() if p not in before}
@@ -461,6 +472,7 @@ def _build(ctx, cfg, entry, arch, out_dir, lto_root, overrides=None):
         "block_dim": bd,
         "arch": arch,
         "ms": round((end - clock.t0) * 1000.0, 3),
+        "cpu_ms": round((cpu1 - clock.cpu0) * 1000.0, 3) if cpu1 is not None and clock.cpu0 is not None else None,
         "phases": phases,
         "source_bytes": sum(src.values()),
         "backward": backward,
@@ -696,7 +708,7 @@ def _header_off_builds(ctx, cfg, entries, arch, root, indices):
     out = {}
     for i in sorted(indices):
         r = _build(ctx, cfg, entries[i], arch, os.path.join(root, "noheader", str(i)), lto_root)
-        out[str(i)] = {k: r[k] for k in ("ms", "phases", "status", "error", "nvrtc_header")}
+        out[str(i)] = {k: r[k] for k in ("ms", "cpu_ms", "phases", "status", "error", "nvrtc_header")}
     return out
 
 

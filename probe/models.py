@@ -266,6 +266,7 @@ class CudaNoHeader(_Model):
     """The same (module, block_dim) rebuilt with NVRTC's precompiled header off, in a fresh process, same order."""
 
     ms: float = 0.0
+    cpu_ms: float | None = None
     phases: dict[str, float] = Field(default_factory=dict)
     status: str = "compiled"
     error: str | None = None
@@ -280,6 +281,7 @@ class CudaBuild(_Model):
     block_dim: int | None = None
     arch: int | None = None
     ms: float = 0.0
+    cpu_ms: float | None = None  # CPU time of the building thread (replay): wall time stretched by load, not this
     phases: dict[str, float] = Field(default_factory=dict)  # codegen, lto (MathDx generation), nvrtc (+ link), other
     source_bytes: int = 0
     backward: bool | None = None  # built with the module's enable_backward True

@@ -406,4 +406,7 @@ def _evaluate(ctx: RuleContext) -> RuleResult:
 
 
 def evaluate(ctx: RuleContext) -> RuleResult:
-    return cuda_pricing.cs12(ctx, _evaluate(ctx))  # CUDA figures when the report has CUDA builds
+    result = cuda_pricing.cs12(ctx, _evaluate(ctx))  # CUDA figures when the report has CUDA builds
+    from warp_compile.probe.rules import cuda_header  # CUDA below toolkit 13: the header measured both ways
+
+    return cuda_header.price(ctx, result)
