@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import synth_build
+from tests.helpers import speed_ratio, synth_build
 from warp_compile.probe.diagnose import diagnose_command
 from warp_compile.probe.diagnosis_models import Cause, HashChange
 from warp_compile.probe.measure import measure
@@ -569,7 +569,7 @@ def test_real_estimate_is_near_the_measured_effect_of_disabling_backward(tmp_pat
     rep_on, d = diagnose_command([sys.executable, "-m", "sim"], on, samples=1)
     rep_off = measure([sys.executable, "-m", "sim"], off, samples=1)
     assert rep_on.failed_samples == 0 and rep_off.failed_samples == 0
-    measured = _native_work(rep_on) - _native_work(rep_off)
+    measured = _native_work(rep_on) - _native_work(rep_off) * speed_ratio(rep_on, rep_off)
     est = _cs10_estimate(d)
     assert measured > 150, measured
     assert 0.6 * measured <= est <= 1.3 * measured, (est, measured)
@@ -588,7 +588,7 @@ def test_real_two_small_modules_are_ruled_out(tmp_path: Path) -> None:
     rep_off = measure([sys.executable, "-m", "sim"], off, samples=1)
     assert "CS-10" not in {f.mechanism for f in d.findings}, d.summary
     est = _cs10_estimate(d)
-    measured = _native_work(rep_on) - _native_work(rep_off)
+    measured = _native_work(rep_on) - _native_work(rep_off) * speed_ratio(rep_on, rep_off)
     assert est < unused_backward.MIN_SHARE * (sum(b.ms for b in rep_on.builds) + sum(p.ms for p in rep_on.pch))
     assert 0.6 * measured <= est <= 1.3 * measured, (est, measured)
 
