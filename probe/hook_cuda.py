@@ -224,6 +224,7 @@ class _Clock:
         self.stack = []
         self.phases = {}
         self.link_inputs = 0
+        self.note = None  # why the output is PTX, when the cubin build failed
         self.header_dir = False  # Warp gave NVRTC somewhere to put a precompiled header
         self.pch_files = 0
         self.pch_bytes = 0
@@ -385,7 +386,8 @@ def _compile(ctx, module, block_dim, arch, out_dir, cfg, overrides=None):
         # >= 1.15: a variant is its resolved options; module.options is left alone
         options = resolve(cfg, block_dim=block_dim)
         mhash = "" if overrides else _hex(module.get_module_hash(block_dim))
-        comp(None, out_dir, output_arch=arch, use_ptx=False, options=dict(options, **(overrides or {})))
+        _cubin_or_ptx(lambda ptx: comp(None, out_dir, output_arch=arch, use_ptx=ptx,
+                                       options=dict(options, **(overrides or {}))))
         return mhash
     # <= 1.14: the variant is whatever options["block_dim"] holds when the module is hashed and built
     comp = comp or _method(module, "compile")
@@ -398,11 +400,28 @@ def _compile(ctx, module, block_dim, arch, out_dir, cfg, overrides=None):
             mhash = _hex(module.get_module_hash(block_dim))
         except TypeError:
             mhash = _hex(module.get_module_hash())
-        comp(None, out_dir, output_arch=arch, use_ptx=False)
+        _cubin_or_ptx(lambda ptx: comp(None, out_dir, output_arch=arch, use_ptx=ptx))
         return "" if overrides else mhash
     finally:
         module.options.update(old)
         module.mark_modified()
+
+
+def _cubin_or_ptx(build):
+    """A cubin (what a GPU process of the same toolkit loads) where NVRTC can make one without a driver, else PTX.
+
+    Every release 1.10-1.19 makes the sm_N cubin here (use_ptx=False; Warp's own default without a driver is PTX on
+    some). If the cubin build fails, the PTX build is tried once; its success is reported as output "ptx" with the
+    cubin's error kept in the build's `error` (status stays compiled: the module does build for sm_N).
+    """
+    try:
+        build(False)
+    except Exception as exc:
+        note = ("cubin failed, PTX built instead: %s: %s" % (type(exc).__name__, exc))[:500]
+        clock = getattr(_tls, "clock", None)
+        build(True)
+        if clock is not None:
+            clock.note = note
 
 
 def _backward_enabled(module, cfg):
@@ -488,7 +507,7 @@ def _build(ctx, cfg, entry, arch, out_dir, lto_root, overrides=None):
             "ms": round(clock.pch_ms, 3),
         },
         "status": status,
-        "error": error,
+        "error": error or clock.note,
         "kernels": sorted(entry["kernels"]),
         "via": sorted(entry["via"]),
         "start_ms": round(clock.t0 * 1000.0, 3),
