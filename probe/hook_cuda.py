@@ -785,18 +785,11 @@ def replay(warp_mod, ctx, bld, arch):
             conc["serial_ms"] = round(sum(b["ms"] for b in builds), 3)
             conc["serial_cpu_ms"] = round(cpu1 - cpu0, 3) if cpu0 is not None and cpu1 is not None else None
         wanted = [i for i, b in enumerate(builds) if _needs_forward(b)]
-        if wanted:
-            fwd = forward_child.ask(wanted) if forward_child is not None else None
-            warm = fwd is None
-            if warm:  # no fork: in-process, after the serial pass (header cache warm), and said so
-                fwd = _forward_builds(ctx, cfg, entries, arch, root, wanted)
-            for i in wanted:
-                f = fwd.get(str(i)) if isinstance(fwd, dict) else None
-                if f is None:
-                    f = {"status": "error", "error": str(fwd.get("error") if isinstance(fwd, dict) else fwd)}
-                f["warm_cache"] = warm
-                builds[i]["forward"] = f
-        _measure_header_off(ctx, cfg, entries, arch, root, builds, header_child)
+        _rebuild(builds, "forward", wanted, forward_child,
+                 lambda idx: _forward_builds(ctx, cfg, entries, arch, root, idx))
+        wanted = _header_builds(builds)  # the builds NVRTC's precompiled header took part in
+        _rebuild(builds, "no_header", wanted, header_child,
+                 lambda idx: _header_off_builds(ctx, cfg, entries, arch, root, idx))
     finally:
         _pass.clear()
         for child in (forward_child, conc_child, header_child):
@@ -811,21 +804,21 @@ def replay(warp_mod, ctx, bld, arch):
     return builds, conc
 
 
-def _measure_header_off(ctx, cfg, entries, arch, root, builds, child):
-    """The builds NVRTC's precompiled header took part in, rebuilt without it (`no_header` on each build)."""
-    wanted = _header_builds(builds)
+def _rebuild(builds, key, wanted, child, in_process):
+    """Rebuild the `wanted` builds another way (forward-only, header off): in the forked child, cold like the serial
+    pass, or without one in this process after it (NVRTC's state warm, and said so); the result goes to build[key]."""
     if not wanted:
         return
-    off = child.ask(wanted) if child is not None else None
-    warm = off is None
-    if warm:  # no fork: in-process after the serial pass (NVRTC's in-process state warm), and said so
-        off = _header_off_builds(ctx, cfg, entries, arch, root, wanted)
+    got = child.ask(wanted) if child is not None else None
+    warm = got is None
+    if warm:
+        got = in_process(wanted)
     for i in wanted:
-        o = off.get(str(i)) if isinstance(off, dict) else None
-        if o is None:
-            o = {"status": "error", "error": str(off.get("error") if isinstance(off, dict) else off)}
-        o["warm_cache"] = warm
-        builds[i]["no_header"] = o
+        r = got.get(str(i)) if isinstance(got, dict) else None
+        if r is None:
+            r = {"status": "error", "error": str(got.get("error") if isinstance(got, dict) else got)}
+        r["warm_cache"] = warm
+        builds[i][key] = r
 
 
 def _at_exit(warp_mod, ctx, bld, emit, hook_error, arch):
