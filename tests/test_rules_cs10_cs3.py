@@ -590,7 +590,7 @@ def test_real_two_small_modules_are_ruled_out(tmp_path: Path) -> None:
     measured = _native_work(rep_on) - _native_work(rep_off) * speed_ratio(rep_on, rep_off)
     assert 0.6 * measured <= est <= 1.3 * measured, (est, measured)
     # The bar is a share of this run's cold compile, header included. On a quiet machine these two modules sit
-    # below it (6-8%); a machine loaded by other jobs stretches the header and the modules unevenly (seen: a 30 s
+    # below it; a machine loaded by other jobs stretches the header and the modules unevenly (seen: a 30 s
     # header, modules 15x slower, 10.4%), so the decision is checked against this run's own figures: ruled out
     # exactly when the estimate is under the bar of this run.
     share = est / (sum(b.ms for b in rep_on.builds) + sum(p.ms for p in rep_on.pch))
