@@ -260,7 +260,8 @@ def _header_call(fn, clock, args, kwargs):
     """One NVRTC build with its precompiled header in the replay's own directory, or off for the header-off pass.
 
     Warp keeps NVRTC's header in a per-thread temporary directory (1.12-1.17, passed as `pch_dir`; None from toolkit
-    13) or in the kernel cache directory (1.10-1.11, no `pch_dir` parameter). At exit the temporary directory is
+    13) or in the kernel cache directory (1.11: no `pch_dir` parameter, `config.use_precompiled_headers`; 1.10 has
+    no header at all). At exit the temporary directory is
     already deleted (its finalizer ran before this handler), and NVRTC then fails with error code 6: the replay
     passes a directory of its own, one per pass and thread as Warp's are, and records the header files that
     appear there (a header built by this call: its bytes and, from its mtime, its time).
@@ -273,10 +274,14 @@ def _header_call(fn, clock, args, kwargs):
         if passed and header.get("root"):
             kwargs["pch_dir"] = _thread_dir(header["root"])
         where = kwargs.get("pch_dir") if passed else None
-    else:  # the header goes to the kernel cache directory, which the replay points at its own per pass
-        where = getattr(cfg, "kernel_cache_dir", None) if cfg is not None else None
+    elif cfg is not None and getattr(cfg, "use_precompiled_headers", False):
+        # 1.11: the header goes to the kernel cache directory, which the replay points at its own per pass
+        # (1.10 has no such setting: NVRTC gets no header there)
+        where = getattr(cfg, "kernel_cache_dir", None)
         if where:
             os.makedirs(where, exist_ok=True)
+    else:
+        where = None
     switch_cfg = False
     if header.get("off"):
         if _accepts(fn, "use_precompiled_headers"):
