@@ -5,4 +5,3 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 "$here/scripts/venv-warp.sh" 1.10.1 "${1:-${WARP110_VENV:-$here/.venv-warp110}}" >/dev/null
-echo "warp 1.10.1 ready in ${1:-${WARP110_VENV:-$here/.venv-warp110}}"
