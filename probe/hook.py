@@ -364,6 +364,11 @@ def _kernel_info(kernel):
     return info
 
 
+def _own(obj, name):
+    """An instance attribute, read from the instance dict: Warp 1.11's Module.__getattr__ recurses on a missing one."""
+    return getattr(obj, "__dict__", {}).get(name)
+
+
 def _snapshot(module, block_dim, cfg):
     snap = {"kernels": [], "functions": {}, "options": {}, "options_source": "", "config_shadow": {}}
     hasher = None
@@ -372,7 +377,7 @@ def _snapshot(module, block_dim, cfg):
         if isinstance(hashers, dict):
             hasher = hashers.get(block_dim)
         if hasher is None:
-            hasher = getattr(module, "hasher", None)
+            hasher = _own(module, "hasher")
     except Exception:
         hasher = None
     try:
@@ -384,7 +389,7 @@ def _snapshot(module, block_dim, cfg):
     except Exception as exc:
         _hook_error("snapshot.kernels", exc)
     try:
-        resolved = getattr(module, "resolved_options", None)
+        resolved = _own(module, "resolved_options")
         if isinstance(resolved, dict) and resolved.get(block_dim) is not None:
             opts = resolved.get(block_dim)
             snap["options_source"] = "module.resolved_options"

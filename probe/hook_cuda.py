@@ -27,6 +27,7 @@ SITE_SAMPLES = 256  # launches read per call site; a block_dim first requested a
 _lock = threading.Lock()
 _tls = threading.local()
 _sites = {}  # (caller code, bytecode offset) of a launch -> launches read there
+_pass = {}  # the replay pass running in this process: "header" -> {"root": its header dir, "cfg", "off": bool}
 _state = {
     "modules": {},  # module name -> [module object, {block_dim: {"kernels": set, "via": set}}]
     "seen": set(),  # (id(module), kernel key, block_dim) already noted: the per-launch fast path
@@ -204,15 +205,30 @@ def install(warp_mod, ctx, bld, rebind, emit, hook_error, targets):
 # ---------------------------------------------------------------------------------------------- phase timing
 
 
+def _thread_cpu():
+    """This thread's CPU seconds: NVRTC builds on the calling thread, so set against wall time it shows the share
+    of a core the build had (a loaded machine stretches wall time, not this)."""
+    try:
+        return time.thread_time()
+    except (AttributeError, OSError):
+        return None
+
+
 class _Clock:
     """Exclusive phase time on one thread: a nested phase's time is not charged to its parent."""
 
     def __init__(self):
         self.t0 = time.perf_counter()
+        self.cpu0 = _thread_cpu()
         self.mark = self.t0
         self.stack = []
         self.phases = {}
         self.link_inputs = 0
+        self.note = None  # why the output is PTX, when the cubin build failed
+        self.header_dir = False  # Warp gave NVRTC somewhere to put a precompiled header
+        self.pch_files = 0
+        self.pch_bytes = 0
+        self.pch_ms = 0.0
 
     def charge(self, now):
         phase = self.stack[-1] if self.stack else "other"
@@ -227,6 +243,7 @@ def _timed(phase, fn):
             return fn(*args, **kwargs)
         if phase == "nvrtc":
             clock.link_inputs += len(kwargs.get("ltoirs") or ()) + len(kwargs.get("fatbins") or ())
+            return _header_call(fn, clock, args, kwargs)
         clock.charge(time.perf_counter())
         clock.stack.append(phase)
         try:
@@ -237,6 +254,69 @@ def _timed(phase, fn):
 
     wrapper.__wrapped__ = fn
     return wrapper
+
+
+def _header_call(fn, clock, args, kwargs):
+    """One NVRTC build with its precompiled header in the replay's own directory, or off for the header-off pass.
+
+    Warp keeps NVRTC's header in a per-thread temporary directory (1.12-1.17, passed as `pch_dir`; None from toolkit
+    13) or in the kernel cache directory (1.11: no `pch_dir` parameter, `config.use_precompiled_headers`; 1.10 has
+    no header at all). At exit the temporary directory is
+    already deleted (its finalizer ran before this handler), and NVRTC then fails with error code 6: the replay
+    passes a directory of its own, one per pass and thread as Warp's are, and records the header files that
+    appear there (a header built by this call: its bytes and, from its mtime, its time).
+    """
+    header = _pass.get("header") or {}
+    cfg = header.get("cfg")
+    kwargs = dict(kwargs)
+    if "pch_dir" in kwargs or _accepts(fn, "pch_dir"):
+        passed = kwargs.get("pch_dir") is not None
+        if passed and header.get("root"):
+            kwargs["pch_dir"] = _thread_dir(header["root"])
+        where = kwargs.get("pch_dir") if passed else None
+    elif cfg is not None and getattr(cfg, "use_precompiled_headers", False):
+        # 1.11: the header goes to the kernel cache directory, which the replay points at its own per pass
+        # (1.10 has no such setting: NVRTC gets no header there)
+        where = getattr(cfg, "kernel_cache_dir", None)
+        if where:
+            os.makedirs(where, exist_ok=True)
+    else:
+        where = None
+    switch_cfg = False
+    if header.get("off"):
+        if _accepts(fn, "use_precompiled_headers"):
+            kwargs["use_precompiled_headers"] = False
+        elif cfg is not None and hasattr(cfg, "use_precompiled_headers"):
+            switch_cfg, saved = True, cfg.use_precompiled_headers
+            cfg.use_precompiled_headers = False
+    before = set(_files(where, ".pch")) if where else set()
+    clock.header_dir = clock.header_dir or bool(where)
+    t0_ns = time.time_ns()
+    clock.charge(time.perf_counter())
+    clock.stack.append("nvrtc")
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        clock.charge(time.perf_counter())
+        clock.stack.pop()
+        if switch_cfg:
+            cfg.use_precompiled_headers = saved
+        if where:
+            for path, size in _files(where, ".pch").items():
+                if path in before:
+                    continue
+                clock.pch_files += 1
+                clock.pch_bytes += size
+                try:
+                    clock.pch_ms += max(0.0, (os.stat(path).st_mtime_ns - t0_ns) / 1e6)
+                except OSError:
+                    pass
+
+
+def _thread_dir(root):
+    path = os.path.join(root, str(threading.get_ident()))
+    os.makedirs(path, exist_ok=True)
+    return path
 
 
 def _patch_phases(ctx, bld):
@@ -285,6 +365,14 @@ def _accepts(fn, name):
     return code is not None and name in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
 
 
+def _method(obj, name):
+    """obj.name when its class has it, else None: looked up on the class first, because Warp 1.11's
+    Module.__getattr__ recurses without end on a missing name (a RecursionError, which getattr's default misses)."""
+    if getattr(type(obj), name, None) is None:
+        return None
+    return getattr(obj, name)
+
+
 def _hex(h):
     if isinstance(h, (bytes, bytearray)):
         return h.hex()
@@ -297,16 +385,17 @@ def _compile(ctx, module, block_dim, arch, out_dir, cfg, overrides=None):
     `overrides` (e.g. enable_backward False) changes the options of this build only; its hash is then not reported
     (the module's cached hash describes the options the app used).
     """
-    comp = getattr(module, "_compile", None)
-    resolve = getattr(module, "resolve_options", None)
+    comp = _method(module, "_compile")
+    resolve = _method(module, "resolve_options")
     if comp is not None and _accepts(comp, "options") and resolve is not None and _accepts(resolve, "block_dim"):
         # >= 1.15: a variant is its resolved options; module.options is left alone
         options = resolve(cfg, block_dim=block_dim)
         mhash = "" if overrides else _hex(module.get_module_hash(block_dim))
-        comp(None, out_dir, output_arch=arch, use_ptx=False, options=dict(options, **(overrides or {})))
+        _cubin_or_ptx(lambda ptx: comp(None, out_dir, output_arch=arch, use_ptx=ptx,
+                                       options=dict(options, **(overrides or {}))))
         return mhash
     # <= 1.14: the variant is whatever options["block_dim"] holds when the module is hashed and built
-    comp = comp or module.compile
+    comp = comp or _method(module, "compile")
     changes = dict(overrides or {}, block_dim=block_dim)
     old = {k: module.options.get(k) for k in changes}
     module.options.update(changes)
@@ -316,11 +405,28 @@ def _compile(ctx, module, block_dim, arch, out_dir, cfg, overrides=None):
             mhash = _hex(module.get_module_hash(block_dim))
         except TypeError:
             mhash = _hex(module.get_module_hash())
-        comp(None, out_dir, output_arch=arch, use_ptx=False)
+        _cubin_or_ptx(lambda ptx: comp(None, out_dir, output_arch=arch, use_ptx=ptx))
         return "" if overrides else mhash
     finally:
         module.options.update(old)
         module.mark_modified()
+
+
+def _cubin_or_ptx(build):
+    """A cubin (what a GPU process of the same toolkit loads) where NVRTC can make one without a driver, else PTX.
+
+    Every release 1.10-1.19 makes the sm_N cubin here (use_ptx=False; Warp's own default without a driver is PTX on
+    some). If the cubin build fails, the PTX build is tried once; its success is reported as output "ptx" with the
+    cubin's error kept in the build's `error` (status stays compiled: the module does build for sm_N).
+    """
+    try:
+        build(False)
+    except Exception as exc:
+        note = ("cubin failed, PTX built instead: %s: %s" % (type(exc).__name__, exc))[:500]
+        clock = getattr(_tls, "clock", None)
+        build(True)
+        if clock is not None:
+            clock.note = note
 
 
 def _backward_enabled(module, cfg):
@@ -377,6 +483,7 @@ def _build(ctx, cfg, entry, arch, out_dir, lto_root, overrides=None):
         status, error = "error", ("%s: %s" % (type(exc).__name__, exc))[:500]
     finally:
         end = time.perf_counter()
+        cpu1 = _thread_cpu()
         clock.charge(end)
         _tls.clock = None
     lto = {p: s for p, s in _files(lto_root, ".lto").items() if p not in before}
@@ -389,6 +496,7 @@ def _build(ctx, cfg, entry, arch, out_dir, lto_root, overrides=None):
         "block_dim": bd,
         "arch": arch,
         "ms": round((end - clock.t0) * 1000.0, 3),
+        "cpu_ms": round((cpu1 - clock.cpu0) * 1000.0, 3) if cpu1 is not None and clock.cpu0 is not None else None,
         "phases": phases,
         "source_bytes": sum(src.values()),
         "backward": backward,
@@ -396,8 +504,15 @@ def _build(ctx, cfg, entry, arch, out_dir, lto_root, overrides=None):
         "lto_artifacts": {"count": len(lto), "bytes": sum(lto.values())},
         "link_inputs": clock.link_inputs,
         "binary": binaries[0] if binaries else "",
+        "output": binaries[0].rsplit(".", 1)[-1] if binaries else "",
+        "nvrtc_header": {
+            "dir": clock.header_dir,
+            "files": clock.pch_files,
+            "bytes": clock.pch_bytes,
+            "ms": round(clock.pch_ms, 3),
+        },
         "status": status,
-        "error": error,
+        "error": error or clock.note,
         "kernels": sorted(entry["kernels"]),
         "via": sorted(entry["via"]),
         "start_ms": round(clock.t0 * 1000.0, 3),
@@ -577,8 +692,7 @@ def _forward_builds(ctx, cfg, entries, arch, root, indices):
     with its serial build on equal terms, an entry that was not first at its block_dim is preceded here by an
     untimed build of the one that was.
     """
-    cfg.kernel_cache_dir = os.path.join(root, "forward-cache")
-    lto_root = os.path.join(root, "forward-cache", "lto")
+    lto_root = _begin_pass(cfg, root, "forward")
     first = {}
     for j, e in enumerate(entries):
         first.setdefault(e["block_dim"], j)
@@ -596,6 +710,38 @@ def _forward_builds(ctx, cfg, entries, arch, root, indices):
             k: r[k] for k in ("ms", "phases", "source_bytes", "lto_artifacts", "link_inputs", "status", "error")
         }
     return out
+
+
+def _begin_pass(cfg, root, name, header_off=False):
+    """Point the kernel cache and NVRTC's header at this pass's own directories; returns its LTO cache dir."""
+    cache = os.path.join(root, name + "-cache")
+    os.makedirs(cache, exist_ok=True)
+    cfg.kernel_cache_dir = cache
+    _pass["header"] = {"root": os.path.join(root, name + "-pch"), "cfg": cfg, "off": header_off}
+    return os.path.join(cache, "lto")
+
+
+def _header_off_builds(ctx, cfg, entries, arch, root, indices):
+    """The given entries rebuilt in serial order with NVRTC's precompiled header off: the other side of CS-12.
+
+    Runs in a process forked before any CUDA build, like the serial pass it is compared with, and in the same
+    order: each build meets NVRTC's in-process state as its serial counterpart did, so the two differ by the header
+    alone (same source, same options, same module identity: only the build call's header switch changes).
+    """
+    lto_root = _begin_pass(cfg, root, "noheader", header_off=True)
+    out = {}
+    for i in sorted(indices):
+        r = _build(ctx, cfg, entries[i], arch, os.path.join(root, "noheader", str(i)), lto_root)
+        out[str(i)] = {k: r[k] for k in ("ms", "cpu_ms", "phases", "status", "error", "nvrtc_header")}
+    return out
+
+
+def _header_builds(builds):
+    """Indices of the builds to rebuild without the header: once NVRTC wrote one in any build, every build that had
+    a header directory (the later ones read the header the first wrote: they gain what it costs the first)."""
+    if not any(b["status"] == "compiled" and b["nvrtc_header"]["files"] > 0 for b in builds):
+        return []
+    return [i for i, b in enumerate(builds) if b["status"] == "compiled" and b["nvrtc_header"]["dir"]]
 
 
 def _needs_forward(build):
@@ -620,42 +766,38 @@ def replay(warp_mod, ctx, bld, arch):
     saved_cache = getattr(cfg, "kernel_cache_dir", None)
     patched = _patch_phases(ctx, bld)
     builds, conc = [], None
-    forward_child = conc_child = None
+    forward_child = conc_child = header_child = None
     try:
         if any(_backward_enabled(e["module"], cfg) for e in entries):
             forward_child = _Child(lambda idx: _forward_builds(ctx, cfg, entries, arch, root, idx))
+        if entries:  # asked only if the serial pass shows NVRTC building a precompiled header
+            header_child = _Child(lambda idx: _header_off_builds(ctx, cfg, entries, arch, root, idx))
         several = len({e["module"].name for e in entries}) > 1  # something to overlap
         if several:  # first, so both passes start with NVRTC's header cache cold
-            cfg.kernel_cache_dir = os.path.join(root, "concurrent-cache")
+            _begin_pass(cfg, root, "concurrent")
             conc_child = _Child(lambda _req: _concurrent(ctx, cfg, entries, arch, root))
             conc = conc_child.ask(True)
-        cfg.kernel_cache_dir = os.path.join(root, "serial-cache")
-        lto_root = os.path.join(root, "serial-cache", "lto")
+        lto_root = _begin_pass(cfg, root, "serial")
         cpu0 = _cpu_ms()
         for i, e in enumerate(entries):
             builds.append(_build(ctx, cfg, e, arch, os.path.join(root, "serial", str(i)), lto_root))
         cpu1 = _cpu_ms()
         if several and conc is None:
-            cfg.kernel_cache_dir = os.path.join(root, "concurrent-cache")
+            _begin_pass(cfg, root, "concurrent")
             conc = _concurrent(ctx, cfg, entries, arch, root)
             conc["warm_cache"] = True
         if conc is not None:
             conc["serial_ms"] = round(sum(b["ms"] for b in builds), 3)
             conc["serial_cpu_ms"] = round(cpu1 - cpu0, 3) if cpu0 is not None and cpu1 is not None else None
         wanted = [i for i, b in enumerate(builds) if _needs_forward(b)]
-        if wanted:
-            fwd = forward_child.ask(wanted) if forward_child is not None else None
-            warm = fwd is None
-            if warm:  # no fork: in-process, after the serial pass (header cache warm), and said so
-                fwd = _forward_builds(ctx, cfg, entries, arch, root, wanted)
-            for i in wanted:
-                f = fwd.get(str(i)) if isinstance(fwd, dict) else None
-                if f is None:
-                    f = {"status": "error", "error": str(fwd.get("error") if isinstance(fwd, dict) else fwd)}
-                f["warm_cache"] = warm
-                builds[i]["forward"] = f
+        _rebuild(builds, "forward", wanted, forward_child,
+                 lambda idx: _forward_builds(ctx, cfg, entries, arch, root, idx))
+        wanted = _header_builds(builds)  # the builds NVRTC's precompiled header took part in
+        _rebuild(builds, "no_header", wanted, header_child,
+                 lambda idx: _header_off_builds(ctx, cfg, entries, arch, root, idx))
     finally:
-        for child in (forward_child, conc_child):
+        _pass.clear()
+        for child in (forward_child, conc_child, header_child):
             if child is not None:
                 child.close()
         _unpatch(patched)
@@ -665,6 +807,23 @@ def replay(warp_mod, ctx, bld, arch):
             pass
         shutil.rmtree(root, ignore_errors=True)
     return builds, conc
+
+
+def _rebuild(builds, key, wanted, child, in_process):
+    """Rebuild the `wanted` builds another way (forward-only, header off): in the forked child, cold like the serial
+    pass, or without one in this process after it (NVRTC's state warm, and said so); the result goes to build[key]."""
+    if not wanted:
+        return
+    got = child.ask(wanted) if child is not None else None
+    warm = got is None
+    if warm:
+        got = in_process(wanted)
+    for i in wanted:
+        r = got.get(str(i)) if isinstance(got, dict) else None
+        if r is None:
+            r = {"status": "error", "error": str(got.get("error") if isinstance(got, dict) else got)}
+        r["warm_cache"] = warm
+        builds[i][key] = r
 
 
 def _at_exit(warp_mod, ctx, bld, emit, hook_error, arch):
@@ -686,7 +845,9 @@ def _at_exit(warp_mod, ctx, bld, emit, hook_error, arch):
                 "arch": arch,
                 "ms": round((time.perf_counter() - t0) * 1000.0, 3),
                 "toolkit": _toolkit(ctx),
-                "nvrtc_pch": _accepts(getattr(bld, "build_cuda", None), "use_precompiled_headers"),
+                "nvrtc_pch": any(b.get("nvrtc_header", {}).get("files") for b in builds)
+                if any(b.get("status") == "compiled" for b in builds)
+                else None,
                 "driver": bool(getattr(getattr(ctx, "runtime", None), "driver_version", None)),
                 "error": error,
             },

@@ -269,6 +269,26 @@ class CudaForward(_Model):
     warm_cache: bool = False  # built in-process after the serial pass (no fork), NVRTC's header cache warm
 
 
+class CudaHeader(_Model):
+    """NVRTC's precompiled header during one CUDA build (warp's wheels below toolkit 13 use one)."""
+
+    dir: bool = False  # Warp gave NVRTC somewhere to write a header (False: toolkit >= 13, or no header support)
+    files: int = 0  # header files this build wrote (0 with a dir: it reused one, or NVRTC chose not to)
+    bytes: int = 0
+    ms: float = 0.0  # from the header file's mtime: the part of the NVRTC build spent before the header was written
+
+
+class CudaNoHeader(_Model):
+    """The same (module, block_dim) rebuilt with NVRTC's precompiled header off, in a fresh process, same order."""
+
+    ms: float = 0.0
+    cpu_ms: float | None = None
+    phases: dict[str, float] = Field(default_factory=dict)
+    status: str = "compiled"
+    error: str | None = None
+    warm_cache: bool = False  # built in-process after the serial pass (no fork): NVRTC's state warm
+
+
 class CudaBuild(_Model):
     """One (module, block_dim) built for a CUDA architecture: by the `--cuda-arch` replay, or on a device."""
 
@@ -277,6 +297,7 @@ class CudaBuild(_Model):
     block_dim: int | None = None
     arch: int | None = None
     ms: float = 0.0
+    cpu_ms: float | None = None  # CPU time of the building thread (replay): wall time stretched by load, not this
     phases: dict[str, float] = Field(default_factory=dict)  # codegen, lto (MathDx generation), nvrtc (+ link), other
     source_bytes: int = 0
     backward: bool | None = None  # built with the module's enable_backward True
@@ -288,6 +309,9 @@ class CudaBuild(_Model):
     lto_artifacts: LtoArtifacts = Field(default_factory=LtoArtifacts)  # .lto files this build added to the cache
     link_inputs: int = 0  # LTO-IR / fatbin inputs handed to the link inside the NVRTC build
     binary: str = ""
+    output: str = ""  # "cubin" | "ptx": what the build produced
+    nvrtc_header: CudaHeader | None = None  # the replay's record of NVRTC's precompiled header for this build
+    no_header: CudaNoHeader | None = None  # the rebuild without it, when this build wrote one (CS-12 on CUDA)
     status: str = "compiled"  # "compiled" | "error"
     error: str | None = None
     kernels: list[str] = Field(default_factory=list)  # kernels launched at this block_dim
@@ -319,7 +343,7 @@ class CudaReplay(_Model):
     arch: int
     ms: float = 0.0  # the whole replay, taken out of the cold run's wall time
     toolkit: str = ""
-    nvrtc_pch: bool | None = None  # this Warp's build_cuda can pass NVRTC a precompiled header (warp >= 1.13)
+    nvrtc_pch: bool | None = None  # NVRTC wrote a precompiled header in some replay build (None: nothing compiled)
     driver: bool = False
     error: str | None = None
 

@@ -74,3 +74,14 @@ def synth_build(seq: int, module: str, fill: str, **fields):  # type: ignore[no-
     full = (fill * 64)[:64]
     fields = {"device": "cpu", "block_dim": 1, "status": "compiled"} | fields
     return Build(seq=seq, module=module, hash=full, hash_short=full[:7], **fields)
+
+
+def speed_ratio(run, other) -> float:  # type: ignore[no-untyped-def]
+    """How much slower `run` went than `other`, read from the one build both did alike: the CPU precompiled header.
+
+    Two measurements of one change on a shared machine each see their own load; the header (same header, same
+    flags, built once per run) is the same work in both, so the ratio of its build times puts the other run's
+    milliseconds at this run's speed. 1.0 when either run built no header (warp < 1.13).
+    """
+    a, b = (sum(p.ms for p in r.pch) / len(r.pch) if r.pch else 0.0 for r in (run, other))
+    return a / b if a > 0 and b > 0 else 1.0

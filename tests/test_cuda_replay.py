@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import warp110_python
+from tests.helpers import ROOT, warp110_python
 from warp_compile.probe.diagnose import diagnose
 from warp_compile.probe.edits import SourceView
 from warp_compile.probe.measure import measure
 from warp_compile.probe.models import Report
+from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.scan import scan
 
 APPS = Path(__file__).parent / "cuda_apps"
@@ -123,7 +124,43 @@ def test_warp_110_replays_the_same_way() -> None:
     builds = sorted(report.cuda_builds, key=lambda b: b.block_dim or 0)
     expected = [(64, "compiled", ["scale"]), (128, "compiled", ["shift"])]
     assert [(b.block_dim, b.status, b.kernels) for b in builds] == expected
-    assert all(b.binary.endswith(".sm90.cubin") for b in builds)  # use_ptx=False: a cubin without a driver
+    assert all(b.binary.endswith(".sm90.cubin") and b.output == "cubin" for b in builds)  # use_ptx=False
+
+
+def _toolkit12_python() -> str | None:
+    """An interpreter whose warp-lang ships CUDA toolkit 12.x (1.10-1.17): WARP_TOOLKIT12_PYTHON, else the
+    .venv-warp-1.15.0 that CI makes (scripts/venv-warp.sh 1.15.0)."""
+    import os
+
+    explicit = os.environ.get("WARP_TOOLKIT12_PYTHON")
+    if explicit:
+        return explicit
+    candidate = ROOT / ".venv-warp-1.15.0" / "bin" / "python"
+    return str(candidate) if candidate.exists() else None
+
+
+def test_five_small_modules_on_toolkit_12_measure_nvrtcs_header_both_ways() -> None:
+    """Below toolkit 13 NVRTC writes one precompiled header in the first build and reads it in the others; the
+    replay rebuilds all five without it in a fresh process, and CS-12 quotes both totals, whichever way they fall."""
+    python = _toolkit12_python()
+    if python is None:
+        pytest.skip("no toolkit-12 warp interpreter (scripts/venv-warp.sh 1.15.0, or WARP_TOOLKIT12_PYTHON)")
+    report = _measure("five_small.py", python)
+    assert report.cuda_replay.toolkit.startswith("12.") and report.cuda_replay.nvrtc_pch is True
+    builds = report.cuda_builds
+    assert sorted(b.module for b in builds) == [f"small_{c}" for c in "abcde"]
+    assert all(b.status == "compiled" and b.nvrtc_header is not None and b.nvrtc_header.dir for b in builds)
+    writers = [b for b in builds if b.nvrtc_header.files]
+    assert len(writers) == 1 and writers[0].nvrtc_header.bytes > 1_000_000  # one header, read by the other four
+    for b in builds:
+        assert b.no_header is not None and b.no_header.status == "compiled" and not b.no_header.warm_cache
+        assert b.no_header.ms > 0 and b.cpu_ms and b.no_header.cpu_ms
+    on, off = sum(b.ms for b in builds), sum(b.no_header.ms for b in builds)
+    d = diagnose(report, scan(APPS), root=APPS)
+    texts = [e.fact for f in d.findings if f.mechanism == "CS-12" for e in f.evidence]
+    texts += [r.signal for r in d.ruled_out if r.mechanism == "CS-12"]
+    assert any(f"{fmt_ms(on)} with NVRTC's precompiled header" in t and f"{fmt_ms(off)} rebuilt without it" in t
+               for t in texts), texts
 
 
 def test_backward_tile_module_is_rebuilt_forward_only_and_cs10_carries_the_cuda_cost() -> None:

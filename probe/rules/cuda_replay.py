@@ -12,12 +12,50 @@ from warp_compile.probe.models import CudaBuild, KernelInfo, Report
 
 
 def replay_builds(report: Report) -> list[CudaBuild]:
-    """The replay's successful builds (an `error` entry has no usable timing)."""
-    return [b for b in report.cuda_builds if b.status == "compiled" and b.origin == "replay"]
+    """The CUDA builds the CUDA rules read: the replay's successful builds (an `error` entry has no usable timing),
+    else, for a run on a GPU without `--cuda-arch`, the builds the run made on its CUDA devices (`device_builds`),
+    so the rules take one record whichever path measured it."""
+    replayed = [b for b in report.cuda_builds if b.status == "compiled" and b.origin == "replay"]
+    return replayed or device_builds(report)
+
+
+def device_builds(report: Report) -> list[CudaBuild]:
+    """The cold run's compiled loads on CUDA devices, in the replay's record (origin "device", real launches'
+    block_dims, the hook's phases: native is NVRTC there), plus any device builds the report already holds."""
+    out = [b for b in report.cuda_builds if b.status == "compiled" and b.origin == "device"]
+    held = {(b.module, b.hash, b.block_dim, b.device) for b in out}
+    for b in report.builds:
+        if b.status != "compiled" or not b.device.startswith("cuda"):
+            continue
+        if (b.module, b.hash, b.block_dim, b.device) in held:
+            continue
+        out.append(
+            CudaBuild(
+                module=b.module,
+                hash=b.hash,
+                block_dim=b.block_dim,
+                ms=b.ms,
+                phases={
+                    "codegen": b.codegen_ms,
+                    "nvrtc": b.native_ms,
+                    "other": max(0.0, b.ms - b.codegen_ms - b.native_ms),
+                },
+                source_bytes=b.source_bytes,
+                backward=b.backward_in_source,
+                backward_source_bytes=b.backward_source_bytes,
+                kernels=sorted({k.key for k in b.kernels}),
+                via=[b.trigger.api] if b.trigger is not None and b.trigger.api else [],
+                origin="device",
+                device=b.device,
+            )
+        )
+    return out
 
 
 def origin(report: Report) -> str:
     """Where the CUDA figures come from, for every sentence that quotes them."""
+    if report.cuda_replay is None and any(b.origin == "device" for b in replay_builds(report)):
+        return "measured on " + ", ".join(sorted({b.device or "" for b in device_builds(report)}))
     if report.cuda_replay is not None:
         return report.cuda_replay.label + (
             f" (toolkit {report.cuda_replay.toolkit})" if report.cuda_replay.toolkit else ""

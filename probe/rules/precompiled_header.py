@@ -524,6 +524,6 @@ def _evaluate(ctx: RuleContext) -> RuleResult:
 
 def evaluate(ctx: RuleContext) -> RuleResult:
     result = cuda_pricing.cs12(ctx, _evaluate(ctx))  # CUDA figures when the report has CUDA builds
-    findings: list[Finding] = result.findings  # further CS-12 checks append their findings to this list
-    del findings
-    return result
+    from warp_compile.probe.rules import cuda_header  # CUDA below toolkit 13: the header measured both ways
+
+    return cuda_header.price(ctx, result)
