@@ -62,7 +62,8 @@ def _fields(cls: type[BaseModel]) -> list[tuple[str, str, str]]:
         ann = ast.get_source_segment(source, item.annotation) or ""
         comment = notes.get(item.end_lineno or item.lineno, "")
         above, line = [], item.lineno - 1
-        while line in notes and not source.splitlines()[line - 1].strip().startswith(tuple("abcdefghijklmnopqrstuvwxyz_")):
+        lines = source.splitlines()
+        while line in notes and lines[line - 1].lstrip().startswith("#"):
             above.insert(0, notes[line])
             line -= 1
         text = " ".join([*above, comment]).strip()

@@ -412,9 +412,9 @@ def fake_diagnose(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, object]]:
     calls: list[tuple[str, object]] = []
     real_diagnose, real_command = core.diagnose, core.diagnose_command
 
-    def diagnose(report, scan, root=None):  # type: ignore[no-untyped-def]
+    def diagnose(report, scan, root=None, sources=None):  # type: ignore[no-untyped-def]
         calls.append(("diagnose", scan))
-        return real_diagnose(report, scan, root=root)
+        return real_diagnose(report, scan, root=root, sources=sources)
 
     def diagnose_command(command, cwd, **kw):  # type: ignore[no-untyped-def]
         out = real_command(command, cwd, **kw)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from warp_compile.probe.models import CudaBuild, KernelInfo, Report
+from warp_compile.probe.models import Build, CudaBuild, KernelInfo, Report
 
 
 def replay_builds(report: Report) -> list[CudaBuild]:
@@ -24,6 +24,9 @@ def device_builds(report: Report) -> list[CudaBuild]:
     block_dims, the hook's phases: native is NVRTC there), plus any device builds the report already holds."""
     out = [b for b in report.cuda_builds if b.status == "compiled" and b.origin == "device"]
     held = {(b.module, b.hash, b.block_dim, b.device) for b in out}
+    launched: dict[tuple[str, str, int | None], set[str]] = {}
+    for la in report.launches:  # as in the replay: the kernels launched at each size, not the module's kernel set
+        launched.setdefault((la.module, la.device, la.block_dim), set()).add(la.kernel)
     for b in report.builds:
         if b.status != "compiled" or not b.device.startswith("cuda"):
             continue
@@ -43,13 +46,20 @@ def device_builds(report: Report) -> list[CudaBuild]:
                 source_bytes=b.source_bytes,
                 backward=b.backward_in_source,
                 backward_source_bytes=b.backward_source_bytes,
-                kernels=sorted({k.key for k in b.kernels}),
+                kernels=sorted(_launched_at(launched, b)),
                 via=[b.trigger.api] if b.trigger is not None and b.trigger.api else [],
                 origin="device",
                 device=b.device,
             )
         )
     return out
+
+
+def _launched_at(launched: dict[tuple[str, str, int | None], set[str]], b: Build) -> set[str]:
+    """The kernels launched at this build's size; a module the report saw no launch of keeps its kernel set."""
+    if not any(m == b.module and d == b.device for m, d, _ in launched):
+        return {k.key for k in b.kernels}
+    return launched.get((b.module, b.device, b.block_dim), set())
 
 
 def origin(report: Report) -> str:
