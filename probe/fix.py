@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -26,7 +27,7 @@ from warp_compile.probe.compare_models import Comparison
 from warp_compile.probe.diagnosis_models import Diagnosis, Edit, Finding
 from warp_compile.probe.edits import EditConflict, apply_edits, new_texts, unified_diff
 from warp_compile.probe.errors import RunFailed, UsageError
-from warp_compile.probe.fix_models import Behaviour, CandidateFix, Costs, FixResult, KeptPath
+from warp_compile.probe.fix_models import Behaviour, CandidateFix, ClockSaving, Costs, FixResult, KeptPath
 
 Progress = Callable[[str], None]
 
@@ -77,9 +78,10 @@ def fix_clock(mechanisms: Sequence[str]) -> str:
     return "compile_elapsed"
 
 
-def plan(diagnosis: Diagnosis, wanted: Sequence[str] | None = None) -> list[CandidateFix]:
+def plan(diagnosis: Diagnosis, wanted: Sequence[str] | None = None, settings_arms: bool = False) -> list[CandidateFix]:
     """One candidate per finding, in the diagnosis' order: "measured" for those to run (status set later), else
-    "skipped" with the reason. Raises UsageError for a --finding that names no finding."""
+    "skipped" with the reason. `settings_arms` (diagnose --verify) also measures a finding that has only an
+    experiment the hook applies (nothing a file could hold). Raises UsageError for a --finding naming none."""
     keys = finding_keys(diagnosis.findings)
     if wanted:
         from warp_compile.evals.scorer import normalize_mechanism
@@ -98,6 +100,8 @@ def plan(diagnosis: Diagnosis, wanted: Sequence[str] | None = None) -> list[Cand
             c.reason = "not selected (--finding)"
         elif f.edits:
             c.status = "measured"
+        elif f.experiment and settings_arms:
+            c.status, c.settings = "measured", dict(f.experiment)
         elif f.upstream is not None:
             c.reason = "the construct is a dependency's: an upstream report, nothing to apply"
         elif f.experiment:
@@ -118,7 +122,7 @@ def to_write(result: FixResult) -> tuple[list[str], list[Edit]]:
     combo = result.combination
     if combo is not None and combo.improved:
         return [k for k in combo.key.split("+")], list(combo.edits)
-    best = sorted((c for c in result.candidates if c.improved), key=lambda c: -(c.saving_ms or 0.0))
+    best = sorted((c for c in result.candidates if c.improved and c.edits), key=lambda c: -(c.saving_ms or 0.0))
     if not best:
         return [], []
     return [best[0].key], list(best[0].edits)
@@ -215,6 +219,61 @@ def map_command(command: list[str], cwd: Path, root: Path, copy: Path) -> list[s
     return out
 
 
+def _launcher(edits: Sequence[Edit]) -> tuple[str, str] | None:
+    """(file, how it starts the app) of a launcher an edit creates (see `edits.launcher_text`), else None."""
+    for e in edits:
+        if not e.create:
+            continue
+        m = re.search(r'runpy\.run_module\("([^"]+)"', e.new)
+        if m:
+            return e.file, "module:" + m.group(1)
+        m = re.search(r"runpy\.run_path\((['\"])(.+?)\1", e.new)
+        if m:
+            return e.file, "path:" + m.group(2)
+        m = re.search(r"^from (\S+) import (\w+)$", e.new, flags=re.M)
+        if m and "sys.exit(" in e.new:
+            return e.file, "console:" + m.group(2)
+    return None
+
+
+def _interpreter_of(script: str) -> str | None:
+    try:
+        with open(script, "rb") as fh:
+            first = fh.readline(512).decode("utf-8", "replace").strip()
+    except OSError:
+        return None
+    return first[2:].strip().split()[0] if first.startswith("#!") and first[2:].strip() else None
+
+
+def launcher_command(command: list[str], edits: Sequence[Edit], cwd: Path, root: Path) -> list[str] | None:
+    """The argv that starts the app through a launcher the edits create (an installed entry point cannot take a
+    setting at its top): `python -m pkg.mod ARGS` -> `python run_mod.py ARGS`. None when no launcher is created;
+    the unchanged command when it cannot be rewritten (the candidate then fails visibly, not silently)."""
+    hit = _launcher(edits)
+    if hit is None:
+        return None
+    rel, how = hit
+    path = root / rel
+    try:
+        arg = os.path.relpath(path, cwd)
+    except ValueError:
+        arg = str(path)
+    kind, _, name = how.partition(":")
+    if kind == "module" and "-m" in command:
+        i = command.index("-m")
+        if i + 1 < len(command) and command[i + 1] == name:
+            return command[:i] + [arg] + command[i + 2:]
+    if kind == "path":
+        for i, a in enumerate(command[1:], 1):
+            if a == name or (cwd / a).resolve() == Path(name).resolve():
+                return command[:i] + [arg] + command[i + 1:]
+    if kind == "console" and command:
+        python = _interpreter_of(command[0] if os.path.isabs(command[0]) else shutil.which(command[0]) or "")
+        if python:
+            return [python, arg, *command[1:]]
+    return list(command)
+
+
 # ------------------------------------------------------------------------------------------------ running
 
 
@@ -224,7 +283,8 @@ class Engine:
 
     run_sample: Callable[..., Any]
     build_report: Callable[..., Any]
-    run_once: Callable[[list[str], Path, float], tuple[int | None, str]] | None = None  # one plain run (must-keep)
+    # one plain run (a must-keep invocation): (argv, cwd, timeout_s, extra env) -> (exit code, stdout)
+    run_once: Callable[[list[str], Path, float, dict[str, str]], tuple[int | None, str]] | None = None
     runs: int = 0
     outputs: dict[str, Any] = field(default_factory=dict)  # arm name -> evals.behaviour.ArmRuns
 
@@ -239,15 +299,15 @@ class Engine:
                     runs.add(run)
 
 
-def _real_engine(cancel: threading.Event | None) -> Engine:
+def real_engine(cancel: threading.Event | None) -> Engine:
     from warp_compile.probe import measure
     from warp_compile.probe.sandbox import Sandbox
 
     def sample(*args: Any, **kw: Any) -> Any:
         return measure.run_sample(*args, cancel=cancel, **kw)
 
-    def once(command: list[str], cwd: Path, timeout_s: float) -> tuple[int | None, str]:
-        with Sandbox() as box:
+    def once(command: list[str], cwd: Path, timeout_s: float, env: dict[str, str]) -> tuple[int | None, str]:
+        with Sandbox(env) as box:
             out = box.run(command, cwd, timeout_s, cancel)
         return out.exit_code, out.stdout
 
@@ -266,9 +326,12 @@ def _clock_saving(c: CandidateFix, comparison: Comparison) -> None:
         c.saving_ms = round(k.before.median - k.after.median, 3)
         c.band_ms = k.band_ms
         c.saving_pct = round(-k.delta_pct, 2) if k.delta_pct is not None else None
-    cm = comparison.clock("cold_module")
-    if cm is not None and cm.before.median is not None and cm.after.median is not None:
-        c.cold_module_saving_ms = round(cm.before.median - cm.after.median, 3)
+    c.savings = [
+        ClockSaving(name=k.name, band_ms=k.band_ms, outcome=k.outcome, decisive=k.decisive,
+                    saving_ms=round(k.before.median - k.after.median, 3)
+                    if k.before.median is not None and k.after.median is not None else None)
+        for k in comparison.clocks
+    ]
 
 
 def _kept_paths(engine: Engine, variants: list[list[str]], base: Arm, arm: Arm, timeout_s: float) -> list[KeptPath]:
@@ -278,8 +341,8 @@ def _kept_paths(engine: Engine, variants: list[list[str]], base: Arm, arm: Arm, 
     if engine.run_once is None:
         return [KeptPath(argv=v, ok=False, note="no executor for single runs") for v in variants]
     for argv in variants:
-        code_a, out_a = engine.run_once(base.command + argv, base.cwd, timeout_s)
-        code_b, out_b = engine.run_once(arm.command + argv, arm.cwd, timeout_s)
+        code_a, out_a = engine.run_once(base.command + argv, base.cwd, timeout_s, base.env)
+        code_b, out_b = engine.run_once(arm.command + argv, arm.cwd, timeout_s, arm.env)
         engine.runs += 2
         diff = first_difference(app_lines(out_a), app_lines(out_b))
         if code_b != code_a:
@@ -337,13 +400,15 @@ class FixOptions:
     max_rounds: int = 6
     timeout_s: float = 900.0
     combine: bool = True
+    settings_arms: bool = False  # measure experiment-only findings too (diagnose --verify)
     acts_through: str | None = "compiled"  # passed to compare where it takes it (issue 17)
 
 
 def diagnose_with_sample(command: list[str], cwd: Path, source: Path | None, timeout_s: float,
                          progress: Progress | None, engine: Engine,
-                         cuda_arch: int | None = None) -> tuple[Diagnosis, Any]:
-    """Measure once (cold + warm) and diagnose; the sample is kept to serve as the baseline's first."""
+                         cuda_arch: int | None = None) -> tuple[Any, Diagnosis, Any]:
+    """Measure once (cold + warm) and diagnose: (report, diagnosis, sample); the sample can serve as the baseline's
+    first."""
     from warp_compile.probe.diagnose import diagnose_sources
     from warp_compile.probe.measure import attach_places
 
@@ -354,7 +419,7 @@ def diagnose_with_sample(command: list[str], cwd: Path, source: Path | None, tim
         why, _ = report.last_failure()
         raise RunFailed(f"fix: the command failed before anything could be fixed ({why})")
     attach_places(report, data.cold.events)
-    return diagnose_sources(report, source if source is not None else cwd, progress), data
+    return report, diagnose_sources(report, source if source is not None else cwd, progress), data
 
 
 def run_fix(
@@ -368,20 +433,25 @@ def run_fix(
     cancel: threading.Event | None = None,
     engine: Engine | None = None,
     cuda_arch: int | None = None,
+    seed: Any = None,
 ) -> tuple[FixResult, Diagnosis]:
-    """Diagnose (unless a diagnosis is given), then measure each finding's fix on a copy; write with options.write."""
+    """Diagnose (unless a diagnosis is given), then measure each finding's fix on a copy; write with options.write.
+
+    `seed`: the sample a given diagnosis was measured from (`diagnose_with_sample`), reused as the baseline's first.
+    """
     t0 = time.monotonic()
     say = progress or (lambda _m: None)
-    engine = engine or _real_engine(cancel)
+    engine = engine or real_engine(cancel)
     cwd = Path(cwd).resolve()
-    seed: list[Any] = []
+    seeds: list[Any] = []
     costs = Costs()
     if diagnosis is None:
-        diagnosis, sample = diagnose_with_sample(command, cwd, source, options.timeout_s, progress, engine, cuda_arch)
+        _, diagnosis, seed = diagnose_with_sample(command, cwd, source, options.timeout_s, progress, engine, cuda_arch)
+    if seed is not None and getattr(seed, "ok", False):
         before = engine.runs
-        engine.record(Arm(name="original", cwd=cwd, command=command), sample)
+        engine.record(Arm(name="original", cwd=cwd, command=command), seed)
         costs.diagnosis_runs = engine.runs - before
-        seed = [sample]
+        seeds = [seed]
     root = Path(diagnosis.source_root or source or cwd).resolve()
     try:
         rel_cwd = cwd.relative_to(root)
@@ -389,11 +459,11 @@ def run_fix(
         raise UsageError(f"fix: the command's directory {cwd} is outside the project {root}") from None
     result = FixResult(command=list(command), cwd=str(cwd), source_root=str(root), write=options.write,
                        warnings=list(diagnosis.warnings))
-    result.candidates = plan(diagnosis, options.wanted)
+    result.candidates = plan(diagnosis, options.wanted, options.settings_arms)
     findings = dict(zip(finding_keys(diagnosis.findings), diagnosis.findings, strict=True))
     todo = [c for c in result.candidates if c.status == "measured"]
     if not todo:
-        result.costs = _costs(costs, engine, seed, t0, 0)
+        result.costs = _costs(costs, engine, seeds, t0, 0)
         result.summary = summarize(result)
         return result, diagnosis
     files = project_files(root)
@@ -401,31 +471,35 @@ def run_fix(
         base_dir = scratch.root / "original"
         write_tree(files, base_dir)
         base = Arm(name="original", cwd=base_dir / rel_cwd, command=map_command(command, cwd, root, base_dir),
-                   samples=list(seed))
+                   samples=list(seeds))
         arms: list[tuple[CandidateFix, Arm]] = []
         for i, c in enumerate(todo, 1):
-            d = scratch.root / f"fix{i}"
-            _prepare_candidate(c, files, root, d)
-            if c.status == "measured":
-                arms.append((c, Arm(name=c.key, cwd=d / rel_cwd, command=map_command(command, cwd, root, d))))
+            if c.settings is not None:  # the hook applies the experiment to the original tree
+                from warp_compile.probe.experiment import settings_env
+
+                arms.append((c, Arm(name=c.key, cwd=base.cwd, command=base.command, env=settings_env(c.settings))))
+                continue
+            arm = _candidate_arm(c, files, root, rel_cwd, command, cwd, scratch.root / f"fix{i}")
+            if arm is not None:
+                arms.append((c, arm))
         say(f"fix: measuring {len(arms)} candidate(s) against the original, one shared baseline")
-        _measure(base, [a for _, a in arms], options, engine, progress, skip_first=len(seed))
+        _measure(base, [a for _, a in arms], options, engine, progress, skip_first=len(seeds))
         for c, arm in arms:
             _fill(c, arm, engine, base, findings[c.key].must_keep, options.timeout_s)
-        good = [c for c in result.candidates if c.improved]
+        good = [c for c in result.candidates if c.improved and c.edits]
         if options.combine and len(good) >= 2:
             result.combination = _combination(good, findings, files, root, rel_cwd, command, cwd, scratch, base,
                                               options, engine, progress)
         if options.write:
             _write(result, root, files)
-    result.costs = _costs(costs, engine, seed, t0, len(base.samples))
+    result.costs = _costs(costs, engine, seeds, t0, len(base.samples))
     result.summary = summarize(result)
     return result, diagnosis
 
 
-def _costs(costs: Costs, engine: Engine, seed: list[Any], t0: float, baseline_samples: int) -> Costs:
+def _costs(costs: Costs, engine: Engine, seeds: list[Any], t0: float, baseline_samples: int) -> Costs:
     costs.program_runs = engine.runs
-    costs.reused_diagnosis_sample = bool(seed) and baseline_samples > 0
+    costs.reused_diagnosis_sample = bool(seeds) and baseline_samples > 0
     costs.baseline_samples = baseline_samples
     costs.wall_s = round(time.monotonic() - t0, 3)
     return costs
@@ -439,6 +513,19 @@ def _prepare_candidate(c: CandidateFix, files: dict[str, bytes], root: Path, des
         apply_edits(dest, c.edits)
     except (EditConflict, OSError, UnicodeDecodeError) as exc:
         c.status, c.reason = "conflict", f"the edits do not apply: {exc}"
+
+
+def _candidate_arm(c: CandidateFix, files: dict[str, bytes], root: Path, rel_cwd: Path, command: list[str],
+                   cwd: Path, dest: Path) -> Arm | None:
+    """The candidate's copy and the argv that runs it (through a launcher its edits create, if they do)."""
+    _prepare_candidate(c, files, root, dest)
+    if c.status != "measured":
+        return None
+    argv = map_command(command, cwd, root, dest)
+    via = launcher_command(argv, c.edits, dest / rel_cwd, dest)
+    if via is not None:
+        c.command = launcher_command(command, c.edits, cwd, root)
+    return Arm(name=c.key, cwd=dest / rel_cwd, command=via or argv)
 
 
 def _measure(base: Arm, arms: list[Arm], options: FixOptions, engine: Engine, progress: Progress | None,
@@ -461,11 +548,9 @@ def _combination(good: list[CandidateFix], findings: dict[str, Finding], files: 
     combo = CandidateFix(key="+".join(keys), mechanisms=mechs, title="the fixes that improved, together",
                          edits=[e for c in good for e in c.edits], clock=fix_clock(mechs), status="measured",
                          applicability="review" if any(c.applicability != "automatic" for c in good) else "automatic")
-    d = scratch.root / "combination"
-    _prepare_candidate(combo, files, root, d)
-    if combo.status != "measured":
+    arm = _candidate_arm(combo, files, root, rel_cwd, command, cwd, scratch.root / "combination")
+    if arm is None:
         return combo
-    arm = Arm(name=combo.key, cwd=d / rel_cwd, command=map_command(command, cwd, root, d))
     _measure(base, [arm], options, engine, progress, skip_first=0)
     must_keep = [v for k in keys for v in findings[k].must_keep]
     _fill(combo, arm, engine, base, must_keep, options.timeout_s)

@@ -43,6 +43,16 @@ class Behaviour(_Model):
     note: str = ""
 
 
+class ClockSaving(_Model):
+    """One clock of the candidate's comparison: baseline median - candidate median (positive: it saves)."""
+
+    name: str
+    saving_ms: float | None = None
+    band_ms: float | None = None
+    outcome: str = ""  # the comparison's reading: improved / regressed / unchanged / not judged
+    decisive: bool = True
+
+
 class CandidateFix(_Model):
     """One candidate: one finding's edits (or, for the combination, several findings' edits) on a scratch copy."""
 
@@ -53,6 +63,9 @@ class CandidateFix(_Model):
     review: str = ""
     edits: list[Edit] = Field(default_factory=list)
     diff: str = ""
+    # a finding without edits whose experiment the hook applies (diagnose --verify only; nothing to write)
+    settings: dict[str, bool | int | str | None] | None = None
+    command: list[str] | None = None  # the argv that runs the fixed project when it differs (a launcher it creates)
     status: CandidateStatus = "skipped"
     reason: str = ""  # why it was skipped, did not apply, or failed
     verdict: str | None = None  # the comparison's verdict (IMPROVED / INCONCLUSIVE / REGRESSION / INVALID / ...)
@@ -61,7 +74,7 @@ class CandidateFix(_Model):
     saving_ms: float | None = None  # baseline median - candidate median on that clock (positive: it saves)
     band_ms: float | None = None  # that clock's noise band
     saving_pct: float | None = None
-    cold_module_saving_ms: float | None = None  # the summed build time, for comparison with the estimate
+    savings: list[ClockSaving] = Field(default_factory=list)  # every clock of the comparison
     estimated_saving_ms: float | None = None
     pairs: int = 0  # samples of this arm (each a cold and a warm run)
     stopped_because: str = ""

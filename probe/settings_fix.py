@@ -29,7 +29,10 @@ def config_settings(f: Finding) -> dict[str, bool | int | str | None] | None:
 
 def add_settings_edits(findings: Iterable[Finding], sources: SourceView, entry: EntryPoint | None) -> None:
     """Give each finding with config settings and no edit the entry-point edit (applicability automatic unless its
-    rule said otherwise); a finding whose entry point the tool cannot edit stays as it is."""
+    rule said otherwise); a finding whose entry point the tool cannot edit stays as it is. Without project sources
+    (a diagnosis of a report alone) no edit is made: where the entry point's file is cannot be told."""
+    if sources.root is None and not getattr(sources, "_cache", None):
+        return
     for f in findings:
         settings = config_settings(f)
         if settings is None or f.edits:

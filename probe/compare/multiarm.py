@@ -34,6 +34,7 @@ class Arm:
     cwd: Path
     command: list[str]
     samples: list[Any] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)  # extra environment for the hook (an experiment's settings)
     active: bool = True
     comparison: Comparison | None = None
     stopped_because: str = ""
@@ -102,7 +103,8 @@ def multiarm_compare(
     def sample(arm: Arm) -> None:
         index = len(arm.samples)
         say(f"fix: {arm.name} sample {index + 1}")
-        got = run_sample(arm.command, arm.cwd, index, timeout_s=timeout_s, progress=None)
+        extra = {"extra_env": arm.env} if arm.env else {}
+        got = run_sample(arm.command, arm.cwd, index, timeout_s=timeout_s, progress=None, **extra)
         arm.samples.append(got)
         if on_sample is not None:
             on_sample(arm, got)
