@@ -88,13 +88,15 @@ def multiarm_compare(
     acts_through: str | None = None,
     on_sample: Callable[[Arm, Any], None] | None = None,
     skip_baseline_rounds: int = 0,
+    warmup: int = 0,
 ) -> None:
     """Fill each arm's `comparison` against the baseline (and its `samples`, `stopped_because`, `decided`).
 
     Without `until_decided`: exactly `rounds` samples per candidate. With it: at least `min_rounds`, at most
     `max_rounds`, each candidate stopping once its verdict cannot change or turns INVALID. `on_sample(arm, sample)`
     sees every sample (the fix engine records output and counts runs there). The baseline sits out its first
-    `skip_baseline_rounds` rounds: samples it already holds (the diagnosis' own run) stand for them.
+    `skip_baseline_rounds` rounds: samples it already holds (the diagnosis' own run) stand for them. `warmup`
+    discarded samples of every arm come first (the eval's judge keeps hyperfine's discipline).
     """
     limit = max_rounds if until_decided else (rounds or min_rounds)
     floor = min(min_rounds, limit) if until_decided else limit
@@ -109,6 +111,11 @@ def multiarm_compare(
         if on_sample is not None:
             on_sample(arm, got)
 
+    for w in range(warmup):
+        for arm in (baseline, *arms):
+            say(f"warm-up {w + 1}/{warmup}: {arm.name}, not counted")
+            extra = {"extra_env": arm.env} if arm.env else {}
+            run_sample(arm.command, arm.cwd, -1 - w, timeout_s=timeout_s, progress=None, **extra)
     base_report: tuple[int, Report] | None = None
     for r in range(limit):
         active = [a for a in arms if a.active]
