@@ -197,6 +197,9 @@ def run_case(case: Case, agent: Agent, settings: Settings, trial: int = 0,
         answer, error = _read_answer(answer_path)
         if answer is not None:
             _keep(keep, "answer.json", answer.model_dump_json(indent=1))
+        fix_record = answer_path.parent / "fix.json"  # builtin:fix leaves the engine's FixResult beside its answer
+        if fix_record.is_file():
+            _keep(keep, "fix.json", fix_record.read_text(encoding="utf-8"))
         expected = case.expected_for(settings.warp_version)
         if answer is None:  # no answer is not the answer "nothing to fix"
             result.diagnosis = DiagnosisScore(expected=sorted(expected.mechanisms), error=error)

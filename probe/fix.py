@@ -377,10 +377,31 @@ def _behaviour(engine: Engine, base: Arm, arm: Arm, comparison: Comparison, must
     return b
 
 
-def _fill(c: CandidateFix, arm: Arm, engine: Engine, base: Arm, must_keep: list[list[str]], timeout_s: float) -> None:
+def imports_from(samples: Sequence[Any], root: Path) -> str | None:
+    """A project file the copy's process imported from the real tree (an editable install, PYTHONPATH): then the
+    copy's edits never ran, and its measurement would price the original."""
+    for s in samples:
+        events = getattr(getattr(s, "cold", None), "events", None)
+        for f in getattr(events, "imported_files", None) or []:
+            try:
+                Path(f).resolve().relative_to(root)
+            except (ValueError, OSError):
+                continue
+            return str(f)
+    return None
+
+
+def _fill(c: CandidateFix, arm: Arm, engine: Engine, base: Arm, must_keep: list[list[str]], timeout_s: float,
+          root: Path | None = None) -> None:
     comparison = arm.comparison
     if comparison is None:
         c.status, c.reason = "failed", "no sample of this candidate completed"
+        return
+    leaked = imports_from(arm.samples[:1], root) if root is not None else None
+    if leaked is not None:
+        c.status = "failed"
+        c.reason = (f"the copy imported {leaked} from the project itself (an editable install or PYTHONPATH), so "
+                    "its edits never ran; run fix from a checkout the interpreter does not import by path")
         return
     c.verdict, c.verdict_reason = comparison.verdict, comparison.reason
     c.pairs, c.stopped_because = len(arm.samples), arm.stopped_because
@@ -485,7 +506,7 @@ def run_fix(
         say(f"fix: measuring {len(arms)} candidate(s) against the original, one shared baseline")
         _measure(base, [a for _, a in arms], options, engine, progress, skip_first=len(seeds))
         for c, arm in arms:
-            _fill(c, arm, engine, base, findings[c.key].must_keep, options.timeout_s)
+            _fill(c, arm, engine, base, findings[c.key].must_keep, options.timeout_s, root)
         good = [c for c in result.candidates if c.improved and c.edits]
         if options.combine and len(good) >= 2:
             result.combination = _combination(good, findings, files, root, rel_cwd, command, cwd, scratch, base,
@@ -553,7 +574,7 @@ def _combination(good: list[CandidateFix], findings: dict[str, Finding], files: 
         return combo
     _measure(base, [arm], options, engine, progress, skip_first=0)
     must_keep = [v for k in keys for v in findings[k].must_keep]
-    _fill(combo, arm, engine, base, must_keep, options.timeout_s)
+    _fill(combo, arm, engine, base, must_keep, options.timeout_s, root)
     return combo
 
 

@@ -299,3 +299,14 @@ def test_write_refuses_a_file_changed_since_it_was_measured(tmp_path: Path) -> N
     with pytest.raises(UsageError, match="changed since it was copied"):
         run_fix(["python", "main.py"], root, FixOptions(write=True, min_rounds=4), diagnosis=d, engine=engine)
     assert (root / "main.py").read_text() == MAIN + "# edited meanwhile\n"
+
+
+def test_a_copy_that_imports_the_real_tree_is_not_measured_as_the_fix(tmp_path: Path) -> None:
+    from warp_compile.probe.fix import imports_from
+
+    root = _project(tmp_path)
+    copy = tmp_path / "copy"
+    leak = SimpleNamespace(cold=SimpleNamespace(events=SimpleNamespace(imported_files=[str(root / "lib.py")])))
+    clean = SimpleNamespace(cold=SimpleNamespace(events=SimpleNamespace(imported_files=[str(copy / "lib.py")])))
+    assert imports_from([leak], root) == str(root / "lib.py")
+    assert imports_from([clean], root) is None
