@@ -57,3 +57,21 @@ def test_cli_fix_json_and_bad_input(tmp_path: Path, capsys, monkeypatch) -> None
     assert err.count("\n") == 0 and "not both" in err
     assert main(["fix", "--diagnosis", str(tmp_path / "missing.json"), "--", PY, "quick.py"]) == 2
     assert main(["fix", "--cwd", str(proj)]) == 2
+
+
+def test_diagnose_diff_prints_every_finding_edit_as_one_unified_diff(tmp_path: Path) -> None:
+    from warp_compile.cmd_diagnose import diff_text
+    from warp_compile.probe.diagnosis_models import Diagnosis, Edit, Finding
+
+    proj = _tree(tmp_path)
+    add = Edit(file="quick.py", start_line=1, end_line=0, new="import warp as wp\nwp.config.enable_backward = False\n")
+    stale = Edit(file="quick.py", start_line=1, end_line=1, old="print('other')\n", new="print('x')\n")
+    f1 = Finding(mechanism="CS-10", title="t", severity="low", confidence="high", fix="f", edits=[add],
+                 applicability="automatic")
+    f2 = Finding(mechanism="CS-3", title="u", severity="low", confidence="high", fix="f", edits=[stale],
+                 applicability="review")
+    text = diff_text(Diagnosis(source_root=str(proj), findings=[f1, f2]))
+    assert "# CS-10 t [automatic]\n--- a/quick.py\n+++ b/quick.py\n" in text
+    assert "+wp.config.enable_backward = False" in text
+    assert "# CS-3 u [review]\n# the edits no longer apply" in text
+    assert (proj / "quick.py").read_text() == "print('ok 1.5')\n"
