@@ -30,6 +30,8 @@ def _candidate(c: CandidateFix, show_diff: bool) -> list[str]:
     if c.behaviour is not None:
         for k in c.behaviour.kept:
             lines.append(f"    must keep `{' '.join(k.argv)}`: {'ok' if k.ok else 'BROKEN'} ({k.note})")
+    if c.command:
+        lines.append(f"    runs as: {' '.join(c.command)}  (the edit creates this launcher)")
     if c.improved:
         lines.append("    PROVEN: improved with behaviour kept")
     if show_diff and c.diff:
