@@ -383,6 +383,8 @@ def imports_from(samples: Sequence[Any], root: Path) -> str | None:
     for s in samples:
         events = getattr(getattr(s, "cold", None), "events", None)
         for f in getattr(events, "imported_files", None) or []:
+            if not os.path.isabs(str(f)):  # e.g. "site:<finder>" entries: not a file of any tree
+                continue
             try:
                 Path(f).resolve().relative_to(root)
             except (ValueError, OSError):

@@ -306,7 +306,9 @@ def test_a_copy_that_imports_the_real_tree_is_not_measured_as_the_fix(tmp_path: 
 
     root = _project(tmp_path)
     copy = tmp_path / "copy"
-    leak = SimpleNamespace(cold=SimpleNamespace(events=SimpleNamespace(imported_files=[str(root / "lib.py")])))
-    clean = SimpleNamespace(cold=SimpleNamespace(events=SimpleNamespace(imported_files=[str(copy / "lib.py")])))
+    leak = SimpleNamespace(cold=SimpleNamespace(events=SimpleNamespace(
+        imported_files=["site:__editable___finder", str(root / "lib.py")])))
+    clean = SimpleNamespace(cold=SimpleNamespace(events=SimpleNamespace(
+        imported_files=["site:__editable___finder", str(copy / "lib.py")])))
     assert imports_from([leak], root) == str(root / "lib.py")
     assert imports_from([clean], root) is None
