@@ -14,6 +14,10 @@ def _measured(c: CandidateFix) -> str:
         band = f" (band ±{fmt_ms(c.band_ms)})" if c.band_ms is not None else ""
         pct = f", {c.saving_pct:+.1f}%" if c.saving_pct is not None else ""
         parts.append(f"saves {fmt_ms(c.saving_ms)} on {c.clock}{band}{pct}")
+    moved = [k for k in c.savings if k.outcome == "improved" and k.name != c.clock and k.saving_ms is not None]
+    if moved:
+        parts.append("beyond its band on " + ", ".join(
+            f"{k.name} ({fmt_ms(k.saving_ms)}, band ±{fmt_ms(k.band_ms)})" for k in moved))
     if c.estimated_saving_ms is not None:
         parts.append(f"estimated {fmt_ms(c.estimated_saving_ms)}")
     parts.append(f"{c.pairs} sample(s)")
