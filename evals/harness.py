@@ -149,6 +149,14 @@ def saving(comparison) -> tuple[float | None, str | None]:  # type: ignore[no-un
     return (None, None) if pick is None else (round(-pick.delta_pct, 2), pick.name)
 
 
+def saving_on(comparison, clock: str | None) -> float | None:  # type: ignore[no-untyped-def]
+    """Percent saved on the named clock (the one the agent's saving was read on), None when it was not measured."""
+    if clock is None:
+        return saving(comparison)[0]
+    k = comparison.clock(clock)
+    return round(-k.delta_pct, 2) if k is not None and k.delta_pct is not None else None
+
+
 def _keep(dest: Path | None, name: str, text: str) -> None:
     if dest is not None:
         dest.mkdir(parents=True, exist_ok=True)
@@ -189,6 +197,9 @@ def run_case(case: Case, agent: Agent, settings: Settings, trial: int = 0,
         answer, error = _read_answer(answer_path)
         if answer is not None:
             _keep(keep, "answer.json", answer.model_dump_json(indent=1))
+        fix_record = answer_path.parent / "fix.json"  # builtin:fix leaves the engine's FixResult beside its answer
+        if fix_record.is_file():
+            _keep(keep, "fix.json", fix_record.read_text(encoding="utf-8"))
         expected = case.expected_for(settings.warp_version)
         if answer is None:  # no answer is not the answer "nothing to fix"
             result.diagnosis = DiagnosisScore(expected=sorted(expected.mechanisms), error=error)
@@ -213,7 +224,7 @@ def _judge_fix(case: Case, settings: Settings, files: dict[str, bytes], copy: Pa
     agent_files = manifest.files_of(copy)
     base = {k[len("project/"):]: v for k, v in files.items() if k.startswith("project/")}
     fix = FixScore(changed=manifest.digest(agent_files) != manifest.digest(base))
-    if case.reference is not None:
+    if case.reference is not None:  # replaced by the same run's reference arm when there is one (see below)
         fix.reference_saving_pct, fix.reference_clock = case.reference.saving_pct, case.reference.clock
     if not fix.changed and not settings.measure_unchanged:
         fix.reason = "the agent left the project unchanged; nothing to measure"
@@ -222,26 +233,47 @@ def _judge_fix(case: Case, settings: Settings, files: dict[str, bytes], copy: Pa
     a, b = work / "judge" / "a" / "project", work / "judge" / "b" / "project"
     _write_tree(files, "project/", a)
     _write_tree(agent_files, "", b)
+    fixed = {k[len("fixed/"):]: v for k, v in files.items() if k.startswith("fixed/")}
+    # the reference fix as a third arm of the same run, so the agent's saving is judged against what the reference
+    # saves today on this machine, not a figure recorded on another day (skipped when the agent's copy is it)
+    c = None
+    if fixed and manifest.digest(fixed) != manifest.digest(agent_files):
+        c = work / "judge" / "c" / "project"
+        _write_tree(files, "fixed/", c)
     from warp_compile.probe import measure
-    from warp_compile.probe.compare import interleaved_compare
+    from warp_compile.probe.compare.multiarm import Arm, multiarm_compare
 
     arms: dict[str, ArmRuns] = {}
-    say(f"case {case.id}: measure original and agent's copy, {settings.pairs} interleaved pairs")
+    say(f"case {case.id}: measure original, agent's copy{' and reference' if c else ''}, {settings.pairs} rounds")
     run_sample = measure.run_sample
     if case.cuda_arch:  # a CUDA case is judged on its CUDA compile clock too (the replay, no device needed)
         run_sample = functools.partial(measure.run_sample, cuda_arch=case.cuda_arch)
-    comparison = interleaved_compare(
-        bind_python(case.command), a, b, samples=settings.pairs, timeout_s=settings.timeout_s,
-        progress=None, run_sample=recording(run_sample, arms),
-    )
+    command = bind_python(case.command)
+    original, agent = Arm("original", a, command), Arm("agent", b, command)
+    ref = Arm("reference", c, command) if c is not None else None
+    multiarm_compare(original, [agent] + ([ref] if ref else []), rounds=settings.pairs, until_decided=False,
+                     timeout_s=settings.timeout_s, run_sample=recording(run_sample, arms),
+                     build_report=measure.build_report, warmup=1)
+    comparison = agent.comparison
+    assert comparison is not None
     _keep(keep, "comparison.json", comparison.model_dump_json(indent=1))
-    # compare itself sets a verdict of the medians alone aside (INCONCLUSIVE, see interleave); the eval credits that,
+    # compare itself sets a verdict of the medians alone aside (INCONCLUSIVE, see multiarm); the eval credits that,
     # and keeps what the medians said for the A/A control
     il = comparison.interleaved
     fix.raw_verdict = (il.by_medians if il is not None else None) or comparison.verdict
     fix.verdict, fix.reason = comparison.verdict, comparison.reason
     fix.pairs = il.pairs if il is not None else 0
     fix.saving_pct, fix.saving_clock = saving(comparison)
+    if ref is not None and ref.comparison is not None:
+        _keep(keep, "reference_comparison.json", ref.comparison.model_dump_json(indent=1))
+        fix.reference_saving_pct = saving_on(ref.comparison, fix.saving_clock)
+        fix.reference_clock, fix.reference_source = fix.saving_clock, "same run"
+        fix.reference_verdict = ref.comparison.verdict
+    elif fixed and c is None:  # the agent's copy is the reference: the same measurement prices both
+        fix.reference_saving_pct, fix.reference_clock = fix.saving_pct, fix.saving_clock
+        fix.reference_source, fix.reference_verdict = "same run", fix.verdict
+    elif case.reference is not None:
+        fix.reference_source = "recorded"
     ok, flags, note = judge(case.expected_output, arms.get(str(a), ArmRuns()), arms.get(str(b), ArmRuns()))
     bypassed = entry_bypassed(case.command, base, agent_files)
     if bypassed:

@@ -178,6 +178,9 @@ class FixScore(BaseModel):
     saving_clock: str | None = None
     reference_saving_pct: float | None = None
     reference_clock: str | None = None
+    # "same run": the reference fixed/ tree was a third arm of this interleaved run; "recorded": case.json's figure
+    reference_source: str | None = None
+    reference_verdict: str | None = None
     credit: float | None = 0.0  # None: the judge cannot tell this fix from noise, so it is not scored
     pairs: int = 0
 

@@ -25,6 +25,7 @@ from warp_compile.probe.rules import load_rules
 from warp_compile.probe.rules.context import RuleContext, dedupe_locations, plan_removals
 from warp_compile.probe.rules.helpers import Claim
 from warp_compile.probe.scan_models import ScanFacts
+from warp_compile.probe.settings_fix import add_settings_edits
 
 Progress = Callable[[str], None]
 
@@ -219,6 +220,7 @@ def diagnose(
         _fill_excerpt(f)
         _stamp_owners(f, report, base)
         _guard_edits(f)
+    add_settings_edits(findings, ctx.sources, report.entry)
     d.findings = sorted(findings, key=_rank_key)
     fired = {f.mechanism for f in findings}
     seen: set[tuple[str, str]] = set()

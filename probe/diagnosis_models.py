@@ -102,6 +102,24 @@ class Finding(_Model):
     must_keep: list[list[str]] = Field(default_factory=list)
 
 
+class Withdrawn(_Model):
+    """A finding `diagnose --verify` took back: its fix, applied to a copy, regressed, changed the workload, broke
+    the app's behaviour or did not apply. Kept with the evidence (a defect of its rule, for the bench to record)."""
+
+    finding: Finding
+    reason: str
+    verdict: str | None = None
+
+
+class Verification(_Model):
+    """What `diagnose --verify` cost, counted by the fix engine (every launch of the app)."""
+
+    program_runs: int = 0
+    baseline_samples: int = 0
+    reused_diagnosis_sample: bool = False
+    wall_s: float = 0.0
+
+
 class Cause(_Model):
     """One reason a module's identity changed between two consecutive loads."""
 
@@ -177,6 +195,8 @@ class Diagnosis(_Model):
     compiled_nothing: bool = False  # no Warp module was built or loaded
     summary: str = ""
     findings: list[Finding] = Field(default_factory=list)  # ranked by estimated saving, then severity
+    withdrawn: list[Withdrawn] = Field(default_factory=list)  # taken back by `diagnose --verify`, with the reason
+    verification: Verification | None = None  # filled by `diagnose --verify`
     hash_changes: list[HashChange] = Field(default_factory=list)
     ruled_out: list[RuledOut] = Field(default_factory=list)
     not_reached: list[NotReached] = Field(default_factory=list)

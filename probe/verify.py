@@ -1,11 +1,17 @@
-"""`diagnose --verify`: run each finding's experiment and put the measured saving next to the estimate.
+"""`diagnose --verify`: every finding with an edit or a setting is measured through the fix engine (probe/fix.py).
 
-An estimate tells an agent where to look; a measurement tells it whether the change is worth making. For every
-finding that declares an experiment (Warp settings the hook can apply at `import warp`, see `experiment`), the
-command runs as it is and with the settings, interleaved, and the difference of the clock the estimate is about
-(cold module work: the summed build time) becomes `measured.saving_ms`, with that clock's noise band. Findings are
-then ranked by measured saving where there is one. When estimate and measurement disagree by more than the band
-(and by more than a quarter of the estimate), the finding says so, with the likeliest reason the run shows.
+An estimate tells an agent where to look; a measurement tells it whether the change is worth making. Each finding's
+edits are applied to a scratch copy (a finding with only a hook-applied experiment runs on the original copy with
+the setting), all measured against one shared baseline arm (the diagnosis' own run is its first sample) and
+stopped per finding by the sequential test. Then:
+
+* IMPROVED with behaviour kept: the measured saving sits next to the estimate (`measured`), with the agreement;
+* no effect (INCONCLUSIVE, NO_EFFECT, ...): shown as "measured: no effect", ranked by its measurement (zero);
+* REGRESSION, INVALID, changed behaviour or an edit that does not apply: withdrawn from `findings` into
+  `withdrawn`, with the evidence (that is a defect of its rule).
+
+The measured saving compared with the estimate is on the clock the estimate is about (cold module work: the summed
+build time); `compile_elapsed_saving_ms` is what the user waits for.
 """
 
 from __future__ import annotations
@@ -13,38 +19,32 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from warp_compile.probe.compare_models import Clock, Comparison
-from warp_compile.probe.diagnosis_models import Diagnosis, Finding, MeasuredSaving
-from warp_compile.probe.experiment import TryResult, describe, run_try
+from warp_compile.probe.diagnosis_models import Diagnosis, Finding, MeasuredSaving, Verification, Withdrawn
+from warp_compile.probe.fix import Engine, FixOptions, finding_keys, run_fix
+from warp_compile.probe.fix_models import CandidateFix
 from warp_compile.probe.render.fmt import fmt_ms
 
 ESTIMATE_CLOCK = "cold_module"
 AGREE_SHARE = 0.25  # estimate within a quarter of the measurement (or within the band) counts as agreeing
-
-RunTry = Callable[..., TryResult]
-
-
-def _clock(c: Comparison, name: str) -> Clock | None:
-    return next((k for k in c.clocks if k.name == name), None)
+MIN_ROUNDS, MAX_ROUNDS = 2, 3  # per finding: the cost bound of issue 16 (at most ~12 runs for one fix)
 
 
-def _saving(k: Clock | None) -> float | None:
-    if k is None or k.before.median is None or k.after.median is None:
-        return None
-    return round(k.before.median - k.after.median, 3)
-
-
-def agreement(f: Finding, m: MeasuredSaving, applied: dict[str, str]) -> str:
+def agreement(f: Finding, m: MeasuredSaving, applied: dict[str, str] | None = None) -> str:
     """One sentence: does the estimate hold, and if not, the likeliest reason."""
     est, got, band = f.estimated_saving_ms, m.saving_ms, m.band_ms or 0.0
     if got is None:
-        return "not measured: the experiment produced no timing (see the comparison's warnings)"
+        return "not measured: the comparison produced no timing on this clock"
     if m.verdict == "INVALID":
-        return "the experiment changed the workload (INVALID), so its timing does not price this fix"
-    not_taken = [k for k, v in applied.items() if v not in ("applied", "hook")]
+        return "the fix changed the workload (INVALID), so its timing does not price it"
+    not_taken = [k for k, v in (applied or {}).items() if v not in ("applied", "hook")]
     if not_taken:
         return f"the setting(s) {', '.join(not_taken)} did not take in the measured process; the measurement shows none"
+    if m.verdict == "REGRESSION":
+        return f"measured: slower ({fmt_ms(-got)} more on this clock, band ±{fmt_ms(band)})"
+    if m.verdict != "IMPROVED":
+        return f"measured: no effect ({m.verdict}; {fmt_ms(got)} against a band of ±{fmt_ms(band)})"
     if est is None:
         return f"measured {fmt_ms(got)} (band ±{fmt_ms(band)}); the finding had no estimate"
     gap = abs(got - est)
@@ -53,13 +53,41 @@ def agreement(f: Finding, m: MeasuredSaving, applied: dict[str, str]) -> str:
     if got < est:
         return (
             f"the measurement ({fmt_ms(got)}) is below the estimate ({fmt_ms(est)}) by more than the band: the "
-            "setting may reach only some of the modules (those created before it took keep their options), or "
+            "fix may reach only some of the modules (those created before it took keep their options), or "
             "the estimate's model of the compile overstates this code"
         )
     return (
-        f"the measurement ({fmt_ms(got)}) is above the estimate ({fmt_ms(est)}) by more than the band: the setting "
+        f"the measurement ({fmt_ms(got)}) is above the estimate ({fmt_ms(est)}) by more than the band: the fix "
         "also changed builds the estimate did not count (e.g. headers or modules it shares)"
     )
+
+
+def _saving(c: CandidateFix, name: str) -> tuple[float | None, float | None]:
+    k = next((s for s in c.savings if s.name == name), None)
+    return (k.saving_ms, k.band_ms) if k is not None else (None, None)
+
+
+def measured_saving(f: Finding, c: CandidateFix) -> MeasuredSaving:
+    saving, band = _saving(c, ESTIMATE_CLOCK)
+    m = MeasuredSaving(
+        settings=dict(f.experiment or {}), clock=ESTIMATE_CLOCK, saving_ms=saving, band_ms=band,
+        compile_elapsed_saving_ms=_saving(c, "compile_elapsed")[0], verdict=c.verdict or "", pairs=c.pairs,
+    )
+    m.agreement = agreement(f, m)
+    return m
+
+
+def withdraw_reason(c: CandidateFix) -> str | None:
+    """Why a measured fix is taken back, or None when it stands (improved, or measured to have no effect)."""
+    if c.status in ("conflict", "failed"):
+        return f"its fix could not be measured: {c.reason}"
+    if c.status != "measured":
+        return None
+    if c.verdict in ("REGRESSION", "INVALID"):
+        return f"applied to a copy, the fix measured {c.verdict}: {c.verdict_reason}"
+    if c.behaviour is not None and not c.behaviour.ok:
+        return f"applied to a copy, the fix changed the app's behaviour: {c.behaviour.note}"
+    return None
 
 
 def verify(
@@ -67,47 +95,39 @@ def verify(
     command: list[str],
     cwd: Path,
     *,
-    pairs: int = 3,
+    pairs: int | None = None,
     timeout_s: float = 900.0,
     progress: Callable[[str], None] | None = None,
     cancel: threading.Event | None = None,
-    run: RunTry = run_try,
+    seed: Any = None,
+    engine: Engine | None = None,
 ) -> Diagnosis:
-    """Measure every finding that declares an experiment; same settings run once even if two findings share them."""
-    done: dict[str, tuple[TryResult, MeasuredSaving]] = {}
-    for f in diagnosis.findings:
-        if not f.experiment:
-            continue
-        key = describe(f.experiment)
-        if key not in done:
-            if progress:
-                progress(f"verify {f.mechanism}: try {key}")
-            result = run(
-                command, cwd, f.experiment, pairs=pairs, timeout_s=timeout_s, progress=progress, cancel=cancel
-            )
-            c = result.comparison
-            k = _clock(c, ESTIMATE_CLOCK)
-            done[key] = (
-                result,
-                MeasuredSaving(
-                    settings=dict(f.experiment),
-                    clock=ESTIMATE_CLOCK,
-                    saving_ms=_saving(k),
-                    band_ms=k.band_ms if k else None,
-                    compile_elapsed_saving_ms=_saving(_clock(c, "compile_elapsed")),
-                    verdict=c.verdict,
-                    pairs=c.interleaved.pairs if c.interleaved else 0,
-                ),
-            )
-        result, measured = done[key]
-        f.measured = measured.model_copy()
-        f.measured.agreement = agreement(f, f.measured, result.applied)
-    diagnosis.findings.sort(key=_verified_rank)
+    """Measure every finding that has an edit or a setting (one shared baseline); withdraw the ones that fail."""
+    options = FixOptions(write=False, combine=False, settings_arms=True, rounds=pairs, until_decided=pairs is None,
+                         min_rounds=MIN_ROUNDS, max_rounds=MAX_ROUNDS, timeout_s=timeout_s)
+    result, _ = run_fix(command, cwd, options, diagnosis=diagnosis, progress=progress, cancel=cancel, seed=seed,
+                        engine=engine, source=Path(diagnosis.source_root) if diagnosis.source_root else None)
+    by_key = {c.key: c for c in result.candidates}
+    kept: list[Finding] = []
+    for key, f in zip(finding_keys(diagnosis.findings), diagnosis.findings, strict=True):
+        c = by_key[key]
+        why = withdraw_reason(c)
+        if c.status == "measured":
+            f.measured = measured_saving(f, c)
+        if why is None:
+            kept.append(f)
+        else:
+            diagnosis.withdrawn.append(Withdrawn(finding=f, reason=why, verdict=c.verdict))
+    diagnosis.findings = sorted(kept, key=_verified_rank)
+    costs = result.costs
+    diagnosis.verification = Verification(program_runs=costs.program_runs, baseline_samples=costs.baseline_samples,
+                                          reused_diagnosis_sample=costs.reused_diagnosis_sample, wall_s=costs.wall_s)
     return diagnosis
 
 
 def _verified_rank(f: Finding) -> tuple[float, int]:
-    """Measured saving where there is one, else the estimate; a fix with a measurement first among equals."""
-    if f.measured is not None and f.measured.saving_ms is not None:
-        return (-f.measured.saving_ms, 0)
+    """Measured saving where there is one (a fix with no effect counts as zero), else the estimate."""
+    m = f.measured
+    if m is not None:
+        return (-(m.saving_ms or 0.0) if m.verdict == "IMPROVED" else 0.0, 0)
     return (-(f.estimated_saving_ms if f.estimated_saving_ms is not None else -1.0), 1)

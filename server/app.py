@@ -24,6 +24,7 @@ from warp_compile import __version__
 from warp_compile.probe.compare_models import Comparison
 from warp_compile.probe.diagnosis_models import Diagnosis
 from warp_compile.probe.errors import WarpCompileError
+from warp_compile.probe.fix_models import FixResult
 from warp_compile.probe.models import Report, Warn, WarningCode, warn
 from warp_compile.probe.summary import MeasureSummary
 from warp_compile.server import prompt as prompt_text
@@ -166,6 +167,10 @@ def _compare_roots(ctx: Context, before: str, after: str) -> ListRootsResult | L
     return _ask_roots(ctx, [before, after])
 
 
+def _fix_roots(ctx: Context, cwd: str) -> ListRootsResult | ListRoots | None:
+    return _ask_roots(ctx, [cwd])
+
+
 def _interleaved_roots(ctx: Context, before_cwd: str, after_cwd: str) -> ListRootsResult | ListRoots | None:
     return _ask_roots(ctx, [before_cwd, after_cwd])
 
@@ -260,7 +265,7 @@ async def diagnose(
     timeout_s: TimeoutS = 900,
     cuda_arch: CudaArch = None,
     verify: Annotated[
-        bool, Field(description="then run each finding's experiment (3 interleaved pairs each) and report the "
+        bool, Field(description="then measure each finding's fix on a copy (as `fix`, no write) and report the "
                     "measured saving next to the estimate; takes minutes")
     ] = False,
     client_roots: Annotated[ListRootsResult | None, Resolve(_diagnose_roots)] = None,
@@ -327,12 +332,12 @@ async def _verify(
 
     server = _server(ctx)
     where = server.confinement.check_dir(rep.cwd, "the report's cwd", roots)
-    runs = sum(1 for f in diagnosis.findings if f.experiment)
+    runs = sum(1 for f in diagnosis.findings if f.experiment or f.edits)
     return await run_core(
         lambda progress, cancel: verify(
-            diagnosis, list(rep.command), where, pairs=3, timeout_s=timeout_s, progress=progress, cancel=cancel
+            diagnosis, list(rep.command), where, timeout_s=timeout_s, progress=progress, cancel=cancel
         ),
-        Progress(ctx, expected=max(1, runs) * 14),
+        Progress(ctx, expected=max(1, runs) * 4),
     )
 
 
@@ -449,6 +454,40 @@ async def compare_interleaved(
     return _result(result, render_text(result))
 
 
+async def fix(
+    ctx: Context,
+    command: Annotated[list[str], Field(description=COMMAND)],
+    cwd: Annotated[str, Field(description="the project directory (copied; changed only with write)")],
+    findings: Annotated[list[str] | None, Field(description='only these, e.g. ["CS-10"]')] = None,
+    write: Annotated[bool, Field(description="write the proven fixes into cwd")] = False,
+    pairs: Annotated[int | None, Field(ge=1, le=20, description="samples per fix (default: until decided)")] = None,
+    timeout_s: TimeoutS = 900,
+    client_roots: Annotated[ListRootsResult | None, Resolve(_fix_roots)] = None,
+) -> Annotated[CallToolResult, FixResult]:
+    """Prove the fixes: diagnose, apply each finding's edits to a scratch copy, measure the copies against one shared
+    original until decided, check output, launches and must-keep paths. Per fix: verdict, saving with its band,
+    behaviour, diff. Dry run unless write (then only proven fixes are written). Takes minutes."""
+    from warp_compile.probe.fix import FixOptions, run_fix
+    from warp_compile.probe.measure import check_inputs
+    from warp_compile.probe.render.fix import render_fix
+
+    server = _server(ctx)
+    roots = _client_roots(client_roots)
+    with _tool_errors():
+        where = server.confinement.check_dir(cwd, "cwd", roots)
+        run, note = _command(command)
+        check_inputs(run, where, 1, timeout_s)
+        options = FixOptions(wanted=list(findings or []), write=write, rounds=pairs, until_decided=pairs is None,
+                             timeout_s=timeout_s)
+        result, _ = await run_core(
+            lambda progress, cancel: run_fix(run, where, options, progress=progress, cancel=cancel),
+            Progress(ctx, expected=2 + 4 * (pairs or options.max_rounds)),
+        )
+    if note:
+        result.warnings.insert(0, note)
+    return _result(result, render_fix(result))
+
+
 def explain_mechanism(
     mechanism: Annotated[
         str, Field(description='an id ("CS-3", "cs3", "3") or keywords (e.g. "set_module_options after launch")')
@@ -505,6 +544,7 @@ def create_server(
         (diagnose, "Diagnose Warp compile time", RUNS_PROGRAMS),
         (compare, "Compare two measurements", READS_ONLY),
         (compare_interleaved, "Measure two trees interleaved", RUNS_PROGRAMS),
+        (fix, "Prove (and optionally write) the fixes", RUNS_PROGRAMS),
         (explain_mechanism, "Explain a compile-time mechanism", READS_ONLY),
     ):
         # the docstring as one paragraph: its line breaks and indentation are bytes in every tools/list

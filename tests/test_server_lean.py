@@ -26,6 +26,7 @@ from warp_compile.server.resources import ROOTS_URI
 
 PY = sys.executable
 LIMIT = 12 * 1024
+TOOLS_LIMIT = 14 * 1024  # six tools since `fix` (2.1 KB of it); an explain result stays under LIMIT
 
 QUICK = "import time; time.sleep(0.05); print('ok')\n"
 SLEEPY = "import sys, time; time.sleep(float(sys.argv[1]))\n"
@@ -52,10 +53,10 @@ def wire_bytes(model) -> int:  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.anyio
-async def test_tools_list_is_under_12_kb_and_schemas_are_ref_free(trees: Path) -> None:
+async def test_tools_list_is_under_14_kb_and_schemas_are_ref_free(trees: Path) -> None:
     async with Client(create_server([trees])) as client:
         listed = await client.list_tools()
-    assert wire_bytes(listed) < LIMIT, wire_bytes(listed)
+    assert wire_bytes(listed) < TOOLS_LIMIT, wire_bytes(listed)
     for t in listed.tools:
         text = json.dumps(t.output_schema)
         assert "$ref" not in text and "$defs" not in text, t.name

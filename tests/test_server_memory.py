@@ -114,10 +114,12 @@ async def measure(client: Client, cwd: Path | str, *args: str, script: str = "qu
 
 
 @pytest.mark.anyio
-async def test_lists_five_tools_with_output_schemas_and_annotations(server: WarpCompileServer) -> None:
+async def test_lists_six_tools_with_output_schemas_and_annotations(server: WarpCompileServer) -> None:
     async with Client(server) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert set(tools) == {"measure", "diagnose", "compare", "compare_interleaved", "explain_mechanism"}
+    assert set(tools) == {"measure", "diagnose", "compare", "compare_interleaved", "fix", "explain_mechanism"}
+    assert {"candidates", "written", "costs"} <= set(tools["fix"].output_schema["properties"])
+    assert tools["fix"].input_schema["properties"]["write"]["type"] == "boolean"
     for t in tools.values():
         assert t.output_schema and t.output_schema.get("type") == "object", t.name
         assert t.description and t.title

@@ -1,58 +1,65 @@
-"""`diagnose --verify` without processes: a stand-in `try` gives the comparison; the finding gets its measurement,
-the ranking follows measured savings, and a disagreement beyond the band says so."""
+"""`diagnose --verify` through the fix engine, without processes: the mock executor of test_fix gives each copy its
+"timings"; a measured fix sits next to its estimate, one with no effect says so and ranks by its measurement, and
+one that regresses or changes the output is withdrawn with the evidence."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from warp_compile.probe.compare_models import Clock, Comparison, Equivalence
-from warp_compile.probe.diagnosis_models import Diagnosis, Finding
-from warp_compile.probe.experiment import TryResult
-from warp_compile.probe.models import Stat
+from tests.test_fix import FAST, SLOW, Mock, _diagnosis, _finding, _project, _settings_edit
+from warp_compile.probe.edits import SourceView, replace_lines
+from warp_compile.probe.render.diagnosis import render_text
 from warp_compile.probe.verify import verify
 
 
-def _comparison(before: float, after: float, band: float) -> Comparison:
-    clock = Clock(name="cold_module", title="cold module work", before=Stat(median=before, values=[before]),
-                  after=Stat(median=after, values=[after]), band_ms=band)
-    return Comparison(verdict="IMPROVED", reason="r", exit_code=0, headline="compile_elapsed", clocks=[clock],
-                      equivalence=Equivalence(status="equivalent"), before_label="as is", after_label="with")
-
-
-def _finding(mech: str, estimate: float, experiment: dict | None) -> Finding:
-    return Finding(mechanism=mech, title="t", severity="medium", confidence="high", fix="f",
-                   estimated_saving_ms=estimate, experiment=experiment)
-
-
-def test_measured_savings_fill_findings_and_rank_them() -> None:
-    calls: list[dict] = []
-
-    def fake_try(command, cwd, settings, **kw):  # type: ignore[no-untyped-def]
-        calls.append(dict(settings))
-        c = _comparison(5000.0, 4600.0, 50.0) if "max_unroll" in settings else _comparison(5000.0, 2000.0, 100.0)
-        return TryResult(command=command, cwd=str(cwd), settings=dict(settings),
-                         applied={k: "applied" for k in settings}, comparison=c)
-
-    d = Diagnosis(command=["python", "app.py"], cwd="/p", findings=[
-        _finding("CS-11", 3000.0, {"max_unroll": 4}),
-        _finding("CS-10", 2800.0, {"enable_backward": False}),
-        _finding("CS-4", 1000.0, None),
+def test_verify_measures_withdraws_and_ranks_by_measurement(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    src = SourceView(root)
+    same = replace_lines(src, "lib.py", 1, 1, "X = 1  # no effect\n")
+    worse = replace_lines(src, "lib.py", 1, 1, "X = 1  # slower\n")
+    assert same is not None and worse is not None
+    mock = Mock({
+        "original": {"elapsed": SLOW},
+        "fix1": {"elapsed": FAST},  # CS-10: improves
+        "fix2": {"elapsed": SLOW},  # CS-11: no effect
+        "fix3": {"elapsed": [6000.0, 6010.0, 5990.0, 6005.0]},  # CS-4: regresses
+        "fix4": {"elapsed": FAST, "stdout": "total 0.0000\n"},  # CS-3: faster, but prints something else
+    })
+    d = _diagnosis(root, [
+        _finding("CS-11", [same], applicability="review", estimated_saving_ms=5000.0),
+        _finding("CS-10", [_settings_edit(root)], applicability="automatic", estimated_saving_ms=1400.0,
+                 experiment={"enable_backward": False}),
+        _finding("CS-4", [worse], applicability="review", estimated_saving_ms=900.0),
+        _finding("CS-3", [_settings_edit(root)], applicability="review", estimated_saving_ms=800.0),
+        _finding("CS-9", estimated_saving_ms=100.0),
     ])
-    out = verify(d, ["python", "app.py"], Path("/p"), run=fake_try)
-    assert calls == [{"max_unroll": 4}, {"enable_backward": False}]
-    # the measured saving takes the estimate's place: 3,000 measured > 1,000 estimated > 400 measured
-    assert [f.mechanism for f in out.findings] == ["CS-10", "CS-4", "CS-11"]
-    cs10, cs11 = out.findings[0], out.findings[2]
-    assert cs10.measured is not None and cs10.measured.saving_ms == 3000.0 and "agrees" in cs10.measured.agreement
-    assert cs11.measured is not None and cs11.measured.saving_ms == 400.0
-    assert "below the estimate" in cs11.measured.agreement and out.findings[1].measured is None
+    # order of the copies follows the diagnosis: fix1 is CS-11 here, so remap the profiles to the findings
+    mock.profiles = {"original": mock.profiles["original"], "fix1": {"elapsed": SLOW}, "fix2": {"elapsed": FAST},
+                     "fix3": mock.profiles["fix3"], "fix4": mock.profiles["fix4"]}
+    # 4 samples per arm: with fewer, identical work that timed differently counts as noise (compare's thin-timing
+    # rule), and the mock's arms all build the same modules
+    out = verify(d, ["python", "main.py"], root, engine=mock.engine(), pairs=4)
+    # measured 1,455 ms > estimated 100 ms (unmeasured) > measured no effect (0), whatever its estimate said
+    assert [f.mechanism for f in out.findings] == ["CS-10", "CS-9", "CS-11"]
+    cs10, cs9, cs11 = out.findings
+    assert cs10.measured is not None and cs10.measured.verdict == "IMPROVED" and cs10.measured.pairs >= 2
+    assert cs11.measured is not None and cs11.measured.verdict != "IMPROVED"
+    assert "no effect" in cs11.measured.agreement
+    assert cs9.measured is None  # no edit, no setting: nothing to run
+    withdrawn = {w.finding.mechanism: w for w in out.withdrawn}
+    assert set(withdrawn) == {"CS-4", "CS-3"}
+    assert withdrawn["CS-4"].verdict == "REGRESSION" and "REGRESSION" in withdrawn["CS-4"].reason
+    assert "behaviour" in withdrawn["CS-3"].reason
+    assert out.verification is not None and out.verification.program_runs == 2 * len(mock.calls)
+    text = render_text(out)
+    assert "no effect" in text and "Withdrawn by --verify" in text and "applies  automatic" in text
 
 
-def test_a_setting_that_did_not_take_is_said_plainly() -> None:
-    def fake_try(command, cwd, settings, **kw):  # type: ignore[no-untyped-def]
-        return TryResult(command=command, cwd=str(cwd), settings=dict(settings),
-                         applied={k: "unsupported" for k in settings}, comparison=_comparison(100.0, 99.0, 5.0))
-
-    d = Diagnosis(command=["python"], cwd="/p", findings=[_finding("CS-12", 500.0, {"use_precompiled_headers": True})])
-    f = verify(d, ["python"], Path("/p"), run=fake_try).findings[0]
-    assert f.measured is not None and "did not take" in f.measured.agreement
+def test_a_hook_only_experiment_runs_on_the_original_tree_with_the_setting(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    mock = Mock({"original": {"elapsed": SLOW}, "settings": {"elapsed": FAST}})
+    d = _diagnosis(root, [_finding("CS-2", experiment={"keep_kernel_cache": True}, estimated_saving_ms=1000.0)])
+    out = verify(d, ["python", "main.py"], root, engine=mock.engine())
+    f = out.findings[0]
+    assert f.measured is not None and f.measured.settings == {"keep_kernel_cache": True}
+    assert any(name == "settings" for name, _ in mock.calls)

@@ -22,6 +22,7 @@ COMMANDS = {
     "serve": "warp_compile.cmd_serve",
     "eval": "warp_compile.cmd_eval",
     "try": "warp_compile.cmd_try",
+    "fix": "warp_compile.cmd_fix",
 }
 
 

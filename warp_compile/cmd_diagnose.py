@@ -18,8 +18,8 @@ from warp_compile.probe.errors import UsageError
 
 USAGE = """\
 %(prog)s [--samples N] [--cwd DIR] [--source DIR] [--timeout S] [--label TEXT]
-                             [--cuda-arch N] [--json FILE] [--quiet] -- CMD...
-       %(prog)s --report REPORT.json [--source DIR] [--json FILE] [--quiet]"""
+                             [--cuda-arch N] [--json FILE] [--diff] [--verify] [--quiet] -- CMD...
+       %(prog)s --report REPORT.json [--source DIR] [--json FILE] [--diff] [--quiet]"""
 
 DESCRIPTION = """\
 Measure CMD (after `--`) cold and warm in a sandbox, scan the project's sources (never imported), and name the
@@ -48,6 +48,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="FILE",
         help="also write the diagnosis as JSON ('-': JSON on stdout, text on stderr); its directory must exist",
     )
+    p.add_argument(
+        "--diff", action="store_true",
+        help="print the findings' edits as one unified diff (nothing is written; `warp-compile fix` measures them)",
+    )
     g = p.add_argument_group("measuring (the command follows `--`)")
     g.add_argument("--samples", type=int, metavar="N", help="cold+warm pairs to measure (default 1)")
     g.add_argument("--cwd", metavar="DIR", help="directory to run the command in (default: current)")
@@ -63,11 +67,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     v = p.add_argument_group("verifying (runs the command again, with and without each finding's experiment)")
     v.add_argument(
         "--verify", action="store_true",
-        help="for each finding that has an experiment (`warp-compile try` settings), measure it and report the "
-        "measured saving next to the estimate; findings are then ranked by measured saving",
+        help="apply each finding's edit (or setting) to a scratch copy and measure it against the original "
+        "(`warp-compile fix` without writing): the measured saving goes next to the estimate, a fix with no effect "
+        "says so, one that regresses or changes behaviour is withdrawn with the evidence",
     )
     v.add_argument(
-        "--verify-pairs", type=int, default=3, metavar="N", help="interleaved pairs per experiment (default 3)"
+        "--verify-pairs", type=int, metavar="N",
+        help="exactly N samples per finding (default: until decided, 2 to 3 per finding)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=run)
@@ -103,6 +109,7 @@ def _from_report(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 
 def _from_command(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """(report, diagnosis, sample): the sample only when --verify may reuse it as the baseline's first."""
     from warp_compile.probe.diagnose import diagnose_command
     from warp_compile.probe.measure import check_inputs
 
@@ -113,7 +120,11 @@ def _from_command(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
     cwd = check_inputs(ns.cmd_argv, check_dir(ns.cwd or ".", "--cwd"), samples, timeout)
     source = _source_dir(ns.source) if ns.source else None
     check_json_dest(ns.json)
-    return diagnose_command(
+    if ns.verify and samples == 1 and not ns.cuda_arch:
+        from warp_compile.probe.fix import diagnose_with_sample, real_engine
+
+        return diagnose_with_sample(ns.cmd_argv, cwd, source, timeout, progress_printer(ns.quiet), real_engine(None))
+    report, diagnosis = diagnose_command(
         ns.cmd_argv,
         cwd,
         samples=samples,
@@ -123,9 +134,10 @@ def _from_command(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
         label=ns.label or "",
         cuda_arch=ns.cuda_arch,
     )
+    return report, diagnosis, None
 
 
-def _verify(ns: argparse.Namespace, report, diagnosis):  # type: ignore[no-untyped-def]
+def _verify(ns: argparse.Namespace, report, diagnosis, sample=None):  # type: ignore[no-untyped-def]
     from warp_compile.probe.verify import verify
 
     cwd = Path(report.cwd)
@@ -134,16 +146,40 @@ def _verify(ns: argparse.Namespace, report, diagnosis):  # type: ignore[no-untyp
                          "is gone")
     timeout = 900.0 if ns.timeout is None else ns.timeout
     return verify(diagnosis, list(report.command), cwd, pairs=ns.verify_pairs, timeout_s=timeout,
-                  progress=progress_printer(ns.quiet))
+                  progress=progress_printer(ns.quiet), seed=sample)
 
 
 def run(ns: argparse.Namespace) -> int:
     from warp_compile.probe.render.diagnosis import render_text
 
-    if ns.verify_pairs < 1:
+    if ns.verify_pairs is not None and ns.verify_pairs < 1:
         raise UsageError("diagnose: --verify-pairs must be at least 1")
-    report, diagnosis = _from_report(ns) if ns.report else _from_command(ns)
+    if ns.report:
+        (report, diagnosis), sample = _from_report(ns), None
+    else:
+        report, diagnosis, sample = _from_command(ns)
     if ns.verify and not report.all_failed:
-        diagnosis = _verify(ns, report, diagnosis)
-    emit(diagnosis, render_text(diagnosis), ns.json)
+        diagnosis = _verify(ns, report, diagnosis, sample)
+    if ns.diff:
+        emit(diagnosis, diff_text(diagnosis), ns.json)
+    else:
+        emit(diagnosis, render_text(diagnosis), ns.json)
     return all_failed_exit(report)
+
+
+def diff_text(diagnosis) -> str:  # type: ignore[no-untyped-def]
+    """Every finding's edits as one unified diff against the project's files (an edit that no longer applies is
+    named instead of shown)."""
+    from warp_compile.probe.edits import EditConflict, SourceView, unified_diff
+
+    src = SourceView(diagnosis.source_root) if diagnosis.source_root else None
+    chunks = []
+    for f in diagnosis.findings:
+        if not f.edits:
+            continue
+        try:
+            body = unified_diff(Path(diagnosis.source_root or "."), f.edits, src=src)
+        except (EditConflict, OSError, UnicodeDecodeError) as exc:
+            body = f"# the edits no longer apply: {exc}\n"
+        chunks.append(f"# {f.mechanism} {f.title} [{f.applicability or 'unrated'}]\n{body}")
+    return "".join(chunks) or "# no finding has an edit"

@@ -34,7 +34,8 @@ original's. Case score: diagnosis (mechanism and location precision/recall) and 
 relative to the reference fix, behaviour kept), 0..1.
 
 Agents: --agent builtin:oracle (reference answer and fix), builtin:null (does nothing), builtin:self (this
-project's diagnose, no edits; the default), or any command after `--`. A copy the agent left unchanged is not
+project's diagnose, no edits; the default), builtin:fix (`warp-compile fix --write`: the diagnosis and the fixes
+it proved), or any command after `--`. A copy the agent left unchanged is not
 measured unless --measure-unchanged (the A/A control).
 
 Exit status: 0 scored, 1 some case flagged, 2 unusable input.
@@ -45,7 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("eval", help="grade an agent (or warp-compile itself) on the eval cases", usage=USAGE,
                        description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("rest", nargs="*", metavar="merge CARD", help="`merge CARD.json...`: one scorecard from shards")
-    p.add_argument("--agent", metavar="NAME", help="builtin:oracle | builtin:null | builtin:self (default)")
+    p.add_argument("--agent", metavar="NAME", help="builtin:oracle|null|self (default)|fix")
     p.add_argument("--case", action="append", default=[], metavar="ID", help="case id (repeatable; default: all)")
     p.add_argument("--cases", metavar="DIR", help="a suite folder of <case>/{case.json,project/,fixed/}")
     p.add_argument("--json", metavar="FILE", help="write the scorecard (with --list: the cases) as JSON (`-`: stdout)")

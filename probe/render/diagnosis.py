@@ -86,7 +86,9 @@ def _finding_lines(i: int, f: Finding) -> list[str]:
     m = f.measured
     if m is not None:
         got = "no timing" if m.saving_ms is None else f"{fmt_ms(m.saving_ms)} (band ±{fmt_ms(m.band_ms)})"
-        tried = ", ".join(f"{k}={v!r}" for k, v in m.settings.items())
+        tried = ", ".join(f"{k}={v!r}" for k, v in m.settings.items()) if not f.edits else "its edit on a copy"
+        if m.verdict and m.verdict != "IMPROVED":
+            got = f"no effect ({got})"
         out += _wrap(f"{got} on {m.clock.replace('_', ' ')} with {tried}: {m.verdict} over {m.pairs} pairs; "
                      f"{m.agreement}", "   ", "measured ")
     elif f.experiment:
@@ -99,6 +101,10 @@ def _finding_lines(i: int, f: Finding) -> list[str]:
         owner = f"  [installed: {loc.distribution or 'a dependency'}]" if loc.owner == "dependency" else ""
         out.append(f"   where    {loc.file}:{loc.line}{owner}{note}")
     out += _wrap(f.fix, "   ", "fix      ")
+    if f.applicability is not None:
+        files = sorted({e.file for e in f.edits})
+        edits = f" ({len(f.edits)} edit{'s' if len(f.edits) != 1 else ''} in {', '.join(files)})" if files else ""
+        out += _wrap(f"{f.applicability}{edits}{': ' + f.review if f.review else ''}", "   ", "applies  ")
     for e in f.evidence:
         out += _wrap(e.fact, "   ", "because  " if e is f.evidence[0] else "         ")
     for c in f.caveats:
@@ -130,6 +136,17 @@ def render_text(d: Diagnosis) -> str:
         for i, f in enumerate(d.findings, 1):
             lines += _finding_lines(i, f)
             lines.append("")
+    if d.withdrawn:
+        lines += ([""] if lines[-1] else []) + ["Withdrawn by --verify (the fix failed on a copy):"]
+        for w in d.withdrawn:
+            lines += _wrap(w.reason, "  ", f"{w.finding.mechanism:<6} {w.finding.title}: ")
+    if d.verification is not None:
+        v = d.verification
+        reused = ", the diagnosis run reused as the first" if v.reused_diagnosis_sample else ""
+        lines += ([""] if lines[-1] else []) + [
+            f"Verified with {v.program_runs} program run(s) ({v.baseline_samples} baseline sample(s){reused}), "
+            f"{v.wall_s:.1f} s"
+        ]
     if d.hash_changes:
         lines += ([""] if lines[-1] else []) + ["Why modules loaded again (diff from the closest earlier load):"]
         for c in d.hash_changes:

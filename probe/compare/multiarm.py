@@ -1,0 +1,163 @@
+"""Measure several candidate trees against ONE shared baseline arm, in rotated rounds, each stopped on its own.
+
+`interleave.interleaved_compare` alternates two trees. Proving N fixes that way costs N baselines; here every
+round runs the baseline and each still-undecided candidate once (cold + warm), the order rotated by one position
+per round (A F1 F2, F1 F2 A, F2 A F1, ...) so a position in the round favours no arm over a cycle. After each round
+every candidate is compared with all the baseline samples so far and stopped by the same rule as
+`interleaved_compare` (`stats.until_decided` per clock, combined by `stats.settled_verdict`); a decided candidate
+stops running while the others go on. Baseline samples measured before the rounds (the diagnosis' own cold+warm
+run) are passed in as its `samples` and stand for its runs of the first rounds (`skip_baseline_rounds`).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from warp_compile.probe import stats
+from warp_compile.probe.compare.interleave import BuildReport, RunSample, _decide
+from warp_compile.probe.compare.verdict import compare
+from warp_compile.probe.compare_models import EXIT_CODES, ClockDecision, Comparison, Interleaved
+from warp_compile.probe.models import Report, WarningCode, warn
+
+ORDER = "one shared baseline; each round runs the baseline and every undecided candidate, rotated by one"
+
+
+@dataclass
+class Arm:
+    """One tree to measure: its name, where it runs, the argv it runs (paths mapped into its copy)."""
+
+    name: str
+    cwd: Path
+    command: list[str]
+    samples: list[Any] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)  # extra environment for the hook (an experiment's settings)
+    active: bool = True
+    comparison: Comparison | None = None
+    stopped_because: str = ""
+    decided: bool | None = None
+    decisions: list[ClockDecision] = field(default_factory=list)
+
+
+def _accepts(fn: Callable[..., Any], name: str) -> bool:
+    try:
+        return name in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def compare_arm(base: Report, after: Report, base_name: str, arm_name: str, acts_through: str | None) -> Comparison:
+    """`compare`, with `acts_through` passed only where this version of compare takes it (issue 17 adds it)."""
+    kw: dict[str, Any] = {}
+    if acts_through is not None and _accepts(compare, "acts_through"):
+        kw["acts_through"] = acts_through
+    return compare(base, after, before_label=base_name, after_label=arm_name, **kw)
+
+
+def _tentative(c: Comparison, decisions: list[ClockDecision]) -> None:
+    """A verdict of the medians whose bootstrap intervals all still reach inside the band is not a verdict (the
+    same guard as `interleaved_compare` applies to a fixed number of pairs)."""
+    if c.verdict not in ("IMPROVED", "REGRESSION") or c.interleaved is None:
+        return
+    word = "improved" if c.verdict == "IMPROVED" else "regressed"
+    moved = {k.name for k in c.clocks if k.decisive and k.outcome == word and k.judged != "counts"}
+    shaky = [d for d in decisions if d.name in moved and d.outcome != word]
+    if moved and len(shaky) == len(moved):
+        c.interleaved.by_medians = c.verdict
+        c.reason = f"{c.verdict} by the medians only, the bootstrap interval still reaches inside the band: {c.reason}"
+        c.verdict = "INCONCLUSIVE"
+        c.exit_code = EXIT_CODES["INCONCLUSIVE"]
+        c.warnings.append(warn(WarningCode.TENTATIVE, clocks=[d.name for d in shaky]))
+
+
+def multiarm_compare(
+    baseline: Arm,
+    arms: list[Arm],
+    *,
+    rounds: int | None = None,
+    until_decided: bool = True,
+    min_rounds: int = 2,
+    max_rounds: int = 6,
+    timeout_s: float = 900.0,
+    progress: Callable[[str], None] | None = None,
+    run_sample: RunSample,
+    build_report: BuildReport,
+    acts_through: str | None = None,
+    on_sample: Callable[[Arm, Any], None] | None = None,
+    skip_baseline_rounds: int = 0,
+    warmup: int = 0,
+) -> None:
+    """Fill each arm's `comparison` against the baseline (and its `samples`, `stopped_because`, `decided`).
+
+    Without `until_decided`: exactly `rounds` samples per candidate. With it: at least `min_rounds`, at most
+    `max_rounds`, each candidate stopping once its verdict cannot change or turns INVALID. `on_sample(arm, sample)`
+    sees every sample (the fix engine records output and counts runs there). The baseline sits out its first
+    `skip_baseline_rounds` rounds: samples it already holds (the diagnosis' own run) stand for them. `warmup`
+    discarded samples of every arm come first (the eval's judge keeps hyperfine's discipline).
+    """
+    limit = max_rounds if until_decided else (rounds or min_rounds)
+    floor = min(min_rounds, limit) if until_decided else limit
+    say = progress or (lambda _m: None)
+
+    def sample(arm: Arm) -> None:
+        index = len(arm.samples)
+        say(f"fix: {arm.name} sample {index + 1}")
+        extra = {"extra_env": arm.env} if arm.env else {}
+        got = run_sample(arm.command, arm.cwd, index, timeout_s=timeout_s, progress=None, **extra)
+        arm.samples.append(got)
+        if on_sample is not None:
+            on_sample(arm, got)
+
+    for w in range(warmup):
+        for arm in (baseline, *arms):
+            say(f"warm-up {w + 1}/{warmup}: {arm.name}, not counted")
+            extra = {"extra_env": arm.env} if arm.env else {}
+            run_sample(arm.command, arm.cwd, -1 - w, timeout_s=timeout_s, progress=None, **extra)
+    base_report: tuple[int, Report] | None = None
+    for r in range(limit):
+        active = [a for a in arms if a.active]
+        if not active:
+            break
+        order: list[Arm] = [baseline, *active]
+        shift = r % len(order)
+        order = order[shift:] + order[:shift]
+        for arm in order:
+            if arm is baseline and r < skip_baseline_rounds:
+                continue  # a sample measured before the rounds stands for the baseline's run of this round
+            sample(arm)
+        n_base = len(baseline.samples)
+        if base_report is None or base_report[0] != n_base:
+            base_report = (n_base, build_report(baseline.command, baseline.cwd, list(baseline.samples),
+                                                label="before", requested=n_base))
+        for arm in active:
+            n = len(arm.samples)
+            after = build_report(arm.command, arm.cwd, list(arm.samples), label="after", requested=n)
+            c = compare_arm(base_report[1], after, baseline.name, arm.name, acts_through)
+            step = _decide(c, limit, floor, n)
+            arm.comparison, arm.decisions = c, step.decisions
+            if c.verdict == "INVALID":
+                arm.active, arm.stopped_because, arm.decided = False, step.because, True
+            elif until_decided and n >= floor and step.stop:
+                arm.active, arm.stopped_because, arm.decided = False, step.because, step.decided
+                if step.settled is None and not step.decided:
+                    c.warnings.append(warn(WarningCode.NOT_SETTLED, pairs=n))
+            elif n >= limit:
+                arm.active = False
+                arm.stopped_because = f"ran the {n} requested sample{'s' if n != 1 else ''}"
+                arm.decided = False if until_decided else None
+    rule = stats.UNTIL_DECIDED_RULE.format(min_pairs=floor, max_samples=limit) if until_decided else ""
+    for arm in arms:
+        c = arm.comparison
+        if c is None:
+            continue
+        c.interleaved = Interleaved(
+            pairs=len(arm.samples), order=ORDER, until_decided=until_decided,
+            decided=arm.decided if until_decided else None, stopped_because=arm.stopped_because, rule=rule,
+            min_pairs=floor if until_decided else None, max_samples=limit if until_decided else None,
+            clocks=arm.decisions, before_cwd=str(baseline.cwd), after_cwd=str(arm.cwd),
+        )
+        if arm.decided is not True:
+            _tentative(c, arm.decisions)

@@ -1,0 +1,604 @@
+"""`warp-compile fix`: every finding's edits applied to a scratch copy, measured against one shared baseline, checked.
+
+The planning is pure (`plan`: which findings have something to try, under which key, on which clock) and separate
+from the I/O (`run_fix`: copy the project, apply, measure, check behaviour, write). A fix counts as proven only when
+its copy measured IMPROVED against the original on the shared baseline arm and still behaved like the original:
+the same printed output (numbers within the eval's tolerance), the same launch topology, and every must-keep
+invocation (a `--rebuild` flag, a plugin path) printing what the original prints. `--write` applies exactly those
+fixes to the project, after checking that the files still hold what was copied, and nothing else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from warp_compile.probe.compare.multiarm import Arm, multiarm_compare
+from warp_compile.probe.compare_models import Comparison
+from warp_compile.probe.diagnosis_models import Diagnosis, Edit, Finding
+from warp_compile.probe.edits import EditConflict, apply_edits, new_texts, unified_diff
+from warp_compile.probe.errors import RunFailed, UsageError
+from warp_compile.probe.fix_models import Behaviour, CandidateFix, ClockSaving, Costs, FixResult, KeptPath
+
+Progress = Callable[[str], None]
+
+# mechanisms whose fix acts on CUDA compiles only (judged on the --cuda-arch clock where it was measured)
+CUDA_ONLY = {"CS-5", "CS-7", "CS-13"}
+CACHE_FIX = {"CS-2"}  # a cache fix shows on the repeat run
+SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", ".venv", "venv", ".tox", ".nox", ".mypy_cache", ".pytest_cache",
+             ".ruff_cache", "node_modules", ".warp-compile", ".cache", "build", "dist", ".eggs"}
+SKIP_SUFFIXES = (".pyc", ".pyo")
+MAX_COPY_BYTES = 200_000_000
+TOLERANCE = ("numbers equal within two units of their last printed digit plus 1e-4 relative (evals/behaviour.py); "
+             "Warp's banner and module-load lines ignored")
+
+
+# ------------------------------------------------------------------------------------------------ planning (pure)
+
+
+def finding_keys(findings: Sequence[Finding]) -> list[str]:
+    """`CS-n` per finding, `CS-n#k` (k from 1) where a mechanism has several."""
+    count: dict[str, int] = {}
+    for f in findings:
+        count[f.mechanism] = count.get(f.mechanism, 0) + 1
+    seen: dict[str, int] = {}
+    keys = []
+    for f in findings:
+        seen[f.mechanism] = seen.get(f.mechanism, 0) + 1
+        keys.append(f.mechanism if count[f.mechanism] == 1 else f"{f.mechanism}#{seen[f.mechanism]}")
+    return keys
+
+
+def _wanted(key: str, mech: str, wanted: Sequence[str]) -> bool:
+    from warp_compile.evals.scorer import normalize_mechanism
+
+    for w in wanted:
+        head, _, k = w.partition("#")
+        if normalize_mechanism(head) == mech and (not k or key == f"{mech}#{k.strip()}"):
+            return True
+    return False
+
+
+def fix_clock(mechanisms: Sequence[str]) -> str:
+    """The clock a fix is about: the repeat run for a cache fix, CUDA compile for a CUDA-only one, else what the
+    user waits for at start-up (compile elapsed)."""
+    if any(m in CACHE_FIX for m in mechanisms):
+        return "warm_repeat"
+    if mechanisms and all(m in CUDA_ONLY for m in mechanisms):
+        return "cuda_compile"
+    return "compile_elapsed"
+
+
+def plan(diagnosis: Diagnosis, wanted: Sequence[str] | None = None, settings_arms: bool = False) -> list[CandidateFix]:
+    """One candidate per finding, in the diagnosis' order: "measured" for those to run (status set later), else
+    "skipped" with the reason. `settings_arms` (diagnose --verify) also measures a finding that has only an
+    experiment the hook applies (nothing a file could hold). Raises UsageError for a --finding naming none."""
+    keys = finding_keys(diagnosis.findings)
+    if wanted:
+        from warp_compile.evals.scorer import normalize_mechanism
+
+        for w in wanted:
+            if not any(_wanted(k, f.mechanism, [w]) for k, f in zip(keys, diagnosis.findings, strict=True)):
+                have = ", ".join(keys) or "none"
+                raise UsageError(f"fix: --finding {normalize_mechanism(w.partition('#')[0])}: no such finding "
+                                 f"(findings: {have})")
+    out = []
+    for key, f in zip(keys, diagnosis.findings, strict=True):
+        c = CandidateFix(key=key, mechanisms=[f.mechanism], title=f.title, applicability=f.applicability,
+                         review=f.review, edits=list(f.edits), estimated_saving_ms=f.estimated_saving_ms,
+                         clock=fix_clock([f.mechanism]))
+        if wanted and not _wanted(key, f.mechanism, wanted):
+            c.reason = "not selected (--finding)"
+        elif f.edits:
+            c.status = "measured"
+        elif f.experiment and settings_arms:
+            c.status, c.settings = "measured", dict(f.experiment)
+        elif f.upstream is not None:
+            c.reason = "the construct is a dependency's: an upstream report, nothing to apply"
+        elif f.experiment:
+            c.reason = "its experiment has no edit that makes it permanent (see the finding's fix text)"
+        else:
+            c.reason = f"no edit ({f.applicability or 'the rule gives none'}){': ' + f.review if f.review else ''}"
+        out.append(c)
+    return out
+
+
+def improved(c: CandidateFix) -> bool:
+    """What --write may apply: IMPROVED (any other verdict, NO_EFFECT included, is not) with behaviour kept."""
+    return c.status == "measured" and c.verdict == "IMPROVED" and c.behaviour is not None and c.behaviour.ok
+
+
+def to_write(result: FixResult) -> tuple[list[str], list[Edit]]:
+    """The keys and edits --write applies: the combination when it improved, else the best single fix."""
+    combo = result.combination
+    if combo is not None and combo.improved:
+        return [k for k in combo.key.split("+")], list(combo.edits)
+    best = sorted((c for c in result.candidates if c.improved and c.edits), key=lambda c: -(c.saving_ms or 0.0))
+    if not best:
+        return [], []
+    return [best[0].key], list(best[0].edits)
+
+
+def summarize(result: FixResult) -> str:
+    measured = [c for c in result.candidates if c.status == "measured"]
+    good = [c.key for c in result.candidates if c.improved]
+    parts = [f"{len(measured)} of {len(result.candidates)} finding(s) had a fix to measure"]
+    if measured:
+        parts.append(f"{len(good)} improved with behaviour kept ({', '.join(good) or 'none'})")
+    if result.combination is not None:
+        parts.append(f"combination {result.combination.key}: {result.combination.verdict or result.combination.status}")
+    if result.write:
+        parts.append(f"wrote {', '.join(result.written)}" if result.written else "wrote nothing")
+    else:
+        parts.append("dry run: nothing in the project was changed")
+    return "; ".join(parts) + "."
+
+
+# ------------------------------------------------------------------------------------------------ scratch copies
+
+
+class Scratch:
+    """A private temp root for the copies, registered with the sandbox so shutdown and Ctrl-C remove it."""
+
+    def __init__(self) -> None:
+        from warp_compile.probe import sandbox
+
+        base = os.environ.get("TMPDIR") or tempfile.gettempdir()
+        self.root = Path(tempfile.mkdtemp(prefix="warp-compile-fix-", dir=base))
+        with sandbox._registry_lock:
+            sandbox._open_roots.add(self.root)
+
+    def __enter__(self) -> Scratch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        from warp_compile.probe import sandbox
+
+        shutil.rmtree(self.root, ignore_errors=True)
+        with sandbox._registry_lock:
+            sandbox._open_roots.discard(self.root)
+
+
+def _skip_dir(path: Path) -> bool:
+    return path.name in SKIP_DIRS or (path / "pyvenv.cfg").is_file() or path.name.endswith(".egg-info")
+
+
+def project_files(root: Path) -> dict[str, bytes]:
+    """The project's files as the copies get them (VCS, venvs, bytecode and caches left out)."""
+    out: dict[str, bytes] = {}
+    total = 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        here = Path(dirpath)
+        dirnames[:] = sorted(d for d in dirnames if not _skip_dir(here / d) and not (here / d).is_symlink())
+        for name in sorted(filenames):
+            p = here / name
+            if name.endswith(SKIP_SUFFIXES) or not p.is_file():
+                continue
+            data = p.read_bytes()
+            total += len(data)
+            if total > MAX_COPY_BYTES:
+                raise UsageError(f"fix: the project under {root} holds more than {MAX_COPY_BYTES // 1_000_000} MB "
+                                 "of files to copy; point --source at the project's own code")
+            out[p.relative_to(root).as_posix()] = data
+    return out
+
+
+def write_tree(files: dict[str, bytes], dest: Path) -> None:
+    dest.mkdir(parents=True, exist_ok=True)
+    for rel, data in files.items():
+        p = dest / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data)
+
+
+def map_command(command: list[str], cwd: Path, root: Path, copy: Path) -> list[str]:
+    """The argv for a copy: absolute paths inside the project point into the copy; the interpreter stays the real
+    one (a relative interpreter path is made absolute, since a venv is never copied)."""
+    out = []
+    for i, arg in enumerate(command):
+        p = Path(arg)
+        if i == 0:
+            out.append(str((cwd / p).resolve()) if ("/" in arg and not p.is_absolute()) else arg)
+            continue
+        if p.is_absolute():
+            try:
+                out.append(str(copy / p.resolve().relative_to(root)))
+                continue
+            except (ValueError, OSError):
+                pass
+        out.append(arg)
+    return out
+
+
+def _launcher(edits: Sequence[Edit]) -> tuple[str, str] | None:
+    """(file, how it starts the app) of a launcher an edit creates (see `edits.launcher_text`), else None."""
+    for e in edits:
+        if not e.create:
+            continue
+        m = re.search(r'runpy\.run_module\("([^"]+)"', e.new)
+        if m:
+            return e.file, "module:" + m.group(1)
+        m = re.search(r"runpy\.run_path\((['\"])(.+?)\1", e.new)
+        if m:
+            return e.file, "path:" + m.group(2)
+        m = re.search(r"^from (\S+) import (\w+)$", e.new, flags=re.M)
+        if m and "sys.exit(" in e.new:
+            return e.file, "console:" + m.group(2)
+    return None
+
+
+def _interpreter_of(script: str) -> str | None:
+    try:
+        with open(script, "rb") as fh:
+            first = fh.readline(512).decode("utf-8", "replace").strip()
+    except OSError:
+        return None
+    return first[2:].strip().split()[0] if first.startswith("#!") and first[2:].strip() else None
+
+
+def launcher_command(command: list[str], edits: Sequence[Edit], cwd: Path, root: Path) -> list[str] | None:
+    """The argv that starts the app through a launcher the edits create (an installed entry point cannot take a
+    setting at its top): `python -m pkg.mod ARGS` -> `python run_mod.py ARGS`. None when no launcher is created;
+    the unchanged command when it cannot be rewritten (the candidate then fails visibly, not silently)."""
+    hit = _launcher(edits)
+    if hit is None:
+        return None
+    rel, how = hit
+    path = root / rel
+    try:
+        arg = os.path.relpath(path, cwd)
+    except ValueError:
+        arg = str(path)
+    kind, _, name = how.partition(":")
+    if kind == "module" and "-m" in command:
+        i = command.index("-m")
+        if i + 1 < len(command) and command[i + 1] == name:
+            return command[:i] + [arg] + command[i + 2:]
+    if kind == "path":
+        for i, a in enumerate(command[1:], 1):
+            if a == name or (cwd / a).resolve() == Path(name).resolve():
+                return command[:i] + [arg] + command[i + 1:]
+    if kind == "console" and command:
+        python = _interpreter_of(command[0] if os.path.isabs(command[0]) else shutil.which(command[0]) or "")
+        if python:
+            return [python, arg, *command[1:]]
+    return list(command)
+
+
+# ------------------------------------------------------------------------------------------------ running
+
+
+@dataclass
+class Engine:
+    """The I/O side: a run_sample / build_report pair (tests inject a mock) and the counters."""
+
+    run_sample: Callable[..., Any]
+    build_report: Callable[..., Any]
+    # one plain run (a must-keep invocation): (argv, cwd, timeout_s, extra env) -> (exit code, stdout)
+    run_once: Callable[[list[str], Path, float, dict[str, str]], tuple[int | None, str]] | None = None
+    runs: int = 0
+    outputs: dict[str, Any] = field(default_factory=dict)  # arm name -> evals.behaviour.ArmRuns
+
+    def record(self, arm: Arm, sample: Any) -> None:
+        from warp_compile.evals.behaviour import ArmRuns
+
+        runs = self.outputs.setdefault(arm.name, ArmRuns())
+        for run in (getattr(sample, "cold", None), getattr(sample, "warm", None)):
+            if run is not None:
+                self.runs += 1
+                if hasattr(run, "result"):
+                    runs.add(run)
+
+
+def real_engine(cancel: threading.Event | None) -> Engine:
+    from warp_compile.probe import measure
+    from warp_compile.probe.sandbox import Sandbox
+
+    def sample(*args: Any, **kw: Any) -> Any:
+        return measure.run_sample(*args, cancel=cancel, **kw)
+
+    def once(command: list[str], cwd: Path, timeout_s: float, env: dict[str, str]) -> tuple[int | None, str]:
+        with Sandbox(env) as box:
+            out = box.run(command, cwd, timeout_s, cancel)
+        return out.exit_code, out.stdout
+
+    return Engine(run_sample=sample, build_report=measure.build_report, run_once=once)
+
+
+def _clock_saving(c: CandidateFix, comparison: Comparison) -> None:
+    name = c.clock or "compile_elapsed"
+    k = comparison.clock(name)
+    if name == "cuda_compile" and (k is None or k.before.median is None):
+        name, k = "compile_elapsed", comparison.clock("compile_elapsed")
+    if name == "compile_elapsed" and k is not None and not k.decisive:
+        name, k = comparison.headline, comparison.clock(comparison.headline)  # the warm run compiled: see compare
+    c.clock = name
+    if k is not None and k.before.median is not None and k.after.median is not None:
+        c.saving_ms = round(k.before.median - k.after.median, 3)
+        c.band_ms = k.band_ms
+        c.saving_pct = round(-k.delta_pct, 2) if k.delta_pct is not None else None
+    c.savings = [
+        ClockSaving(name=k.name, band_ms=k.band_ms, outcome=k.outcome, decisive=k.decisive,
+                    saving_ms=round(k.before.median - k.after.median, 3)
+                    if k.before.median is not None and k.after.median is not None else None)
+        for k in comparison.clocks
+    ]
+
+
+def _kept_paths(engine: Engine, variants: list[list[str]], base: Arm, arm: Arm, timeout_s: float) -> list[KeptPath]:
+    from warp_compile.evals.behaviour import app_lines, first_difference
+
+    out = []
+    if engine.run_once is None:
+        return [KeptPath(argv=v, ok=False, note="no executor for single runs") for v in variants]
+    for argv in variants:
+        code_a, out_a = engine.run_once(base.command + argv, base.cwd, timeout_s, base.env)
+        code_b, out_b = engine.run_once(arm.command + argv, arm.cwd, timeout_s, arm.env)
+        engine.runs += 2
+        diff = first_difference(app_lines(out_a), app_lines(out_b))
+        if code_b != code_a:
+            out.append(KeptPath(argv=argv, ok=False, note=f"exit code {code_a} in the original, {code_b} fixed"))
+        elif diff:
+            out.append(KeptPath(argv=argv, ok=False, note=f"output differs from the original's: {diff}"))
+        else:
+            out.append(KeptPath(argv=argv, ok=True, note="same exit code and output as the original"))
+    return out
+
+
+def _behaviour(engine: Engine, base: Arm, arm: Arm, comparison: Comparison, must_keep: list[list[str]],
+               timeout_s: float, check_kept: bool) -> Behaviour:
+    from warp_compile.evals.behaviour import ArmRuns, judge
+
+    ok, flags, note = judge(None, engine.outputs.get(base.name, ArmRuns()), engine.outputs.get(arm.name, ArmRuns()))
+    topo = comparison.equivalence.status
+    if topo == "changed":
+        ok = False
+        flags.append("launches_changed")
+        div = comparison.equivalence.first_divergence
+        note = "; ".join(x for x in (note, f"launch topology changed{': ' + div.description if div else ''}") if x)
+    b = Behaviour(ok=ok, output="same" if "output_changed" not in flags else note, topology=topo, flags=flags,
+                  tolerance=TOLERANCE, note=note)
+    if ok and must_keep and check_kept:
+        b.kept = _kept_paths(engine, must_keep, base, arm, timeout_s)
+        if not all(k.ok for k in b.kept):
+            b.ok = False
+            b.flags.append("must_keep_broken")
+    elif must_keep and not check_kept:
+        b.note = "; ".join(x for x in (b.note, "must-keep paths not run: the fix did not improve") if x)
+    return b
+
+
+def imports_from(samples: Sequence[Any], root: Path) -> str | None:
+    """A project file the copy's process imported from the real tree (an editable install, PYTHONPATH): then the
+    copy's edits never ran, and its measurement would price the original."""
+    for s in samples:
+        events = getattr(getattr(s, "cold", None), "events", None)
+        for f in getattr(events, "imported_files", None) or []:
+            if not os.path.isabs(str(f)):  # e.g. "site:<finder>" entries: not a file of any tree
+                continue
+            try:
+                Path(f).resolve().relative_to(root)
+            except (ValueError, OSError):
+                continue
+            return str(f)
+    return None
+
+
+def _fill(c: CandidateFix, arm: Arm, engine: Engine, base: Arm, must_keep: list[list[str]], timeout_s: float,
+          root: Path | None = None) -> None:
+    comparison = arm.comparison
+    if comparison is None:
+        c.status, c.reason = "failed", "no sample of this candidate completed"
+        return
+    leaked = imports_from(arm.samples[:1], root) if root is not None else None
+    if leaked is not None:
+        c.status = "failed"
+        c.reason = (f"the copy imported {leaked} from the project itself (an editable install or PYTHONPATH), so "
+                    "its edits never ran; run fix from a checkout the interpreter does not import by path")
+        return
+    c.verdict, c.verdict_reason = comparison.verdict, comparison.reason
+    c.pairs, c.stopped_because = len(arm.samples), arm.stopped_because
+    _clock_saving(c, comparison)
+    c.behaviour = _behaviour(engine, base, arm, comparison, must_keep, timeout_s,
+                             check_kept=comparison.verdict == "IMPROVED")
+    c.improved = improved(c)
+
+
+@dataclass
+class FixOptions:
+    wanted: list[str] = field(default_factory=list)
+    write: bool = False
+    rounds: int | None = None  # --pairs N: exactly N samples per candidate
+    until_decided: bool = True
+    min_rounds: int = 2
+    max_rounds: int = 6
+    timeout_s: float = 900.0
+    combine: bool = True
+    settings_arms: bool = False  # measure experiment-only findings too (diagnose --verify)
+    acts_through: str | None = "compiled"  # passed to compare where it takes it (issue 17)
+
+
+def diagnose_with_sample(command: list[str], cwd: Path, source: Path | None, timeout_s: float,
+                         progress: Progress | None, engine: Engine,
+                         cuda_arch: int | None = None) -> tuple[Any, Diagnosis, Any]:
+    """Measure once (cold + warm) and diagnose: (report, diagnosis, sample); the sample can serve as the baseline's
+    first."""
+    from warp_compile.probe.diagnose import diagnose_sources
+    from warp_compile.probe.measure import attach_places
+
+    kw = {"cuda_arch": cuda_arch} if cuda_arch else {}
+    data = engine.run_sample(command, cwd, 0, timeout_s=timeout_s, progress=progress, **kw)
+    report = engine.build_report(command, cwd, [data], label="", requested=1)
+    if report.all_failed:
+        why, _ = report.last_failure()
+        raise RunFailed(f"fix: the command failed before anything could be fixed ({why})")
+    attach_places(report, data.cold.events)
+    return report, diagnose_sources(report, source if source is not None else cwd, progress), data
+
+
+def run_fix(
+    command: list[str],
+    cwd: Path,
+    options: FixOptions,
+    *,
+    diagnosis: Diagnosis | None = None,
+    source: Path | None = None,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+    engine: Engine | None = None,
+    cuda_arch: int | None = None,
+    seed: Any = None,
+) -> tuple[FixResult, Diagnosis]:
+    """Diagnose (unless a diagnosis is given), then measure each finding's fix on a copy; write with options.write.
+
+    `seed`: the sample a given diagnosis was measured from (`diagnose_with_sample`), reused as the baseline's first.
+    """
+    t0 = time.monotonic()
+    say = progress or (lambda _m: None)
+    engine = engine or real_engine(cancel)
+    cwd = Path(cwd).resolve()
+    seeds: list[Any] = []
+    costs = Costs()
+    if diagnosis is None:
+        _, diagnosis, seed = diagnose_with_sample(command, cwd, source, options.timeout_s, progress, engine, cuda_arch)
+    if seed is not None and getattr(seed, "ok", False):
+        before = engine.runs
+        engine.record(Arm(name="original", cwd=cwd, command=command), seed)
+        costs.diagnosis_runs = engine.runs - before
+        seeds = [seed]
+    root = Path(diagnosis.source_root or source or cwd).resolve()
+    try:
+        rel_cwd = cwd.relative_to(root)
+    except ValueError:
+        raise UsageError(f"fix: the command's directory {cwd} is outside the project {root}") from None
+    result = FixResult(command=list(command), cwd=str(cwd), source_root=str(root), write=options.write,
+                       warnings=list(diagnosis.warnings))
+    result.candidates = plan(diagnosis, options.wanted, options.settings_arms)
+    findings = dict(zip(finding_keys(diagnosis.findings), diagnosis.findings, strict=True))
+    todo = [c for c in result.candidates if c.status == "measured"]
+    if not todo:
+        result.costs = _costs(costs, engine, seeds, t0, 0)
+        result.summary = summarize(result)
+        return result, diagnosis
+    files = project_files(root)
+    with Scratch() as scratch:
+        base_dir = scratch.root / "original"
+        write_tree(files, base_dir)
+        base = Arm(name="original", cwd=base_dir / rel_cwd, command=map_command(command, cwd, root, base_dir),
+                   samples=list(seeds))
+        arms: list[tuple[CandidateFix, Arm]] = []
+        for i, c in enumerate(todo, 1):
+            if c.settings is not None:  # the hook applies the experiment to the original tree
+                from warp_compile.probe.experiment import settings_env
+
+                arms.append((c, Arm(name=c.key, cwd=base.cwd, command=base.command, env=settings_env(c.settings))))
+                continue
+            arm = _candidate_arm(c, files, root, rel_cwd, command, cwd, scratch.root / f"fix{i}")
+            if arm is not None:
+                arms.append((c, arm))
+        say(f"fix: measuring {len(arms)} candidate(s) against the original, one shared baseline")
+        _measure(base, [a for _, a in arms], options, engine, progress, skip_first=len(seeds))
+        for c, arm in arms:
+            _fill(c, arm, engine, base, findings[c.key].must_keep, options.timeout_s, root)
+        good = [c for c in result.candidates if c.improved and c.edits]
+        if options.combine and len(good) >= 2:
+            result.combination = _combination(good, findings, files, root, rel_cwd, command, cwd, scratch, base,
+                                              options, engine, progress)
+        if options.write:
+            _write(result, root, files)
+    result.costs = _costs(costs, engine, seeds, t0, len(base.samples))
+    result.summary = summarize(result)
+    return result, diagnosis
+
+
+def _costs(costs: Costs, engine: Engine, seeds: list[Any], t0: float, baseline_samples: int) -> Costs:
+    costs.program_runs = engine.runs
+    costs.reused_diagnosis_sample = bool(seeds) and baseline_samples > 0
+    costs.baseline_samples = baseline_samples
+    costs.wall_s = round(time.monotonic() - t0, 3)
+    return costs
+
+
+def _prepare_candidate(c: CandidateFix, files: dict[str, bytes], root: Path, dest: Path) -> None:
+    """The copy with the candidate's edits applied, and its diff; a conflict skips the candidate with the reason."""
+    write_tree(files, dest)
+    try:
+        c.diff = unified_diff(dest, c.edits)
+        apply_edits(dest, c.edits)
+    except (EditConflict, OSError, UnicodeDecodeError) as exc:
+        c.status, c.reason = "conflict", f"the edits do not apply: {exc}"
+
+
+def _candidate_arm(c: CandidateFix, files: dict[str, bytes], root: Path, rel_cwd: Path, command: list[str],
+                   cwd: Path, dest: Path) -> Arm | None:
+    """The candidate's copy and the argv that runs it (through a launcher its edits create, if they do)."""
+    _prepare_candidate(c, files, root, dest)
+    if c.status != "measured":
+        return None
+    argv = map_command(command, cwd, root, dest)
+    via = launcher_command(argv, c.edits, dest / rel_cwd, dest)
+    if via is not None:
+        c.command = launcher_command(command, c.edits, cwd, root)
+    return Arm(name=c.key, cwd=dest / rel_cwd, command=via or argv)
+
+
+def _measure(base: Arm, arms: list[Arm], options: FixOptions, engine: Engine, progress: Progress | None,
+             skip_first: int) -> None:
+    if not arms:
+        return
+    multiarm_compare(
+        base, arms, rounds=options.rounds, until_decided=options.until_decided and options.rounds is None,
+        min_rounds=options.min_rounds, max_rounds=options.max_rounds, timeout_s=options.timeout_s,
+        progress=progress, run_sample=engine.run_sample, build_report=engine.build_report,
+        acts_through=options.acts_through, on_sample=engine.record, skip_baseline_rounds=skip_first,
+    )
+
+
+def _combination(good: list[CandidateFix], findings: dict[str, Finding], files: dict[str, bytes], root: Path,
+                 rel_cwd: Path, command: list[str], cwd: Path, scratch: Scratch, base: Arm, options: FixOptions,
+                 engine: Engine, progress: Progress | None) -> CandidateFix:
+    keys = [c.key for c in good]
+    mechs = [m for c in good for m in c.mechanisms]
+    combo = CandidateFix(key="+".join(keys), mechanisms=mechs, title="the fixes that improved, together",
+                         edits=[e for c in good for e in c.edits], clock=fix_clock(mechs), status="measured",
+                         applicability="review" if any(c.applicability != "automatic" for c in good) else "automatic")
+    arm = _candidate_arm(combo, files, root, rel_cwd, command, cwd, scratch.root / "combination")
+    if arm is None:
+        return combo
+    _measure(base, [arm], options, engine, progress, skip_first=0)
+    must_keep = [v for k in keys for v in findings[k].must_keep]
+    _fill(combo, arm, engine, base, must_keep, options.timeout_s, root)
+    return combo
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _write(result: FixResult, root: Path, files: dict[str, bytes]) -> None:
+    """Apply the proven edits to the project: every file they touch must still hold what was copied (all or
+    nothing); the diff written is computed from the project's files before writing."""
+    keys, edits = to_write(result)
+    if not edits:
+        return
+    touched = {e.file for e in edits}
+    for rel in sorted(touched):
+        path = root / rel
+        if rel in files:
+            if not path.is_file() or _digest(path.read_bytes()) != _digest(files[rel]):
+                raise UsageError(f"fix --write: {rel} changed since it was copied and measured; nothing was written")
+        elif path.exists():
+            raise UsageError(f"fix --write: {rel} appeared since the copy was made; nothing was written")
+    new_texts(root, edits)  # every edit checked against the project before the first byte is written
+    result.written_diff = unified_diff(root, edits)
+    result.written = apply_edits(root, edits)
+    result.applied = keys

@@ -1,0 +1,118 @@
+"""The result of `warp-compile fix` (CLI --json and the MCP tool `fix` carry the same model).
+
+Per finding: the candidate (its edits and their diff), whether they applied to a scratch copy, the measured
+verdict against the shared baseline arm, the saving on the clock the fix is about with that clock's noise band, and
+whether the fixed copy still behaves like the original. Then the combination of the fixes that improved, and what
+`--write` wrote into the project (nothing without it).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from warp_compile.probe.diagnosis_models import Applicability, Edit
+from warp_compile.probe.model_base import Model as _Model
+from warp_compile.probe.models import Warn
+
+FIX_SCHEMA_VERSION = 1
+
+# measured: the candidate ran against the baseline; skipped: nothing to measure (no edit, an upstream report, not
+# selected); conflict: its edits did not apply to the copy; failed: the copy could not be measured (see `reason`)
+CandidateStatus = Literal["measured", "skipped", "conflict", "failed"]
+
+
+class KeptPath(_Model):
+    """One must-keep invocation (the command plus `argv`) run once in the original copy and once in the fixed one."""
+
+    argv: list[str]
+    ok: bool
+    note: str = ""
+
+
+class Behaviour(_Model):
+    """Did the fixed copy still do the app's work? Same output, same launch topology, must-keep paths intact."""
+
+    ok: bool
+    output: str = ""  # "same" or the first difference
+    topology: str = ""  # the comparison's equivalence status ("equivalent", "changed", "unverified")
+    kept: list[KeptPath] = Field(default_factory=list)
+    flags: list[str] = Field(default_factory=list)  # evals/behaviour.py flags: output_changed, launches_removed, ...
+    tolerance: str = ""  # how numbers were compared
+    note: str = ""
+
+
+class ClockSaving(_Model):
+    """One clock of the candidate's comparison: baseline median - candidate median (positive: it saves)."""
+
+    name: str
+    saving_ms: float | None = None
+    band_ms: float | None = None
+    outcome: str = ""  # the comparison's reading: improved / regressed / unchanged / not judged
+    decisive: bool = True
+
+
+class CandidateFix(_Model):
+    """One candidate: one finding's edits (or, for the combination, several findings' edits) on a scratch copy."""
+
+    key: str  # "CS-10", or "CS-10#2" when a mechanism has several findings; "combination" for the combination
+    mechanisms: list[str] = Field(default_factory=list)
+    title: str = ""
+    applicability: Applicability | None = None
+    review: str = ""
+    edits: list[Edit] = Field(default_factory=list)
+    diff: str = ""
+    # a finding without edits whose experiment the hook applies (diagnose --verify only; nothing to write)
+    settings: dict[str, bool | int | str | None] | None = None
+    command: list[str] | None = None  # the argv that runs the fixed project when it differs (a launcher it creates)
+    status: CandidateStatus = "skipped"
+    reason: str = ""  # why it was skipped, did not apply, or failed
+    verdict: str | None = None  # the comparison's verdict (IMPROVED / INCONCLUSIVE / REGRESSION / INVALID / ...)
+    verdict_reason: str = ""
+    clock: str | None = None  # the clock the fix is about: compile_elapsed, cuda_compile, warm_repeat, cold_module
+    saving_ms: float | None = None  # baseline median - candidate median on that clock (positive: it saves)
+    band_ms: float | None = None  # that clock's noise band
+    saving_pct: float | None = None
+    savings: list[ClockSaving] = Field(default_factory=list)  # every clock of the comparison
+    estimated_saving_ms: float | None = None
+    pairs: int = 0  # samples of this arm (each a cold and a warm run)
+    stopped_because: str = ""
+    behaviour: Behaviour | None = None
+    improved: bool = False  # verdict IMPROVED and behaviour kept: what --write may apply
+
+    @property
+    def behaviour_ok(self) -> bool | None:
+        return self.behaviour.ok if self.behaviour is not None else None
+
+
+class Costs(_Model):
+    """What the proof cost, counted inside the engine (not estimated)."""
+
+    program_runs: int = 0  # every launch of the app: cold and warm runs, must-keep runs, the diagnosis' own
+    diagnosis_runs: int = 0  # of those, the diagnosis' measurement (0 when a saved diagnosis was given)
+    baseline_samples: int = 0  # baseline arm samples, the reused diagnosis sample included
+    reused_diagnosis_sample: bool = False
+    wall_s: float = 0.0
+
+
+class FixResult(_Model):
+    schema_version: Literal[1] = FIX_SCHEMA_VERSION
+    kind: Literal["warp-compile-fix"] = "warp-compile-fix"
+    command: list[str] = Field(default_factory=list)
+    cwd: str = ""
+    source_root: str = ""
+    write: bool = False  # --write was asked for
+    summary: str = ""
+    candidates: list[CandidateFix] = Field(default_factory=list)  # one per finding, in the diagnosis' order
+    combination: CandidateFix | None = None  # the fixes that improved, together (when two or more did)
+    written: list[str] = Field(default_factory=list)  # project files --write changed (empty: nothing written)
+    written_diff: str = ""  # exactly what --write wrote
+    applied: list[str] = Field(default_factory=list)  # candidate keys whose edits were written
+    costs: Costs = Field(default_factory=Costs)
+    warnings: list[Warn] = Field(default_factory=list)
+    rule: str = ""  # how each arm was stopped
+
+    @property
+    def exit_code(self) -> int:
+        return 0

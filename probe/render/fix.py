@@ -1,0 +1,65 @@
+"""The text form of a FixResult: per candidate its verdict, saving on its clock, behaviour, and the diff."""
+
+from __future__ import annotations
+
+from warp_compile.probe.fix_models import CandidateFix, FixResult
+from warp_compile.probe.render.fmt import fmt_ms
+
+
+def _measured(c: CandidateFix) -> str:
+    if c.status != "measured":
+        return f"{c.status}: {c.reason}"
+    parts = [c.verdict or "not measured"]
+    if c.saving_ms is not None:
+        band = f" (band ±{fmt_ms(c.band_ms)})" if c.band_ms is not None else ""
+        pct = f", {c.saving_pct:+.1f}%" if c.saving_pct is not None else ""
+        parts.append(f"saves {fmt_ms(c.saving_ms)} on {c.clock}{band}{pct}")
+    moved = [k for k in c.savings if k.outcome == "improved" and k.name != c.clock and k.saving_ms is not None]
+    if moved:
+        parts.append("beyond its band on " + ", ".join(
+            f"{k.name} ({fmt_ms(k.saving_ms)}, band ±{fmt_ms(k.band_ms)})" for k in moved))
+    if c.estimated_saving_ms is not None:
+        parts.append(f"estimated {fmt_ms(c.estimated_saving_ms)}")
+    parts.append(f"{c.pairs} sample(s)")
+    if c.behaviour is not None:
+        parts.append("behaviour kept" if c.behaviour.ok else f"behaviour NOT kept ({c.behaviour.note})")
+    return "; ".join(parts)
+
+
+def _candidate(c: CandidateFix, show_diff: bool) -> list[str]:
+    head = f"{c.key} {c.title}".rstrip()
+    lines = [head, f"    {_measured(c)}"]
+    if c.applicability:
+        lines.append(f"    applicability: {c.applicability}{': ' + c.review if c.review else ''}")
+    if c.behaviour is not None:
+        for k in c.behaviour.kept:
+            lines.append(f"    must keep `{' '.join(k.argv)}`: {'ok' if k.ok else 'BROKEN'} ({k.note})")
+    if c.command:
+        lines.append(f"    runs as: {' '.join(c.command)}  (the edit creates this launcher)")
+    if c.improved:
+        lines.append("    PROVEN: improved with behaviour kept")
+    if show_diff and c.diff:
+        lines += ["    " + ln for ln in c.diff.rstrip("\n").splitlines()]
+    return lines
+
+
+def render_fix(r: FixResult, show_diff: bool = True) -> str:
+    out = [f"warp-compile fix: {r.summary}", ""]
+    for c in r.candidates:
+        out += _candidate(c, show_diff and c.status == "measured")
+        out.append("")
+    if r.combination is not None:
+        out += _candidate(r.combination, False)
+        out.append("")
+    cost = r.costs
+    reused = " incl. the diagnosis run" if cost.reused_diagnosis_sample else ""
+    out.append(f"cost: {cost.program_runs} program run(s) ({cost.diagnosis_runs} for the diagnosis), "
+               f"{cost.baseline_samples} baseline sample(s){reused}, {cost.wall_s:.1f} s")
+    if r.write:
+        if r.written:
+            out += ["", f"wrote {', '.join(r.written)} ({', '.join(r.applied)}):", r.written_diff.rstrip("\n")]
+        else:
+            out += ["", "wrote nothing: no fix improved with behaviour kept"]
+    else:
+        out.append("dry run: nothing in the project was changed (--write applies the proven fixes)")
+    return "\n".join(out).rstrip() + "\n"

@@ -1,0 +1,314 @@
+"""The fix engine without processes: planning, the shared-baseline rounds and their stopping, behaviour, --write.
+
+A mock executor stands in for `measure.run_sample` / `measure.build_report`: each arm's "timings" and printed
+output come from a profile keyed by the arm's copy (fix1, fix2, original, ...), so the tests pin the engine's
+decisions (which arm runs when, what is proven, what is written), not the machine's speed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from tests.test_compare import report
+from warp_compile.probe.compare.multiarm import Arm, multiarm_compare
+from warp_compile.probe.diagnosis_models import Diagnosis, Edit, Finding, UpstreamReport
+from warp_compile.probe.edits import SourceView, insert_before, replace_lines
+from warp_compile.probe.errors import UsageError
+from warp_compile.probe.fix import Engine, FixOptions, finding_keys, launcher_command, map_command, plan, run_fix
+from warp_compile.probe.models import EntryPoint
+from warp_compile.probe.settings_fix import add_settings_edits
+
+MAIN = 'import warp as wp\n\nprint("total 1.2345")\n'
+
+
+def _finding(mech: str, edits: list[Edit] | None = None, **kw) -> Finding:  # type: ignore[no-untyped-def]
+    return Finding(mechanism=mech, title=f"{mech} title", severity="medium", confidence="high", fix="f",
+                   edits=edits or [], **kw)
+
+
+class Mock:
+    """profiles: copy name -> {"elapsed": [...], "stdout": "...", "launches": n, "fail": bool}."""
+
+    def __init__(self, profiles: dict[str, dict]):
+        self.profiles = profiles
+        self.calls: list[tuple[str, int]] = []
+        self.once: list[tuple[str, list[str]]] = []
+
+    def _name(self, cwd: Path) -> str:
+        for part in reversed(Path(cwd).parts):
+            if part in self.profiles:
+                return part
+        return "real"
+
+    def run_sample(self, command, cwd, index, timeout_s=900.0, progress=None, extra_env=None, **kw):  # type: ignore[no-untyped-def]
+        name = self._name(cwd)
+        if extra_env:
+            name = "settings"
+        self.calls.append((name, index))
+        p = self.profiles.get(name, self.profiles["original"])
+        seq = p["elapsed"]
+
+        def run(phase: str) -> SimpleNamespace:
+            res = SimpleNamespace(launches=p.get("launches", 4), exit_code=1 if p.get("fail") else 0, phase=phase)
+            return SimpleNamespace(result=res, stdout=p.get("stdout", "total 1.2345\n"))
+
+        return SimpleNamespace(elapsed=seq[index % len(seq)], ok=not p.get("fail"), cold=run("cold"),
+                               warm=run("warm"))
+
+    def build_report(self, command, cwd, samples, label="", requested=None):  # type: ignore[no-untyped-def]
+        ok = [s for s in samples if s.ok]
+        return report(elapsed=[s.elapsed for s in ok], warm=[0.4] * len(ok), failed=len(samples) - len(ok),
+                      label=label)
+
+    def run_once(self, command, cwd, timeout_s, env):  # type: ignore[no-untyped-def]
+        name = self._name(cwd)
+        self.once.append((name, command))
+        p = self.profiles.get(name, self.profiles["original"])
+        return 0, p.get("keep_stdout", "rebuilt\n")
+
+    def engine(self) -> Engine:
+        return Engine(run_sample=self.run_sample, build_report=self.build_report, run_once=self.run_once)
+
+
+FAST = [1500.0, 1510.0, 1490.0, 1505.0]
+SLOW = [3000.0, 3010.0, 2990.0, 3005.0]
+
+
+def _project(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "main.py").write_text(MAIN)
+    (root / "lib.py").write_text("X = 1\n")
+    (root / ".git").mkdir()
+    (root / ".git" / "HEAD").write_text("ref\n")
+    return root
+
+
+def _diagnosis(root: Path, findings: list[Finding]) -> Diagnosis:
+    return Diagnosis(command=["python", "main.py"], cwd=str(root), source_root=str(root), findings=findings)
+
+
+def _settings_edit(root: Path) -> Edit:
+    e = insert_before(SourceView(root), "main.py", 1, "import warp as wp\nwp.config.enable_backward = False\n")
+    assert e is not None
+    return e
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+# ------------------------------------------------------------------------------------------------ planning
+
+
+def test_plan_keys_several_findings_of_a_mechanism_and_says_why_each_is_skipped(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    findings = [
+        _finding("CS-10", [_settings_edit(root)], applicability="automatic"),
+        _finding("CS-1"), _finding("CS-1", upstream=UpstreamReport(distribution="lib")),
+        _finding("CS-2", experiment={"keep_kernel_cache": True}),
+    ]
+    d = _diagnosis(root, findings)
+    assert finding_keys(d.findings) == ["CS-10", "CS-1#1", "CS-1#2", "CS-2"]
+    cands = plan(d)
+    assert [c.status for c in cands] == ["measured", "skipped", "skipped", "skipped"]
+    assert "upstream" in cands[2].reason and "experiment" in cands[3].reason
+    assert cands[0].clock == "compile_elapsed" and cands[3].clock == "warm_repeat"
+    # --verify measures a hook-applied experiment on the original tree
+    assert plan(d, settings_arms=True)[3].settings == {"keep_kernel_cache": True}
+    picked = plan(d, ["cs1#2"])
+    assert [c.key for c in picked if c.reason != "not selected (--finding)"] == ["CS-1#2"]
+    with pytest.raises(UsageError, match="no such finding"):
+        plan(d, ["CS-7"])
+
+
+def test_settings_findings_get_the_entry_point_edit_in_one_place(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    entry = EntryPoint(kind="script", name="main.py", file=str(root / "main.py"), owner="project")
+    with_setting = _finding("CS-10", experiment={"enable_backward": False})
+    hook_only = _finding("CS-2", experiment={"keep_kernel_cache": True})
+    ruled = _finding("CS-11", experiment={"max_unroll": 4}, applicability="review", review="numerics")
+    add_settings_edits([with_setting, hook_only, ruled], SourceView(root), entry)
+    assert with_setting.applicability == "automatic" and with_setting.edits[0].file == "main.py"
+    assert "wp.config.enable_backward = False" in with_setting.edits[0].new
+    assert hook_only.edits == [] and hook_only.applicability is None
+    assert ruled.applicability == "review" and "wp.config.max_unroll = 4" in ruled.edits[0].new
+    installed = EntryPoint(kind="module", name="pkg.app", file="/usr/lib/site-packages/pkg/app.py", owner="dependency")
+    launcher = _finding("CS-10", experiment={"enable_backward": False})
+    add_settings_edits([launcher], SourceView(root), installed)
+    assert launcher.edits[0].create and launcher.edits[0].file == "run_app.py"
+
+
+def test_commands_map_into_the_copy_and_through_a_created_launcher(tmp_path: Path) -> None:
+    root, copy = tmp_path / "p", tmp_path / "c"
+    root.mkdir()
+    assert map_command(["python", str(root / "main.py"), "-n", "3"], root, root, copy) == [
+        "python", str(copy / "main.py"), "-n", "3"]
+    assert map_command([".venv/bin/python", "x.py"], root, root, copy)[0] == str(root / ".venv/bin/python")
+    from warp_compile.probe.edits import launcher_name, launcher_text, settings_lines
+
+    entry = EntryPoint(kind="module", name="warp.examples.fem.example_diffusion")
+    e = Edit(file=launcher_name(entry), start_line=1, end_line=0, create=True,
+             new=launcher_text(entry, settings_lines({"enable_backward": False})))
+    got = launcher_command(["py", "-m", "warp.examples.fem.example_diffusion", "--headless"], [e], root, root)
+    assert got == ["py", "run_example_diffusion.py", "--headless"]
+    assert launcher_command(["py", "main.py"], [_settings_edit(_project(tmp_path))], root, root) is None
+
+
+# ------------------------------------------------------------------------------------------------ rounds
+
+
+def test_one_shared_baseline_rotated_rounds_and_a_decided_arm_stops(tmp_path: Path) -> None:
+    mock = Mock({"original": {"elapsed": SLOW}, "fix1": {"elapsed": FAST}, "fix2": {"elapsed": SLOW}})
+    for n in ("original", "fix1", "fix2"):
+        (tmp_path / n).mkdir()
+    base = Arm("original", tmp_path / "original", ["python"])
+    arms = [Arm("F1", tmp_path / "fix1", ["python"]), Arm("F2", tmp_path / "fix2", ["python"])]
+    multiarm_compare(base, arms, until_decided=True, min_rounds=4, max_rounds=8, run_sample=mock.run_sample,
+                     build_report=mock.build_report)
+    first = mock.calls[:6]
+    assert first == [("original", 0), ("fix1", 0), ("fix2", 0), ("fix1", 1), ("fix2", 1), ("original", 1)]
+    assert arms[0].comparison is not None and arms[0].comparison.verdict == "IMPROVED" and arms[0].decided
+    assert arms[1].comparison is not None and arms[1].comparison.verdict != "IMPROVED"
+    assert len(arms[0].samples) == 4  # decided at the minimum, then stopped while the other could still run
+    # one baseline for both: never more baseline samples than rounds
+    assert sum(1 for n, _ in mock.calls if n == "original") <= max(len(a.samples) for a in arms)
+
+
+def test_a_seeded_baseline_sits_out_the_first_round(tmp_path: Path) -> None:
+    mock = Mock({"original": {"elapsed": SLOW}, "fix1": {"elapsed": FAST}})
+    for n in ("original", "fix1"):
+        (tmp_path / n).mkdir()
+    seed = mock.run_sample(["python"], tmp_path / "original", 0)
+    mock.calls.clear()
+    base = Arm("original", tmp_path / "original", ["python"], samples=[seed])
+    arm = Arm("F1", tmp_path / "fix1", ["python"])
+    multiarm_compare(base, [arm], rounds=2, until_decided=False, run_sample=mock.run_sample,
+                     build_report=mock.build_report, skip_baseline_rounds=1)
+    assert mock.calls == [("fix1", 0), ("fix1", 1), ("original", 1)]
+    assert len(base.samples) == 2 and arm.comparison is not None
+
+
+# ------------------------------------------------------------------------------------------------ the engine
+
+
+def test_dry_run_proves_a_fix_and_leaves_the_project_byte_identical(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    before = _snapshot(root)
+    mock = Mock({"original": {"elapsed": SLOW}, "fix1": {"elapsed": FAST}})
+    d = _diagnosis(root, [_finding("CS-10", [_settings_edit(root)], applicability="automatic")])
+    result, _ = run_fix(["python", "main.py"], root, FixOptions(min_rounds=4), diagnosis=d, engine=mock.engine())
+    c = result.candidates[0]
+    assert c.verdict == "IMPROVED" and c.improved and c.behaviour is not None and c.behaviour.ok
+    assert c.clock == "compile_elapsed" and c.saving_ms and c.saving_ms > 1000
+    assert "+wp.config.enable_backward = False" in c.diff
+    assert result.written == [] and result.written_diff == ""
+    assert _snapshot(root) == before
+    assert result.costs.program_runs == 2 * len(mock.calls)  # every sample is a cold and a warm run
+    assert not any(p.name.startswith("warp-compile-fix-") for p in Path(tmp_path).iterdir())
+
+
+def test_write_applies_exactly_the_printed_diff_and_only_the_proven_fix(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    good = _settings_edit(root)
+    bad = replace_lines(SourceView(root), "lib.py", 1, 1, "X = 2\n")
+    assert bad is not None
+    mock = Mock({"original": {"elapsed": SLOW}, "fix1": {"elapsed": FAST},
+                 "fix2": {"elapsed": FAST, "stdout": "total 9.9999\n"}})
+    d = _diagnosis(root, [_finding("CS-10", [good], applicability="automatic"),
+                          _finding("CS-3", [bad], applicability="review")])
+    before = _snapshot(root)
+    result, _ = run_fix(["python", "main.py"], root, FixOptions(write=True, min_rounds=4), diagnosis=d,
+                        engine=mock.engine())
+    cs10, cs3 = result.candidates
+    assert cs10.improved and not cs3.improved
+    assert cs3.behaviour is not None and not cs3.behaviour.ok and "output_changed" in cs3.behaviour.flags
+    assert result.combination is None  # only one fix improved with behaviour kept
+    assert result.applied == ["CS-10"] and result.written == ["main.py"]
+    assert result.written_diff == cs10.diff
+    after = _snapshot(root)
+    assert after["lib.py"] == before["lib.py"]
+    assert after["main.py"].decode() == "import warp as wp\nwp.config.enable_backward = False\n" + MAIN
+
+
+def test_nothing_to_fix_writes_nothing_and_runs_nothing(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    before = _snapshot(root)
+    mock = Mock({"original": {"elapsed": SLOW}})
+    d = _diagnosis(root, [_finding("CS-4", applicability="manual", review="owners differ")])
+    result, _ = run_fix(["python", "main.py"], root, FixOptions(write=True), diagnosis=d, engine=mock.engine())
+    assert result.written == [] and mock.calls == [] and result.costs.program_runs == 0
+    assert _snapshot(root) == before
+
+
+def test_an_edit_that_does_not_apply_is_a_conflict_not_a_measurement(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    stale = Edit(file="main.py", start_line=1, end_line=1, old="import numpy\n", new="import numpy as np\n")
+    mock = Mock({"original": {"elapsed": SLOW}})
+    d = _diagnosis(root, [_finding("CS-1", [stale], applicability="automatic")])
+    result, _ = run_fix(["python", "main.py"], root, FixOptions(), diagnosis=d, engine=mock.engine())
+    assert result.candidates[0].status == "conflict" and "no longer holds" in result.candidates[0].reason
+    assert mock.calls == []
+
+
+def test_a_broken_must_keep_path_blocks_the_write(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    before = _snapshot(root)
+    mock = Mock({"original": {"elapsed": SLOW}, "fix1": {"elapsed": FAST, "keep_stdout": "cache kept\n"}})
+    d = _diagnosis(root, [_finding("CS-2", [_settings_edit(root)], applicability="review", must_keep=[["--rebuild"]])])
+    result, _ = run_fix(["python", "main.py"], root, FixOptions(write=True, min_rounds=4), diagnosis=d,
+                        engine=mock.engine())
+    c = result.candidates[0]
+    assert c.verdict == "IMPROVED" and not c.improved
+    assert c.behaviour is not None and c.behaviour.kept[0].argv == ["--rebuild"] and not c.behaviour.kept[0].ok
+    assert [cmd[-1] for _, cmd in mock.once] == ["--rebuild", "--rebuild"]
+    assert result.written == [] and _snapshot(root) == before
+
+
+def test_two_proven_fixes_are_measured_together_and_the_combination_is_written(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    a = _settings_edit(root)
+    b = replace_lines(SourceView(root), "lib.py", 1, 1, "X = 1  # same\n")
+    assert b is not None
+    mock = Mock({"original": {"elapsed": SLOW}, "fix1": {"elapsed": FAST}, "fix2": {"elapsed": FAST},
+                 "combination": {"elapsed": [900.0, 905.0, 895.0, 902.0]}})
+    d = _diagnosis(root, [_finding("CS-10", [a], applicability="automatic"),
+                          _finding("CS-11", [b], applicability="automatic")])
+    result, _ = run_fix(["python", "main.py"], root, FixOptions(write=True, min_rounds=4), diagnosis=d,
+                        engine=mock.engine())
+    assert result.combination is not None and result.combination.improved
+    assert result.applied == ["CS-10", "CS-11"] and result.written == ["lib.py", "main.py"]
+
+
+def test_write_refuses_a_file_changed_since_it_was_measured(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    mock = Mock({"original": {"elapsed": SLOW}, "fix1": {"elapsed": FAST}})
+    edit = _settings_edit(root)
+    d = _diagnosis(root, [_finding("CS-10", [edit], applicability="automatic")])
+    engine = mock.engine()
+    inner = engine.build_report
+
+    def touch_then_build(*args, **kw):  # type: ignore[no-untyped-def]
+        (root / "main.py").write_text(MAIN + "# edited meanwhile\n")
+        return inner(*args, **kw)
+
+    engine.build_report = touch_then_build
+    with pytest.raises(UsageError, match="changed since it was copied"):
+        run_fix(["python", "main.py"], root, FixOptions(write=True, min_rounds=4), diagnosis=d, engine=engine)
+    assert (root / "main.py").read_text() == MAIN + "# edited meanwhile\n"
+
+
+def test_a_copy_that_imports_the_real_tree_is_not_measured_as_the_fix(tmp_path: Path) -> None:
+    from warp_compile.probe.fix import imports_from
+
+    root = _project(tmp_path)
+    copy = tmp_path / "copy"
+    leak = SimpleNamespace(cold=SimpleNamespace(events=SimpleNamespace(
+        imported_files=["site:__editable___finder", str(root / "lib.py")])))
+    clean = SimpleNamespace(cold=SimpleNamespace(events=SimpleNamespace(
+        imported_files=["site:__editable___finder", str(copy / "lib.py")])))
+    assert imports_from([leak], root) == str(root / "lib.py")
+    assert imports_from([clean], root) is None
