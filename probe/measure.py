@@ -174,9 +174,9 @@ def measure(
 
     def ask_owners_early(cold: RunData) -> None:
         """The app's interpreter and files are known after the first cold run: ask who owns them now, while the
-        warm run goes (the query runs at the lowest priority), not after the last sample."""
+        warm run goes (on the other core, at a low priority), not after the last sample."""
         ev = cold.events
-        if ev.executable:
+        if ev.executable and (os.cpu_count() or 1) > 1:  # on one core it would slow the warm run: ask at the end
             owners.append(OwnerQuery(ev.executable, _place_files(command, cwd, ev), str(cwd), background=True))
 
     try:

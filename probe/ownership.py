@@ -249,8 +249,8 @@ class OwnerQuery:
     """One run of OWNER_SCRIPT in the app's interpreter, started at once, answered by `result()`.
 
     `measure` starts one after the first cold run (the app's interpreter and files are known then), so the query
-    runs while the warm run does (at the lowest CPU priority, so it takes only an idle core) instead of after the
-    last sample. `close()` stops it if nobody collected it (cancel, error): no child process is left behind.
+    runs while the warm run does (at a low CPU priority, on the idle core) instead of after the last sample.
+    `close()` stops it if nobody collected it (cancel, error): no child process is left behind.
     """
 
     def __init__(self, python: str, paths: Iterable[str], cwd: str, env: dict[str, str] | None = None,
@@ -276,7 +276,7 @@ class OwnerQuery:
             proc.kill()
         elif background and hasattr(os, "setpriority"):
             try:
-                os.setpriority(os.PRIO_PROCESS, proc.pid, 19)
+                os.setpriority(os.PRIO_PROCESS, proc.pid, 10)  # a tenth of a core when busy: done well in time
             except OSError:
                 pass
         try:
