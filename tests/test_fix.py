@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.test_compare import report
+from tests.test_compare import build, report
 from warp_compile.probe.compare.multiarm import Arm, multiarm_compare
 from warp_compile.probe.diagnosis_models import Diagnosis, Edit, Finding, UpstreamReport
 from warp_compile.probe.edits import SourceView, insert_before, replace_lines
@@ -60,8 +60,14 @@ class Mock:
 
     def build_report(self, command, cwd, samples, label="", requested=None):  # type: ignore[no-untyped-def]
         ok = [s for s in samples if s.ok]
+        name = self._name(cwd)
+        p = self.profiles.get(name, self.profiles["original"])
+        # a fix changes what Warp compiles (one build fewer) unless its profile says it compiles the same work:
+        # identical work under a compiled-only change is NO_EFFECT, whatever the clocks say
+        changed = name != "original" and not p.get("same_work")
+        extra = {"builds": [build("app")]} if changed else {}
         return report(elapsed=[s.elapsed for s in ok], warm=[0.4] * len(ok), failed=len(samples) - len(ok),
-                      label=label)
+                      label=label, **extra)
 
     def run_once(self, command, cwd, timeout_s, env):  # type: ignore[no-untyped-def]
         name = self._name(cwd)

@@ -181,4 +181,4 @@ async def test_the_sdk_client_works_with_the_bearer(http_server: str) -> None:
     async with httpx.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30) as http:
         async with Client(streamable_http_client(http_server, http_client=http)) as client:
             names = {t.name for t in (await client.list_tools()).tools}
-    assert names == {"measure", "diagnose", "compare", "compare_interleaved", "explain_mechanism"}
+    assert names == {"measure", "diagnose", "fix", "compare", "compare_interleaved", "explain_mechanism"}

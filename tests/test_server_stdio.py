@@ -98,7 +98,7 @@ async def test_stdio_tools_explain_refusal_and_templates(app: Path, server_tmp: 
         templates = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
         cs3 = await client.read_resource("warp-compile://mechanisms/CS-3")
 
-    assert set(tools) == {"measure", "diagnose", "compare", "compare_interleaved", "explain_mechanism"}
+    assert set(tools) == {"measure", "diagnose", "fix", "compare", "compare_interleaved", "explain_mechanism"}
     assert all(t.output_schema for t in tools.values())
     assert listed_after < 30, f"tools/list took {listed_after:.1f} s"
 
@@ -274,7 +274,7 @@ async def test_streamable_http_transport(app: Path, server_tmp: Path, tmp_path: 
     finally:
         proc.terminate()
         out, err = proc.communicate(timeout=30)
-    assert names == {"measure", "diagnose", "compare", "compare_interleaved", "explain_mechanism"}
+    assert names == {"measure", "diagnose", "fix", "compare", "compare_interleaved", "explain_mechanism"}
     assert refused.is_error and "outside the allowed roots" in refused.content[0].text
     assert out == b"", f"logs belong on stderr: {out[-500:]!r} / {err[-500:]!r}"
 
