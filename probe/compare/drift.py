@@ -74,14 +74,14 @@ def estimate_drift(before: Report, after: Report) -> Drift:
             tb, ta = mb, ma
             names = names or ["all modules"]
             d.yardstick = "all the work (identical in both reports: same identities, module hashes and source)"
-        spread = 2.0 * (_rel_mad(wb) + _rel_mad(wa))
+        spread = 2.0 * math.hypot(_rel_mad(wb), _rel_mad(wa))
     else:
         # the header's per-sample times when it is in the yardstick (the same build in every sample), else the
         # cold wall's spread as the machine's noise
         pb, pa = before.pch_ms, after.pch_ms
         header = "the precompiled header" in names and len(pb.values) >= 2 and len(pa.values) >= 2
         noise = (pb, pa) if header else (before.cold_wall_ms, after.cold_wall_ms)
-        spread = 2.0 * (_rel_mad(noise[0]) + _rel_mad(noise[1]))
+        spread = 2.0 * math.hypot(_rel_mad(noise[0]), _rel_mad(noise[1]))  # independent arms: in quadrature
         if names:
             d.yardstick = "work identical in both reports: " + ", ".join(names[:6]) + (
                 f" and {len(names) - 6} more" if len(names) > 6 else "")
