@@ -29,7 +29,7 @@ ActsThrough = Literal["compiled", "scheduling", "unknown"]
 EXIT_CODES: dict[str, int] = {
     "IMPROVED": 0, "INCONCLUSIVE": 0, "UNVERIFIED": 0, "NO_EFFECT": 0, "REGRESSION": 1, "INVALID": 1,
 }
-GATE_FAILED_EXIT = 1  # --max-regression: the headline regressed by more than the allowed percentage
+GATE_FAILED_EXIT = 1  # --max-regression: the verdict's clock regressed by more than the allowed percentage
 
 CLOCK_TITLES: dict[str, str] = {
     "compile_elapsed": "compile elapsed",  # cold wall - warm wall: what the user waited for compilation
@@ -103,7 +103,8 @@ class Drift(_Model):
 
 
 class Gate(_Model):
-    """`compare --max-regression PCT`: a CI gate on the (drift-corrected) headline clock."""
+    """`compare --max-regression PCT`: a CI gate on the (drift-corrected) clock the verdict rests on: the headline,
+    or the deciding clock that regressed while the headline stayed inside its band."""
 
     max_regression_pct: float
     headline: ClockName

@@ -37,8 +37,9 @@ drift, measured on the work both reports did identically), or let compare measur
   warp-compile compare --before-cwd A --after-cwd B -- python app.py
 
 Exit status: 0 IMPROVED / INCONCLUSIVE / UNVERIFIED / NO_EFFECT, 1 REGRESSION / INVALID, 2 unusable input.
-With --max-regression PCT (a CI gate, see docs/ci.md): 1 only when the headline regressed beyond its band by
-more than PCT percent (drift-corrected for saved reports), or the comparison is INVALID; else 0.
+With --max-regression PCT (a CI gate, see docs/ci.md): 1 only when the clock the verdict rests on (the headline,
+else the deciding clock that regressed) regressed beyond its band by more than PCT percent (drift-corrected for
+saved reports), or the comparison is INVALID; else 0.
 """
 
 
@@ -56,8 +57,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--max-regression", type=float, metavar="PCT",
-        help="CI gate: exit 1 only when the headline clock regressed beyond its band by more than PCT percent "
-        "(or the comparison is INVALID)",
+        help="CI gate: exit 1 only when the clock the verdict rests on regressed beyond its band by more than PCT "
+        "percent (or the comparison is INVALID)",
     )
     p.add_argument(
         "--acts-through", choices=("compiled", "scheduling", "unknown"), default="unknown",

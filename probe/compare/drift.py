@@ -14,7 +14,7 @@ import math
 from warp_compile.probe import stats
 from warp_compile.probe.compare.equivalence import SOURCE_BYTES_SLACK, module_hash_rows, structure
 from warp_compile.probe.compare.verdict import compare
-from warp_compile.probe.compare_models import GATE_FAILED_EXIT, ActsThrough, Comparison, Drift, Gate
+from warp_compile.probe.compare_models import GATE_FAILED_EXIT, ActsThrough, Clock, Comparison, Drift, Gate
 from warp_compile.probe.models import Build, Report, Stat
 
 MIN_YARDSTICK_MS = 50.0  # less identical work than this cannot tell a drift from the timer's noise
@@ -74,14 +74,14 @@ def estimate_drift(before: Report, after: Report) -> Drift:
             tb, ta = mb, ma
             names = names or ["all modules"]
             d.yardstick = "all the work (identical in both reports: same identities, module hashes and source)"
-        spread = 2.0 * (_rel_mad(wb) + _rel_mad(wa))
+        spread = 2.0 * math.hypot(_rel_mad(wb), _rel_mad(wa))
     else:
         # the header's per-sample times when it is in the yardstick (the same build in every sample), else the
         # cold wall's spread as the machine's noise
         pb, pa = before.pch_ms, after.pch_ms
         header = "the precompiled header" in names and len(pb.values) >= 2 and len(pa.values) >= 2
         noise = (pb, pa) if header else (before.cold_wall_ms, after.cold_wall_ms)
-        spread = 2.0 * (_rel_mad(noise[0]) + _rel_mad(noise[1]))
+        spread = 2.0 * math.hypot(_rel_mad(noise[0]), _rel_mad(noise[1]))  # independent arms: in quadrature
         if names:
             d.yardstick = "work identical in both reports: " + ", ".join(names[:6]) + (
                 f" and {len(names) - 6} more" if len(names) > 6 else "")
@@ -128,26 +128,36 @@ def compare_reports(
 
 
 def apply_gate(c: Comparison, max_regression_pct: float) -> Comparison:
-    """`--max-regression PCT`: exit GATE_FAILED_EXIT when the headline regressed beyond its band by more than PCT
-    (or the comparison is INVALID); otherwise exit 0, whatever a non-headline clock did."""
+    """`--max-regression PCT`: exit GATE_FAILED_EXIT when the clock the verdict rests on regressed beyond its band by
+    more than PCT percent (the headline; a deciding clock when the headline stayed inside its band), or the
+    comparison is INVALID; otherwise exit 0. Informational clocks never fail it."""
     head = c.clock(c.headline)
     g = Gate(max_regression_pct=max_regression_pct, headline=c.headline)
     if head is not None and head.delta_ms is not None:
-        bm = stats.stat_median(head.before)
-        g.delta_pct = head.delta_pct if head.delta_pct is not None else (
-            100.0 * head.delta_ms / bm if bm else None)
+        g.delta_pct = _pct(head)
         g.beyond_band = head.outcome == "regressed"
+    rests_on = [head] if head is not None and head.decisive and head.outcome == "regressed" else [
+        k for k in c.clocks if k.decisive and k.outcome == "regressed"]
+    over = [k for k in rests_on if (_pct(k) or 0.0) > max_regression_pct]
     if c.verdict == "INVALID":
         g.passed, g.reason = False, f"INVALID: {c.reason}"
-    elif c.verdict == "REGRESSION" and g.beyond_band and g.delta_pct is not None and g.delta_pct > max_regression_pct:
+    elif c.verdict == "REGRESSION" and over:
         g.passed = False
-        g.reason = (f"the {head.title if head else c.headline} regressed by {g.delta_pct:+.1f}%, beyond its band and "
-                    f"more than the allowed {max_regression_pct:g}%")
+        g.reason = "; ".join(f"the {k.title} regressed by {_pct(k):+.1f}%" for k in over) + (
+            f", beyond its band and more than the allowed {max_regression_pct:g}%")
     else:
-        pct = f" ({g.delta_pct:+.1f}%)" if g.delta_pct is not None else ""
-        g.reason = (f"{c.verdict}{pct}: the {head.title if head else c.headline} did not regress beyond its band by "
-                    f"more than the allowed {max_regression_pct:g}%")
+        pct = f" ({g.delta_pct:+.1f}% {head.title})" if g.delta_pct is not None and head is not None else ""
+        g.reason = (f"{c.verdict}{pct}: no clock the verdict rests on regressed beyond its band by more than the "
+                    f"allowed {max_regression_pct:g}%")
     g.exit_code = 0 if g.passed else GATE_FAILED_EXIT
     c.gate = g
     c.exit_code = g.exit_code
     return c
+
+
+def _pct(k: Clock) -> float | None:
+    """A clock's change in percent of its BEFORE median (also for one judged on counts)."""
+    if k.delta_pct is not None:
+        return k.delta_pct
+    bm = stats.stat_median(k.before)
+    return 100.0 * k.delta_ms / bm if bm and k.delta_ms is not None else None

@@ -25,6 +25,8 @@ The verdict, in order:
 
 from __future__ import annotations
 
+import math
+
 from warp_compile.probe import stats
 from warp_compile.probe.compare.equivalence import check_equivalence, module_hash_rows, structure
 from warp_compile.probe.compare_models import (
@@ -94,7 +96,8 @@ def _judge_clock(
             c.note += f"; without counts the floor serves as the band (median moved {moved} ms)"
         return c
     raw_band = stats.band(b) or 0.0
-    c.band_ms = max(raw_band, floor) + widen * abs(bm)  # widen: the drift factor's uncertainty (saved reports)
+    # widen: the drift factor's uncertainty (saved reports), independent of the samples' own spread: in quadrature
+    c.band_ms = math.hypot(max(raw_band, floor), widen * abs(bm))
     if raw_band < floor:
         c.note = (
             f"band max(1% of median, 2 x MAD) = {fmt_num(raw_band)} ms raised to the {fmt_num(floor)} ms timing floor"
