@@ -251,9 +251,14 @@ def _judge_fix(case: Case, settings: Settings, files: dict[str, bytes], copy: Pa
     command = bind_python(case.command)
     original, agent = Arm("original", a, command), Arm("agent", b, command)
     ref = Arm("reference", c, command) if c is not None else None
+    from warp_compile.probe.fix import SCHEDULING_MECHANISMS
+
+    # a fix can act only through what Warp compiles, unless the case is about when modules build (a preload, a
+    # worker count): identical work then reads NO_EFFECT instead of a timing verdict of noise (the A/A control)
+    acts = "scheduling" if set(case.expected.mechanisms) & SCHEDULING_MECHANISMS else "compiled"
     multiarm_compare(original, [agent] + ([ref] if ref else []), rounds=settings.pairs, until_decided=False,
                      timeout_s=settings.timeout_s, run_sample=recording(run_sample, arms),
-                     build_report=measure.build_report, warmup=1)
+                     build_report=measure.build_report, warmup=1, acts_through=acts)
     comparison = agent.comparison
     assert comparison is not None
     _keep(keep, "comparison.json", comparison.model_dump_json(indent=1))

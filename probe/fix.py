@@ -538,6 +538,9 @@ def _prepare_candidate(c: CandidateFix, files: dict[str, bytes], root: Path, des
         c.status, c.reason = "conflict", f"the edits do not apply: {exc}"
 
 
+SCHEDULING_MECHANISMS = frozenset({"CS-8", "CS-13"})
+
+
 def _candidate_arm(c: CandidateFix, files: dict[str, bytes], root: Path, rel_cwd: Path, command: list[str],
                    cwd: Path, dest: Path) -> Arm | None:
     """The candidate's copy and the argv that runs it (through a launcher its edits create, if they do)."""
@@ -548,7 +551,9 @@ def _candidate_arm(c: CandidateFix, files: dict[str, bytes], root: Path, rel_cwd
     via = launcher_command(argv, c.edits, dest / rel_cwd, dest)
     if via is not None:
         c.command = launcher_command(command, c.edits, cwd, root)
-    return Arm(name=c.key, cwd=dest / rel_cwd, command=via or argv)
+    # a preload or a worker count changes when modules build, not what builds: identical work keeps a timing verdict
+    acts = "scheduling" if set(c.mechanisms) & SCHEDULING_MECHANISMS else None
+    return Arm(name=c.key, cwd=dest / rel_cwd, command=via or argv, acts_through=acts)
 
 
 def _measure(base: Arm, arms: list[Arm], options: FixOptions, engine: Engine, progress: Progress | None,

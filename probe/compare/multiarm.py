@@ -40,6 +40,7 @@ class Arm:
     stopped_because: str = ""
     decided: bool | None = None
     decisions: list[ClockDecision] = field(default_factory=list)
+    acts_through: str | None = None  # this arm's change ("scheduling" for a preload); None: the run's default
 
 
 def _accepts(fn: Callable[..., Any], name: str) -> bool:
@@ -135,7 +136,7 @@ def multiarm_compare(
         for arm in active:
             n = len(arm.samples)
             after = build_report(arm.command, arm.cwd, list(arm.samples), label="after", requested=n)
-            c = compare_arm(base_report[1], after, baseline.name, arm.name, acts_through)
+            c = compare_arm(base_report[1], after, baseline.name, arm.name, arm.acts_through or acts_through)
             step = _decide(c, limit, floor, n)
             arm.comparison, arm.decisions = c, step.decisions
             if c.verdict == "INVALID":
