@@ -15,16 +15,16 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
-from warp_compile.probe.diagnosis_models import Diagnosis, Finding, NotReached, RuleResult, Totals
 from warp_compile.probe.edits import SourceView, owned_path
 from warp_compile.probe.errors import UsageError
 from warp_compile.probe.hashdiff import explain_changes
 from warp_compile.probe.models import Report, Warn, WarningCode, warn
+from warp_compile.probe.models.diagnosis import Diagnosis, Finding, NotReached, RuleResult, Totals
+from warp_compile.probe.models.scan import ScanFacts
 from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules import load_rules
 from warp_compile.probe.rules.context import RuleContext, dedupe_locations, plan_removals
 from warp_compile.probe.rules.helpers import Claim
-from warp_compile.probe.scan_models import ScanFacts
 from warp_compile.probe.settings_fix import add_settings_edits
 
 Progress = Callable[[str], None]

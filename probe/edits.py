@@ -1,6 +1,6 @@
 """Machine-applicable fixes: line edits on the project's own files, checked, applied to a copy, shown as a diff.
 
-A rule that can say what to change emits `Edit`s (see `diagnosis_models.Edit`) through the helpers here, so every
+A rule that can say what to change emits `Edit`s (see `models.diagnosis.Edit`) through the helpers here, so every
 edit is made the same way: its `old` text is read from the file it changes (an edit whose text no longer matches
 is refused when applied, like a patch that does not apply), and a path outside the project or inside an installed
 distribution never gets an edit (`owned_path`). Reading goes through a `SourceView`, so rules stay testable without
@@ -15,8 +15,8 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
 
-from warp_compile.probe.diagnosis_models import Edit
 from warp_compile.probe.models import EntryPoint
+from warp_compile.probe.models.diagnosis import Edit
 
 _INSTALLED_PARTS = {"site-packages", "dist-packages"}
 MAX_SOURCE_BYTES = 2_000_000

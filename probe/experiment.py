@@ -18,9 +18,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from warp_compile.probe.compare_models import ActsThrough, Comparison
 from warp_compile.probe.errors import UsageError
 from warp_compile.probe.models import Report, WarningCode, warn
+from warp_compile.probe.models.comparison import ActsThrough, Comparison
 
 ENV_VAR = "WARP_COMPILE_SET"
 

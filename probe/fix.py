@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from warp_compile.probe.compare.multiarm import Arm, multiarm_compare
-from warp_compile.probe.compare_models import Comparison
-from warp_compile.probe.diagnosis_models import Diagnosis, Edit, Finding
 from warp_compile.probe.edits import EditConflict, apply_edits, new_texts, unified_diff
 from warp_compile.probe.errors import RunFailed, UsageError
-from warp_compile.probe.fix_models import Behaviour, CandidateFix, ClockSaving, Costs, FixResult, KeptPath
+from warp_compile.probe.models.comparison import Comparison
+from warp_compile.probe.models.diagnosis import Diagnosis, Edit, Finding
+from warp_compile.probe.models.fix import Behaviour, CandidateFix, ClockSaving, Costs, FixResult, KeptPath
 
 Progress = Callable[[str], None]
 

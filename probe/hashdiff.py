@@ -22,8 +22,8 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from warp_compile.probe.diagnosis_models import Cause, HashChange
 from warp_compile.probe.models import ApiCall, Build, KernelInfo, Report
+from warp_compile.probe.models.diagnosis import Cause, HashChange
 from warp_compile.probe.render.fmt import short_path, trigger_text
 
 # module="unique" modules are named `<kernel key>_<first 8 hex of the module hash>`

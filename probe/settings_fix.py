@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from warp_compile.probe.diagnosis_models import Finding
 from warp_compile.probe.edits import SourceView, settings_edit
 from warp_compile.probe.experiment import SETTINGS
 from warp_compile.probe.models import EntryPoint
+from warp_compile.probe.models.diagnosis import Finding
 
 
 def config_settings(f: Finding) -> dict[str, bool | int | str | None] | None:

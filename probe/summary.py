@@ -10,8 +10,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from warp_compile.probe.model_base import Model as _Model
 from warp_compile.probe.models import Build, Report, Stat, Warn
+from warp_compile.probe.models.base import Model as _Model
 from warp_compile.probe.render.fmt import short_path, trigger_text
 
 LARGEST_BUILDS = 10

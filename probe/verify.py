@@ -21,9 +21,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from warp_compile.probe.diagnosis_models import Diagnosis, Finding, MeasuredSaving, Verification, Withdrawn
 from warp_compile.probe.fix import Engine, FixOptions, finding_keys, run_fix
-from warp_compile.probe.fix_models import CandidateFix
+from warp_compile.probe.models.diagnosis import Diagnosis, Finding, MeasuredSaving, Verification, Withdrawn
+from warp_compile.probe.models.fix import CandidateFix
 from warp_compile.probe.render.fmt import fmt_ms
 
 ESTIMATE_CLOCK = "cold_module"

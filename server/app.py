@@ -21,11 +21,11 @@ from mcp_types import CallToolResult, ListRootsResult, TextContent, Tool, ToolAn
 from pydantic import BaseModel, Field, ValidationError
 
 from warp_compile import __version__
-from warp_compile.probe.compare_models import Comparison
-from warp_compile.probe.diagnosis_models import Diagnosis
 from warp_compile.probe.errors import WarpCompileError
-from warp_compile.probe.fix_models import FixResult
 from warp_compile.probe.models import Report, Warn, WarningCode, warn
+from warp_compile.probe.models.comparison import Comparison
+from warp_compile.probe.models.diagnosis import Diagnosis
+from warp_compile.probe.models.fix import FixResult
 from warp_compile.probe.summary import MeasureSummary
 from warp_compile.server import prompt as prompt_text
 from warp_compile.server import resources

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from warp_compile.probe.diagnosis_models import Diagnosis
+from warp_compile.probe.models.diagnosis import Diagnosis
 
 
 class ServedDiagnosis(Diagnosis):

@@ -13,9 +13,9 @@ import pytest
 from warp_compile.cli import main
 from warp_compile.probe import stats
 from warp_compile.probe.compare import check_equivalence, compare, interleaved_compare
-from warp_compile.probe.compare_models import EXIT_CODES, Comparison
 from warp_compile.probe.errors import ReportError
 from warp_compile.probe.models import Build, HookInfo, Launch, Report, RunResult, SampleResult, Site, WarningCode
+from warp_compile.probe.models.comparison import EXIT_CODES, Comparison
 from warp_compile.probe.render.comparison import render_comparison as render_text
 
 load_report = Report.load

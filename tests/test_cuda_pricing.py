@@ -79,7 +79,7 @@ def test_cs11_names_the_cuda_source_and_nvrtc_time_of_the_unrolling_modules() ->
 
 
 def _finding_result(mechanism: str, modules: list[str]):  # type: ignore[no-untyped-def]
-    from warp_compile.probe.diagnosis_models import Finding, RuleResult
+    from warp_compile.probe.models.diagnosis import Finding, RuleResult
 
     return RuleResult(
         findings=[Finding(mechanism=mechanism, title="t", severity="info", confidence="medium", modules=modules,

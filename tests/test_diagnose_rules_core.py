@@ -15,9 +15,18 @@ from tests.conftest import FIXTURES, fixture_case
 from tests.helpers import synth_build
 from warp_compile.probe import diagnose as diagnose_mod
 from warp_compile.probe.diagnose import diagnose
-from warp_compile.probe.diagnosis_models import Diagnosis, RuleResult
 from warp_compile.probe.hashdiff import explain_changes
 from warp_compile.probe.models import Build, KernelInfo, Launch, Report, RunResult, SampleResult, Trigger, WarningCode
+from warp_compile.probe.models.diagnosis import Diagnosis, RuleResult
+from warp_compile.probe.models.scan import (
+    CacheOp,
+    ConfigSetFact,
+    ImportRef,
+    KernelDef,
+    ModuleInfo,
+    ModuleOptionsFact,
+    ScanFacts,
+)
 from warp_compile.probe.render.diagnosis import render_text
 from warp_compile.probe.rules import (
     RULES,
@@ -30,15 +39,6 @@ from warp_compile.probe.rules import (
     unique_modules,
 )
 from warp_compile.probe.rules.context import RuleContext, late_config_assignments
-from warp_compile.probe.scan_models import (
-    CacheOp,
-    ConfigSetFact,
-    ImportRef,
-    KernelDef,
-    ModuleInfo,
-    ModuleOptionsFact,
-    ScanFacts,
-)
 
 ROOT = "/proj"
 OPTS = {"fast_math": "False", "block_dim": "1"}
@@ -404,8 +404,8 @@ def test_the_engine_plans_removals_once_so_two_mechanisms_never_charge_one_build
     that load; planned together, the second falls back to the other superseded build, and the two fixes remove
     exactly the builds that go (all but the one that remains)."""
     from tests.helpers import synth_build
-    from warp_compile.probe.diagnosis_models import HashChange
     from warp_compile.probe.models import Report
+    from warp_compile.probe.models.diagnosis import HashChange
     from warp_compile.probe.rules.context import RuleContext, plan_removals, superseded_by
 
     builds = [synth_build(i, "app.k", h, ms=100.0 * i) for i, h in ((1, "a"), (2, "b"), (3, "c"))]

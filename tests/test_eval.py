@@ -253,7 +253,7 @@ def test_must_keep_invocations_are_rerun_in_the_agents_copy(tmp_path):
 @pytest.mark.parametrize("case", ["heat_field", "batch_signals", "plugin_filters"])
 def test_the_saving_is_read_on_a_clock_that_moved(case):
     from warp_compile.evals.harness import saving
-    from warp_compile.probe.compare_models import Comparison
+    from warp_compile.probe.models.comparison import Comparison
 
     golden = Path(__file__).resolve().parent / "golden" / case / "compare.json"
     comparison = Comparison.model_validate(json.loads(golden.read_text()))

@@ -14,11 +14,11 @@ import pytest
 
 from tests.test_compare import build, report
 from warp_compile.probe.compare.multiarm import Arm, multiarm_compare
-from warp_compile.probe.diagnosis_models import Diagnosis, Edit, Finding, UpstreamReport
 from warp_compile.probe.edits import SourceView, insert_before, replace_lines
 from warp_compile.probe.errors import UsageError
 from warp_compile.probe.fix import Engine, FixOptions, finding_keys, launcher_command, map_command, plan, run_fix
 from warp_compile.probe.models import EntryPoint
+from warp_compile.probe.models.diagnosis import Diagnosis, Edit, Finding, UpstreamReport
 from warp_compile.probe.settings_fix import add_settings_edits
 
 MAIN = 'import warp as wp\n\nprint("total 1.2345")\n'

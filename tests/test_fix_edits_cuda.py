@@ -17,7 +17,6 @@ import pytest
 
 from tests.conftest import FIXTURES, fixture_case
 from warp_compile.probe.diagnose import diagnose
-from warp_compile.probe.diagnosis_models import Finding
 from warp_compile.probe.edits import SourceView, apply_edits
 from warp_compile.probe.models import (
     ApiCall,
@@ -35,6 +34,7 @@ from warp_compile.probe.models import (
     Site,
     Stat,
 )
+from warp_compile.probe.models.diagnosis import Finding
 from warp_compile.probe.rules.cuda_pricing import startup
 from warp_compile.probe.scan import scan
 

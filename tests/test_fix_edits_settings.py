@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import ROOT, write_tree
-from warp_compile.probe.diagnosis_models import Finding
 from warp_compile.probe.edits import SourceView, apply_edits
 from warp_compile.probe.models import (
     ApiCall,
@@ -29,6 +28,7 @@ from warp_compile.probe.models import (
     Site,
     Stat,
 )
+from warp_compile.probe.models.diagnosis import Finding
 from warp_compile.probe.rules import cache_reuse, precompiled_header, unroll_budget, unused_backward
 from warp_compile.probe.rules.context import RuleContext
 from warp_compile.probe.scan import scan

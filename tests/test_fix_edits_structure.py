@@ -21,10 +21,10 @@ import pytest
 from tests.golden_render import _load_report
 from tests.helpers import synth_build
 from warp_compile.probe.diagnose import diagnose
-from warp_compile.probe.diagnosis_models import Diagnosis, Finding
 from warp_compile.probe.edits import SourceView, apply_edits
 from warp_compile.probe.hashdiff import explain_changes
 from warp_compile.probe.models import EntryPoint, FileOwner, KernelInfo, Launch, ModuleCreation, Report, Site, Trigger
+from warp_compile.probe.models.diagnosis import Diagnosis, Finding
 from warp_compile.probe.rules import late_kernels, late_overloads, module_granularity, unique_modules
 from warp_compile.probe.rules.context import RuleContext
 from warp_compile.probe.scan import scan

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from warp_compile.probe.diagnosis_models import Finding
 from warp_compile.probe.edits import SourceView, replace_lines
 from warp_compile.probe.fix import FixOptions, diagnose_with_sample, real_engine, run_fix
+from warp_compile.probe.models.diagnosis import Finding
 from warp_compile.probe.settings_fix import add_settings_edits
 
 APP = Path(__file__).parent / "apps" / "fix_small"

@@ -11,7 +11,7 @@ import pytest
 from mcp import Client
 
 from warp_compile.cli import main
-from warp_compile.probe.fix_models import FixResult
+from warp_compile.probe.models.fix import FixResult
 from warp_compile.server.app import create_server
 
 PY = sys.executable
@@ -61,7 +61,7 @@ def test_cli_fix_json_and_bad_input(tmp_path: Path, capsys, monkeypatch) -> None
 
 def test_diagnose_diff_prints_every_finding_edit_as_one_unified_diff(tmp_path: Path) -> None:
     from warp_compile.cmd_diagnose import diff_text
-    from warp_compile.probe.diagnosis_models import Diagnosis, Edit, Finding
+    from warp_compile.probe.models.diagnosis import Diagnosis, Edit, Finding
 
     proj = _tree(tmp_path)
     add = Edit(file="quick.py", start_line=1, end_line=0, new="import warp as wp\nwp.config.enable_backward = False\n")

@@ -21,13 +21,13 @@ import pytest
 
 from tests.helpers import speed_ratio, synth_build
 from warp_compile.probe.diagnose import diagnose_command
-from warp_compile.probe.diagnosis_models import Cause, HashChange
 from warp_compile.probe.measure import measure
 from warp_compile.probe.models import Build, KernelInfo, Launch, PchBuild, Report, Trigger
+from warp_compile.probe.models.diagnosis import Cause, HashChange
+from warp_compile.probe.models.scan import ConfigSetFact, ImportFact, ImportRef, KernelDef, ModuleInfo, ScanFacts
 from warp_compile.probe.rules import late_options, unused_backward
 from warp_compile.probe.rules.context import RuleContext
 from warp_compile.probe.scan import scan
-from warp_compile.probe.scan_models import ConfigSetFact, ImportFact, ImportRef, KernelDef, ModuleInfo, ScanFacts
 
 # ---------------------------------------------------------------------------------------------- builders
 

@@ -23,10 +23,10 @@ import pytest
 from tests.helpers import speed_ratio, synth_build
 from tests.helpers import warp110_python as _warp110_python
 from warp_compile.probe.diagnose import arbitrate, diagnose, diagnose_command
-from warp_compile.probe.diagnosis_models import Diagnosis, Finding
 from warp_compile.probe.hashdiff import explain_changes
 from warp_compile.probe.measure import measure
 from warp_compile.probe.models import Build, KernelInfo, Launch, PchBuild, Report, Site, Trigger
+from warp_compile.probe.models.diagnosis import Diagnosis, Finding
 from warp_compile.probe.rules import late_kernels, late_overloads, unused_backward
 from warp_compile.probe.rules.context import RuleContext, remaining_builds, superseded_by
 from warp_compile.probe.scan import scan

@@ -25,10 +25,10 @@ from warp_compile.probe.diagnose import diagnose_command
 from warp_compile.probe.hashdiff import explain_changes
 from warp_compile.probe.measure import measure
 from warp_compile.probe.models import Build, KernelInfo, Launch, ModuleCreation, Report, Site, Trigger
+from warp_compile.probe.models.scan import ModuleOptionsFact, ScanFacts
 from warp_compile.probe.rules import late_options, module_granularity
 from warp_compile.probe.rules.context import RuleContext
 from warp_compile.probe.scan import scan
-from warp_compile.probe.scan_models import ModuleOptionsFact, ScanFacts
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -14,10 +14,10 @@ import pytest
 from tests.helpers import write_tree as write
 from warp_compile.probe.hashdiff import explain_changes
 from warp_compile.probe.models import Build, KernelInfo, ModuleCreation, Report, RunResult, SampleResult, Site
+from warp_compile.probe.models.scan import ScanFacts
 from warp_compile.probe.rules import unique_modules, unroll_budget
 from warp_compile.probe.rules.context import RuleContext
 from warp_compile.probe.scan import scan
-from warp_compile.probe.scan_models import ScanFacts
 
 
 def line_of(root: Path, rel: str, needle: str) -> int:

@@ -12,19 +12,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FIXTURES, fixture_case
-from warp_compile.probe.diagnosis_models import RuleResult
 from warp_compile.probe.models import ApiCall, Build, KernelInfo, Launch, PchBuild, Report, Site, Trigger
-from warp_compile.probe.rules import (
-    block_dims,
-    cpu_parallel_load,
-    mathdx_lto,
-    precompiled_header,
-    serial_modules,
-    unroll_budget,
-    unused_backward,
-)
-from warp_compile.probe.rules.context import RuleContext
-from warp_compile.probe.scan_models import (
+from warp_compile.probe.models.diagnosis import RuleResult
+from warp_compile.probe.models.scan import (
     ImportFact,
     KernelDef,
     LaunchFact,
@@ -36,6 +26,16 @@ from warp_compile.probe.scan_models import (
     TapeFact,
     TileOpFact,
 )
+from warp_compile.probe.rules import (
+    block_dims,
+    cpu_parallel_load,
+    mathdx_lto,
+    precompiled_header,
+    serial_modules,
+    unroll_budget,
+    unused_backward,
+)
+from warp_compile.probe.rules.context import RuleContext
 
 # ---------------------------------------------------------------------------------------------- builders
 
@@ -313,7 +313,7 @@ def test_cs10_script_with_its_own_kernels_points_at_the_first_definition() -> No
 
 
 def test_cs10_late_assignment_after_own_kernels_says_move_above_them() -> None:
-    from warp_compile.probe.scan_models import ConfigSetFact
+    from warp_compile.probe.models.scan import ConfigSetFact
 
     b = build(1, "app.kernels", kernels=("step",), backward=True, shadow={"enable_backward": ["True", "False"]})
     late = ConfigSetFact(

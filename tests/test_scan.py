@@ -13,10 +13,7 @@ from tests.helpers import synth_build
 from tests.helpers import write_tree as write
 from warp_compile.probe.errors import UsageError
 from warp_compile.probe.models import KernelInfo, Report
-from warp_compile.probe.rules import late_options
-from warp_compile.probe.rules.context import RuleContext, call_sites
-from warp_compile.probe.scan import module_name_for, scan
-from warp_compile.probe.scan_models import (
+from warp_compile.probe.models.scan import (
     FACT_LISTS,
     CallFact,
     ConfigSetFact,
@@ -26,6 +23,9 @@ from warp_compile.probe.scan_models import (
     ModuleInfo,
     ScanFacts,
 )
+from warp_compile.probe.rules import late_options
+from warp_compile.probe.rules.context import RuleContext, call_sites
+from warp_compile.probe.scan import module_name_for, scan
 
 
 def line_of(root: Path, rel: str, needle: str, nth: int = 0) -> int:

@@ -18,8 +18,8 @@ from mcp import Client, MCPError
 
 from tests.helpers import SLOW_APP as SLOW
 from tests.helpers import alive as _alive
-from warp_compile.probe.compare_models import Comparison
 from warp_compile.probe.knowledge import list_mechanisms
+from warp_compile.probe.models.comparison import Comparison
 from warp_compile.server.app import create_server
 from warp_compile.server.lean import compact_schema
 from warp_compile.server.resources import ROOTS_URI

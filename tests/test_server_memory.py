@@ -19,8 +19,8 @@ from mcp_types import ListRootsResult, Root
 
 from tests.helpers import SLOW_APP as SLOW
 from tests.helpers import alive as _alive
-from warp_compile.probe.compare_models import Comparison
 from warp_compile.probe.models import Report, WarningCode
+from warp_compile.probe.models.comparison import Comparison
 from warp_compile.probe.summary import MeasureSummary
 from warp_compile.server.app import WarpCompileServer, create_server
 from warp_compile.server.lean import MechanismResult

@@ -14,9 +14,9 @@ from tests.test_compare import MockExecutor, _run, build, report, write
 from warp_compile.cli import main
 from warp_compile.probe import stats
 from warp_compile.probe.compare import apply_gate, compare, compare_reports, estimate_drift
-from warp_compile.probe.compare_models import EXIT_CODES
 from warp_compile.probe.experiment import acts_through
 from warp_compile.probe.models import CacheFacts, PchBuild, Report, WarningCode
+from warp_compile.probe.models.comparison import EXIT_CODES
 from warp_compile.probe.render.comparison import render_comparison
 
 

@@ -59,7 +59,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _saved(path: str):  # type: ignore[no-untyped-def]
     from pydantic import ValidationError
 
-    from warp_compile.probe.diagnosis_models import Diagnosis
+    from warp_compile.probe.models.diagnosis import Diagnosis
 
     try:
         return Diagnosis.model_validate_json(Path(path).read_bytes())

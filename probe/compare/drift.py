@@ -14,8 +14,8 @@ import math
 from warp_compile.probe import stats
 from warp_compile.probe.compare.equivalence import SOURCE_BYTES_SLACK, module_hash_rows, structure
 from warp_compile.probe.compare.verdict import compare
-from warp_compile.probe.compare_models import GATE_FAILED_EXIT, ActsThrough, Clock, Comparison, Drift, Gate
 from warp_compile.probe.models import Build, Report, Stat
+from warp_compile.probe.models.comparison import GATE_FAILED_EXIT, ActsThrough, Clock, Comparison, Drift, Gate
 
 MIN_YARDSTICK_MS = 50.0  # less identical work than this cannot tell a drift from the timer's noise
 DRIFT_LIMIT_PCT = 100.0  # a factor beyond x2 (or below /2): another class of machine, a linear correction is a guess

@@ -11,7 +11,9 @@ from typing import Any, NamedTuple
 
 from warp_compile.probe import stats
 from warp_compile.probe.compare.verdict import compare
-from warp_compile.probe.compare_models import (
+from warp_compile.probe.errors import UsageError
+from warp_compile.probe.models import Report, WarningCode, warn
+from warp_compile.probe.models.comparison import (
     EXIT_CODES,
     ActsThrough,
     ClockDecision,
@@ -19,8 +21,6 @@ from warp_compile.probe.compare_models import (
     Interleaved,
     Verdict,
 )
-from warp_compile.probe.errors import UsageError
-from warp_compile.probe.models import Report, WarningCode, warn
 
 RunSample = Callable[..., Any]
 BuildReport = Callable[..., Report]

@@ -20,8 +20,8 @@ from typing import Any
 from warp_compile.probe import stats
 from warp_compile.probe.compare.interleave import BuildReport, RunSample, _decide
 from warp_compile.probe.compare.verdict import compare
-from warp_compile.probe.compare_models import EXIT_CODES, ClockDecision, Comparison, Interleaved
 from warp_compile.probe.models import Report, WarningCode, warn
+from warp_compile.probe.models.comparison import EXIT_CODES, ClockDecision, Comparison, Interleaved
 
 ORDER = "one shared baseline; each round runs the baseline and every undecided candidate, rotated by one"
 

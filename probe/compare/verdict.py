@@ -29,7 +29,8 @@ import math
 
 from warp_compile.probe import stats
 from warp_compile.probe.compare.equivalence import check_equivalence, module_hash_rows, structure
-from warp_compile.probe.compare_models import (
+from warp_compile.probe.models import Build, Report, Stat, Warn, WarningCode, warn
+from warp_compile.probe.models.comparison import (
     CLOCK_TITLES,
     EXIT_CODES,
     ActsThrough,
@@ -40,7 +41,6 @@ from warp_compile.probe.compare_models import (
     Equivalence,
     Structure,
 )
-from warp_compile.probe.models import Build, Report, Stat, Warn, WarningCode, warn
 from warp_compile.probe.render.fmt import fmt_num
 
 TIMING_FLOOR_MS = 5.0  # below this baseline median, a percentage band is meaningless: judge on counts

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from warp_compile.probe import stats
-from warp_compile.probe.compare_models import CLOCK_TITLES, Clock, Comparison
+from warp_compile.probe.models.comparison import CLOCK_TITLES, Clock, Comparison
 from warp_compile.probe.render.fmt import fmt_num
 from warp_compile.probe.render.warnings import warning_text
 

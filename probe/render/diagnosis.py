@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import textwrap
 
-from warp_compile.probe.diagnosis_models import Diagnosis, Finding, HashChange
+from warp_compile.probe.models.diagnosis import Diagnosis, Finding, HashChange
 from warp_compile.probe.render.fmt import fmt_ms, pch_count, plural, warp_text
 from warp_compile.probe.render.warnings import warning_text
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from warp_compile.probe.fix_models import CandidateFix, FixResult
+from warp_compile.probe.models.fix import CandidateFix, FixResult
 from warp_compile.probe.render.fmt import fmt_ms
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from warp_compile.probe.compare_models import CLOCK_TITLES
 from warp_compile.probe.models import Warn, WarningCode
+from warp_compile.probe.models.comparison import CLOCK_TITLES
 
 C = WarningCode
 _SETUP = {

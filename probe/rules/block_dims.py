@@ -16,15 +16,15 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from warp_compile.probe.diagnosis_models import Evidence, Finding, Location, NotReached, RuledOut, RuleResult
 from warp_compile.probe.models import Build, CudaBuild, Report
+from warp_compile.probe.models.diagnosis import Evidence, Finding, Location, NotReached, RuledOut, RuleResult
+from warp_compile.probe.models.scan import KernelDef, LaunchFact, ScanFacts
 from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules import cuda_pricing as cp
 from warp_compile.probe.rules import cuda_replay as cr
 from warp_compile.probe.rules.block_split import plan_split, preload_block_dim
 from warp_compile.probe.rules.context import RuleContext
 from warp_compile.probe.rules.helpers import HIGH_SHARE, NOTHING_COMPILED, is_cpu, ruled_out, share_of_compile, warp_key
-from warp_compile.probe.scan_models import KernelDef, LaunchFact, ScanFacts
 
 MECHANISM = "CS-5"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from warp_compile.probe.diagnosis_models import Applicability, Edit, UpstreamReport
+from warp_compile.probe.models.diagnosis import Applicability, Edit, UpstreamReport
 from warp_compile.probe.ownership import owner_of
 from warp_compile.probe.rules import cuda_edits as ce
 from warp_compile.probe.rules.context import RuleContext

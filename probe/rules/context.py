@@ -14,9 +14,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from warp_compile.probe.diagnosis_models import Cause, Evidence, HashChange, Location, Severity
 from warp_compile.probe.edits import SourceView
 from warp_compile.probe.models import Build, KernelInfo, PchBuild, Report
+from warp_compile.probe.models.diagnosis import Cause, Evidence, HashChange, Location, Severity
+from warp_compile.probe.models.scan import CREATION_OPTIONS, CallFact, ConfigSetFact, ImportRef, KernelDef, ScanFacts
 from warp_compile.probe.rules.helpers import (  # noqa: F401 (fmt_ms, norm_value, warp_key re-exported)
     fmt_ms,
     norm_value,
@@ -24,7 +25,6 @@ from warp_compile.probe.rules.helpers import (  # noqa: F401 (fmt_ms, norm_value
     share_of_compile,
     warp_key,
 )
-from warp_compile.probe.scan_models import CREATION_OPTIONS, CallFact, ConfigSetFact, ImportRef, KernelDef, ScanFacts
 
 
 @dataclass

@@ -13,8 +13,8 @@ import ast
 import weakref
 from typing import TYPE_CHECKING
 
-from warp_compile.probe.diagnosis_models import Edit
 from warp_compile.probe.edits import SourceView, insert_before, owned_path, replace_lines
+from warp_compile.probe.models.diagnosis import Edit
 from warp_compile.probe.ownership import owner_of
 
 if TYPE_CHECKING:

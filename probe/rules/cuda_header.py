@@ -12,8 +12,8 @@ building threads' CPU time alike (one sample each side, on a machine that may be
 
 from __future__ import annotations
 
-from warp_compile.probe.diagnosis_models import Evidence, Finding, NotReached, RuledOut, RuleResult
 from warp_compile.probe.models import CudaBuild, Report
+from warp_compile.probe.models.diagnosis import Evidence, Finding, NotReached, RuledOut, RuleResult
 from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules import cuda_pricing
 from warp_compile.probe.rules.context import RuleContext

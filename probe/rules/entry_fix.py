@@ -12,11 +12,11 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from warp_compile.probe.diagnosis_models import Edit, Location
 from warp_compile.probe.edits import insert_before, replace_lines, settings_edit
 from warp_compile.probe.models import EntryPoint
+from warp_compile.probe.models.diagnosis import Edit, Location
+from warp_compile.probe.models.scan import ModuleInfo
 from warp_compile.probe.rules.helpers import content_hashed
-from warp_compile.probe.scan_models import ModuleInfo
 
 if TYPE_CHECKING:
     from warp_compile.probe.rules.context import RuleContext

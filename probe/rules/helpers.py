@@ -14,7 +14,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from warp_compile.probe.diagnosis_models import (
+from warp_compile.probe.models import Build
+from warp_compile.probe.models.diagnosis import (
     Cause,
     Evidence,
     HashChange,
@@ -23,7 +24,6 @@ from warp_compile.probe.diagnosis_models import (
     RuleResult,
     UpstreamReport,
 )
-from warp_compile.probe.models import Build
 from warp_compile.probe.render.fmt import fmt_ms  # noqa: F401 (re-exported for the rules)
 from warp_compile.probe.stats import band, median
 

@@ -23,7 +23,10 @@ import ast
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from warp_compile.probe.diagnosis_models import (
+from warp_compile.probe.edits import insert_before, replace_lines
+from warp_compile.probe.hashdiff import unique_family
+from warp_compile.probe.models import Build, KernelInfo
+from warp_compile.probe.models.diagnosis import (
     Edit,
     Evidence,
     Finding,
@@ -33,13 +36,10 @@ from warp_compile.probe.diagnosis_models import (
     RuleResult,
     UpstreamReport,
 )
-from warp_compile.probe.edits import insert_before, replace_lines
-from warp_compile.probe.hashdiff import unique_family
-from warp_compile.probe.models import Build, KernelInfo
+from warp_compile.probe.models.scan import KernelDef
 from warp_compile.probe.rules import helpers
 from warp_compile.probe.rules.context import RuleContext, dedupe_locations, fmt_ms, superseded_by
 from warp_compile.probe.rules.helpers import Claim, Events, claims_of, events_by_module, first_load, sized_here
-from warp_compile.probe.scan_models import KernelDef
 
 MECHANISM = "CS-1"
 TITLE = "Kernels defined after their module loaded"

@@ -17,7 +17,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from warp_compile.probe.diagnosis_models import (
+from warp_compile.probe.edits import replace_lines
+from warp_compile.probe.models import Build
+from warp_compile.probe.models.diagnosis import (
     Applicability,
     Cause,
     Edit,
@@ -27,8 +29,7 @@ from warp_compile.probe.diagnosis_models import (
     Location,
     RuleResult,
 )
-from warp_compile.probe.edits import replace_lines
-from warp_compile.probe.models import Build
+from warp_compile.probe.models.scan import ConfigSetFact, ImportRef, KernelDef, ModuleOptionsFact, ScanFacts
 from warp_compile.probe.rules.context import (
     LateConfig,
     RuleContext,
@@ -58,7 +59,6 @@ from warp_compile.probe.rules.helpers import (
     share_of_compile,
     sized_here,
 )
-from warp_compile.probe.scan_models import ConfigSetFact, ImportRef, KernelDef, ModuleOptionsFact, ScanFacts
 
 MECHANISM = "CS-3"
 OWN_DEADLINE_OPTIONS = frozenset(

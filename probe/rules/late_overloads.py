@@ -33,7 +33,9 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from warp_compile.probe.diagnosis_models import (
+from warp_compile.probe.edits import insert_before
+from warp_compile.probe.models import Build, KernelInfo, Site
+from warp_compile.probe.models.diagnosis import (
     Cause,
     Edit,
     Evidence,
@@ -44,8 +46,7 @@ from warp_compile.probe.diagnosis_models import (
     RuleResult,
     UpstreamReport,
 )
-from warp_compile.probe.edits import insert_before
-from warp_compile.probe.models import Build, KernelInfo, Site
+from warp_compile.probe.models.scan import CREATION_OPTIONS, KernelDef, OverloadFact
 from warp_compile.probe.rules import helpers
 from warp_compile.probe.rules.context import (
     CallSite,
@@ -54,7 +55,6 @@ from warp_compile.probe.rules.context import (
     dedupe_locations,
     superseded_by,
 )
-from warp_compile.probe.scan_models import CREATION_OPTIONS, KernelDef, OverloadFact
 
 MECHANISM = "CS-6"
 

@@ -9,8 +9,9 @@ only); the reason names the tile op sites.
 
 from __future__ import annotations
 
-from warp_compile.probe.diagnosis_models import Edit, Evidence, Finding, Location, NotReached, RuledOut, RuleResult
 from warp_compile.probe.models import Build
+from warp_compile.probe.models.diagnosis import Edit, Evidence, Finding, Location, NotReached, RuledOut, RuleResult
+from warp_compile.probe.models.scan import ScanFacts, TileOpFact
 from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules import cuda_edits as ce
 from warp_compile.probe.rules import cuda_replay as cr
@@ -23,7 +24,6 @@ from warp_compile.probe.rules.helpers import (
     share_of_compile,
     warp_key,
 )
-from warp_compile.probe.scan_models import ScanFacts, TileOpFact
 
 MECHANISM = "CS-7"
 GAP_SHARE = 0.5  # (ms - native) / ms at or above this, and the gap a material share of the cold compile

@@ -26,14 +26,14 @@ import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from warp_compile.probe.diagnosis_models import Edit, Evidence, Finding, RuleResult
 from warp_compile.probe.edits import replace_lines
 from warp_compile.probe.hashdiff import unique_family
 from warp_compile.probe.models import Build
+from warp_compile.probe.models.diagnosis import Edit, Evidence, Finding, RuleResult
+from warp_compile.probe.models.scan import ModuleOptionsFact
 from warp_compile.probe.rules import helpers
 from warp_compile.probe.rules.context import RuleContext, dedupe_locations, fmt_ms, norm_value
 from warp_compile.probe.rules.helpers import literal_dict, median, ruled_out
-from warp_compile.probe.scan_models import ModuleOptionsFact
 
 MECHANISM = "CS-4"
 MIN_MODULES = 3

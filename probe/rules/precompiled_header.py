@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import re
 
-from warp_compile.probe.diagnosis_models import (
+from warp_compile.probe.models import Build, PchBuild
+from warp_compile.probe.models.diagnosis import (
     Applicability,
     Edit,
     Evidence,
@@ -26,7 +27,7 @@ from warp_compile.probe.diagnosis_models import (
     RuledOut,
     RuleResult,
 )
-from warp_compile.probe.models import Build, PchBuild
+from warp_compile.probe.models.scan import SettingFact
 from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules import cuda_pricing
 from warp_compile.probe.rules.backward_cost import concurrency
@@ -44,7 +45,6 @@ from warp_compile.probe.rules.helpers import (
     ruled_out,
     share_of_compile,
 )
-from warp_compile.probe.scan_models import SettingFact
 
 MECHANISM = "CS-12"
 

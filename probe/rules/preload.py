@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from warp_compile.probe.diagnosis_models import Edit
 from warp_compile.probe.edits import create_file, launcher_name, launcher_text
+from warp_compile.probe.models.diagnosis import Edit
 from warp_compile.probe.rules import cuda_edits as ce
 from warp_compile.probe.rules.context import RuleContext
 

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import math
 
-from warp_compile.probe.diagnosis_models import Applicability, Edit, Evidence, Finding, Location, RuleResult
 from warp_compile.probe.models import Build
+from warp_compile.probe.models.diagnosis import Applicability, Edit, Evidence, Finding, Location, RuleResult
+from warp_compile.probe.models.scan import LoopFact, ScanFacts, SettingFact
 from warp_compile.probe.rules import cuda_pricing
 from warp_compile.probe.rules.context import RuleContext, dedupe_locations
 from warp_compile.probe.rules.entry_fix import can_edit, remove_statement_edit
 from warp_compile.probe.rules.helpers import NOTHING_COMPILED, ruled_out, warp_key
-from warp_compile.probe.scan_models import LoopFact, ScanFacts, SettingFact
 
 MECHANISM = "CS-11"
 DEFAULT_MAX_UNROLL = 16

@@ -36,9 +36,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from warp_compile.probe.diagnosis_models import Applicability, Edit, Evidence, Finding, Location, RuledOut, RuleResult
 from warp_compile.probe.edits import header_end, insert_before
 from warp_compile.probe.models import Build
+from warp_compile.probe.models.diagnosis import Applicability, Edit, Evidence, Finding, Location, RuledOut, RuleResult
+from warp_compile.probe.models.scan import (
+    ConfigSetFact,
+    ImportFact,
+    ImportRef,
+    KernelDef,
+    ModuleInfo,
+    ScanFacts,
+    TapeFact,
+)
 from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules import context as _context
 from warp_compile.probe.rules import cuda_pricing
@@ -64,15 +73,6 @@ from warp_compile.probe.rules.helpers import (
     reached,
     ruled_out,
     warp_key,
-)
-from warp_compile.probe.scan_models import (
-    ConfigSetFact,
-    ImportFact,
-    ImportRef,
-    KernelDef,
-    ModuleInfo,
-    ScanFacts,
-    TapeFact,
 )
 
 MECHANISM = "CS-10"

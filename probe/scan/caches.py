@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from ..scan_models import CacheOp
+from warp_compile.probe.models.scan import CacheOp
+
 from .common import (
     _ENV_KEYS,
     _STAMP_ATTRS,

@@ -8,7 +8,8 @@ import stat
 from collections import defaultdict
 from pathlib import Path
 
-from ..scan_models import SkippedFile
+from warp_compile.probe.models.scan import SkippedFile
+
 from .common import SKIP_DIRS
 
 # ---- files and module names ------------------------------------------------------------------------------------

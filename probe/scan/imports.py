@@ -5,7 +5,8 @@ from __future__ import annotations
 import ast
 from collections import defaultdict
 
-from ..scan_models import ImportFact
+from warp_compile.probe.models.scan import ImportFact
+
 from .common import _canon, _iter_stmts
 
 

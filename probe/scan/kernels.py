@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from ..scan_models import KernelDef, LaunchFact, LoopFact, OverloadFact, SettingFact
+from warp_compile.probe.models.scan import KernelDef, LaunchFact, LoopFact, OverloadFact, SettingFact
+
 from .common import _GENERIC, _const_str, _Frame, _is_setting, _is_true, _last_ident, _text
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ..scan_models import CallerRef, CallFact, FactoryCallFact, ImportFact, ImportRef, ScanFacts
+from warp_compile.probe.models.scan import CallerRef, CallFact, FactoryCallFact, ImportFact, ImportRef, ScanFacts
+
 from .common import _CallSite
 from .files import _Project
 from .visitor import _FileScan

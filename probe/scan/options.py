@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import ast
 
-from ..scan_models import CREATION_OPTIONS, CacheOp, ConfigSetFact, LoadCallFact, ModuleOptionsFact, SettingFact
+from warp_compile.probe.models.scan import (
+    CREATION_OPTIONS,
+    CacheOp,
+    ConfigSetFact,
+    LoadCallFact,
+    ModuleOptionsFact,
+    SettingFact,
+)
+
 from .common import _FORCE_LOAD_ARGS, _LOAD_MODULE_ARGS, _const_str, _is_setting, _text
 
 

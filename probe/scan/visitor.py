@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from collections import defaultdict
 
-from ..scan_models import (
+from warp_compile.probe.models.scan import (
     MATHDX_TILE_OPS,
     CacheOp,
     ConfigSetFact,
@@ -25,6 +25,7 @@ from ..scan_models import (
     TapeFact,
     TileOpFact,
 )
+
 from .caches import CachesMixin
 from .calls import CallsMixin, RawCall, collect_calls
 from .common import (

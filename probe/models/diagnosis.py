@@ -9,8 +9,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from warp_compile.probe.model_base import Model as _Model
-from warp_compile.probe.models import Warn
+from warp_compile.probe.models.base import Model as _Model
+from warp_compile.probe.models.report import Warn
 
 Severity = Literal["high", "medium", "low", "info"]
 Confidence = Literal["high", "medium", "low"]

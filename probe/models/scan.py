@@ -18,7 +18,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from warp_compile.probe.model_base import Model as _Model
+from warp_compile.probe.models.base import Model as _Model
 
 Scope = Literal["module", "function"]
 

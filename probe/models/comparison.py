@@ -10,8 +10,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from warp_compile.probe.model_base import Model as _Model
-from warp_compile.probe.models import Launch, Stat, Warn
+from warp_compile.probe.models.base import Model as _Model
+from warp_compile.probe.models.report import Launch, Stat, Warn
 
 COMPARISON_SCHEMA_VERSION = 1
 

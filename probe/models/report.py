@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError, computed_field, model_validator
 
 from warp_compile.probe.errors import ReportError, UsageError
-from warp_compile.probe.model_base import Model as _Model
+from warp_compile.probe.models.base import Model as _Model
 
 SCHEMA_VERSION = 1
 REPORT_KIND = "warp-compile-report"

@@ -1,0 +1,12 @@
+"""The schema in one place: the Report (`measure`), the Comparison (`compare`, `try`), the Diagnosis (`diagnose`),
+the FixResult (`fix`) and the static scan facts, over one pydantic base.
+
+The report's names stay importable from here (`warp_compile.probe.models.Report`), as outside code uses them; the
+other schemas are re-exported too, so `from warp_compile.probe.models import Comparison` works as well.
+"""
+
+from warp_compile.probe.models.comparison import Comparison  # noqa: E402,F401
+from warp_compile.probe.models.diagnosis import Diagnosis, Finding  # noqa: E402,F401
+from warp_compile.probe.models.fix import FixResult  # noqa: E402,F401
+from warp_compile.probe.models.report import *  # noqa: F403
+from warp_compile.probe.models.scan import ScanFacts  # noqa: E402,F401
