@@ -614,6 +614,9 @@ def _write_all(fd, payload):
         payload = payload[os.write(fd, payload) :]
 
 
+_open_child_fds = set()  # the parent's ends of every live child's pipes: a later fork must not keep them open
+
+
 class _Child:
     """A forked copy of this process, taken before any CUDA build ran here, that runs one job when asked.
 
@@ -636,6 +639,13 @@ class _Child:
             try:
                 os.close(req_w)
                 os.close(res_r)
+                # an earlier child's request pipe must reach EOF when the parent closes it: a copy of its write
+                # end held here would leave that child waiting for ever (and the parent waiting on it)
+                for fd in list(_open_child_fds):
+                    try:
+                        os.close(fd)
+                    except OSError:
+                        pass
                 raw = _read_all(req_r)
                 if raw:
                     try:
@@ -650,12 +660,14 @@ class _Child:
         os.close(req_r)
         os.close(res_w)
         self.pid, self.req, self.res = pid, req_w, res_r
+        _open_child_fds.update((req_w, res_r))
 
     def ask(self, request):
         if self.pid is None:
             return None
         _write_all(self.req, json.dumps(request).encode("utf-8"))
         os.close(self.req)
+        _open_child_fds.discard(self.req)
         raw = _read_all(self.res)
         self._reap()
         try:
@@ -670,6 +682,7 @@ class _Child:
                 os.close(self.req)
             except OSError:
                 pass
+            _open_child_fds.discard(self.req)
             self._reap()
 
     def _reap(self):
@@ -677,6 +690,7 @@ class _Child:
             os.close(self.res)
         except OSError:
             pass
+        _open_child_fds.discard(self.res)
         try:
             os.waitpid(self.pid, 0)
         except OSError:
