@@ -34,10 +34,11 @@ def _agent(tmp_path: Path, body: str) -> str:
     return str(script)
 
 
-def test_a_do_nothing_agent_is_judged_inconclusive(tmp_path):
-    """The A/A control: both arms are the same files written the same way, so the judge must see no change."""
+def test_a_do_nothing_agent_is_judged_no_effect(tmp_path):
+    """The A/A control: both arms are the same files written the same way, so the judge must see no change: the
+    same work compiled under a change that can act only through what compiles is NO_EFFECT, whatever the clocks."""
     case = _eval(tmp_path, "--agent", "builtin:null", "--measure-unchanged", "--pairs", "4")
-    assert case["fix"]["verdict"] == "INCONCLUSIVE", case["fix"]["reason"]
+    assert case["fix"]["verdict"] == "NO_EFFECT", case["fix"]["reason"]
     assert case["fix"]["behaviour_ok"] and case["fix"]["credit"] == 0.0 and case["flags"] == []
 
 
