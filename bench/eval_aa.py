@@ -70,8 +70,9 @@ def render(card: dict, trials: int, pairs: int, elapsed: float, load: tuple[floa
                 if (t.get("fix") or {}).get("verdict") == "UNVERIFIED" and case["id"] in no_warp)
     raw_right = sum(1 for case in card["cases"] for t in case["trials"]
                     if (t.get("fix") or {}).get("raw_verdict") == "UNVERIFIED" and case["id"] in no_warp)
-    false = total - verdicts.get("INCONCLUSIVE", 0) - right
-    raw_false = total - raw.get("INCONCLUSIVE", 0) - raw_right
+    # identical trees: INCONCLUSIVE (timed, inside the noise) and NO_EFFECT (the same work compiled) are both right
+    false = total - verdicts.get("INCONCLUSIVE", 0) - verdicts.get("NO_EFFECT", 0) - right
+    raw_false = total - raw.get("INCONCLUSIVE", 0) - raw.get("NO_EFFECT", 0) - raw_right
     rate = false / total if total else 0.0
     lines = [
         "# A/A control of the eval judge",
