@@ -22,7 +22,7 @@ import pytest
 
 MIN_NODE = (20, 0)
 INSPECTOR = "@modelcontextprotocol/inspector@0.15.0"
-TOOLS = {"measure", "diagnose", "compare", "compare_interleaved", "explain_mechanism"}
+TOOLS = {"measure", "diagnose", "fix", "compare", "compare_interleaved", "explain_mechanism"}
 
 
 def node_version() -> tuple[int, int] | None:
