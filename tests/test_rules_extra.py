@@ -576,8 +576,8 @@ NEGATIVE = [
     ("CS-10", "ledger_stats"),
     ("CS-11", "heat_field"),
     ("CS-11", "wave_step"),
-    ("CS-12", "heat_field"),
-    ("CS-12", "wave_step"),
+    ("CS-12", "sensor_fusion"),  # many modules: the header pays (one small module is priced by measurement)
+    ("CS-12", "lidar_mapping"),
     ("CS-12", "ledger_stats"),
     ("CS-13", "mesh_loader"),
     ("CS-13", "wave_step"),

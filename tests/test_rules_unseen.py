@@ -94,13 +94,14 @@ def test_options_written_after_load_never_arrive(tmp_path):
         ("proj/__main__.py", _line(GETMODULE_LATE, ".options.update"))
     ]
     assert "never arrive" in found[0].title
-    assert {f.mechanism for f in d.findings} == {"CS-3"}
+    # one small CPU module with the header on: CS-12 may price turning the header off (decided by measurement)
+    assert {f.mechanism for f in d.findings} - {"CS-12"} == {"CS-3"}
 
 
 @pytest.mark.slow
 def test_small_forward_only_module_is_not_a_backward_finding(tmp_path):
     d = _run(tmp_path, TINY_FORWARD)
-    assert d.findings == [], d.summary
+    assert not [f for f in d.findings if f.mechanism == "CS-10"], d.summary
     signal = next(r.signal for r in d.ruled_out if r.mechanism == "CS-10")
     assert "small" in signal and "ms" in signal
 
@@ -148,13 +149,11 @@ print(a.numpy()[0])
 
 @pytest.mark.slow
 def test_header_off_for_one_small_module_is_the_cheaper_choice(tmp_path):
-    """One module: the header costs more than it saves, so CS-12 is named but must not advise turning it back on."""
+    """One module with the header already off, the cheaper side of the trade: what is already in effect is no
+    finding (issue 16), and CS-12 never advises turning the header back on; it is ruled out with the figures."""
     d = _run(tmp_path, ONE_MODULE_NO_PCH)
-    assert [f.mechanism for f in d.findings] == ["CS-12"], d.summary
-    f = d.findings[0]
-    assert f.severity == "info" and f.estimated_saving_ms is None and "cheaper choice" in f.title
-    assert "Keep use_precompiled_headers = False" in f.fix
-    assert [(x.file, x.line) for x in f.locations] == [("proj/__main__.py", _line(ONE_MODULE_NO_PCH, "use_precomp"))]
+    assert not [f for f in d.findings if f.mechanism == "CS-12"], d.summary
+    assert any(r.mechanism == "CS-12" for r in d.ruled_out), d.ruled_out
 
 
 @pytest.mark.slow
