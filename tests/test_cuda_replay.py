@@ -17,6 +17,7 @@ from warp_compile.probe.edits import SourceView
 from warp_compile.probe.measure import measure
 from warp_compile.probe.models import Report
 from warp_compile.probe.render.fmt import fmt_ms
+from warp_compile.probe.rules.cuda_pricing import startup
 from warp_compile.probe.scan import scan
 
 APPS = Path(__file__).parent / "cuda_apps"
@@ -58,6 +59,10 @@ def test_two_block_dims_give_two_cuda_builds_and_cs5_with_their_times() -> None:
         assert b.arch == 90 and b.binary.endswith(".sm90.cubin")
         assert b.ms > 0 and b.phases["nvrtc"] > 0 and b.source_bytes > 0
         assert abs(sum(b.phases.values()) - b.ms) < 0.05 * b.ms  # exclusive phases add up to the build
+        # the first build at each block_dim is repeated at once: the repeat skips NVRTC's start-up
+        assert b.repeat_ms is not None and 0 < b.repeat_ms < b.ms, (b.ms, b.repeat_ms)
+    s = startup(report)
+    assert s is not None and s.ms > 0
     # the CPU run is what the app did: one build at block_dim 1, unaffected by the replay
     assert [(b.device, b.block_dim, b.status) for b in report.builds] == [("cpu", 1, "compiled")]
     cold = report.sample_results[0].cold
