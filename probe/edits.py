@@ -10,6 +10,7 @@ a file system; writing happens only in `apply_edits`, which the fix engine point
 
 from __future__ import annotations
 
+import ast
 import difflib
 import os
 from collections.abc import Iterable, Mapping
@@ -40,6 +41,7 @@ class SourceView:
     def __init__(self, root: str | Path | None = None, files: Mapping[str, str] | None = None) -> None:
         self.root = Path(root).resolve() if root is not None else None
         self._cache: dict[str, list[str] | None] = {k: v.splitlines(keepends=True) for k, v in (files or {}).items()}
+        self._trees: dict[str, ast.Module | None] = {}
 
     def rel(self, file: str) -> str | None:
         """`file` (absolute or relative to the root) as a project-relative posix path, or None when outside."""
@@ -62,6 +64,20 @@ class SourceView:
         if rel not in self._cache:
             self._cache[rel] = self._read(rel)
         return self._cache[rel]
+
+    def tree(self, file: str) -> ast.Module | None:
+        """The file's module AST, parsed once per view: several rules locate their edits in the same file. None
+        when the file is not the project's, unreadable or not valid Python. Callers must not mutate it."""
+        rel = self.rel(file)
+        if rel is None:
+            return None
+        if rel not in self._trees:
+            lines = self.lines(rel)
+            try:
+                self._trees[rel] = ast.parse("".join(lines)) if lines is not None else None
+            except (SyntaxError, ValueError):
+                self._trees[rel] = None
+        return self._trees[rel]
 
     def _read(self, rel: str) -> list[str] | None:
         if self.root is None:

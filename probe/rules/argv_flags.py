@@ -29,13 +29,7 @@ class _File:
 
 def _parse(ctx: RuleContext, file: str, cache: dict[str, _File | None]) -> _File | None:
     if file not in cache:
-        lines = ctx.sources.lines(file)
-        tree = None
-        if lines is not None:
-            try:
-                tree = ast.parse("".join(lines))
-            except (SyntaxError, ValueError):
-                tree = None
+        tree = ctx.sources.tree(file)
         parents = {c: p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)} if tree is not None else {}
         cache[file] = None if tree is None else _File(tree, parents)
     return cache[file]

@@ -10,7 +10,6 @@ then says why there is no edit instead of guessing.
 from __future__ import annotations
 
 import ast
-import weakref
 from typing import TYPE_CHECKING
 
 from warp_compile.probe.edits import SourceView, insert_before, owned_path, replace_lines
@@ -31,19 +30,9 @@ def is_dependency(ctx: RuleContext, file: str) -> bool:
     return not owned_path(file.lstrip("/"))
 
 
-_TREES: weakref.WeakKeyDictionary[SourceView, dict[str, ast.Module | None]] = weakref.WeakKeyDictionary()
-
-
 def tree(src: SourceView, file: str) -> ast.Module | None:
-    """The parsed file, once per view (a rule asks for the same file once per kernel or launch it edits)."""
-    cache = _TREES.setdefault(src, {})
-    if file not in cache:
-        lines = src.lines(file)
-        try:
-            cache[file] = ast.parse("".join(lines)) if lines is not None else None
-        except (SyntaxError, ValueError):
-            cache[file] = None
-    return cache[file]
+    """The parsed file (the view parses each file once)."""
+    return src.tree(file)
 
 
 def _last_name(node: ast.expr) -> str | None:

@@ -114,9 +114,8 @@ def statement_end(ctx: RuleContext, file: str, line: int) -> int:
     lines = ctx.sources.lines(file)
     if not lines:
         return line
-    try:
-        tree = ast.parse("".join(lines))
-    except (SyntaxError, ValueError):
+    tree = ctx.sources.tree(file)
+    if tree is None:
         return line
     for node in ast.walk(tree):
         if isinstance(node, ast.stmt) and node.lineno == line:
@@ -152,9 +151,8 @@ def remove_statement_edit(ctx: RuleContext, file: str, line: int) -> Edit | None
     lines = ctx.sources.lines(file)
     if not lines:
         return None
-    try:
-        tree = ast.parse("".join(lines))
-    except (SyntaxError, ValueError):
+    tree = ctx.sources.tree(file)
+    if tree is None:
         return None
     simple = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign)
     for parent in ast.walk(tree):
@@ -224,9 +222,8 @@ def move_statement_up_edits(ctx: RuleContext, file: str, line: int, before: int)
     lines = ctx.sources.lines(file)
     if not lines or before >= line:
         return []
-    try:
-        tree = ast.parse("".join(lines))
-    except (SyntaxError, ValueError):
+    tree = ctx.sources.tree(file)
+    if tree is None:
         return []
     here, there = _block_of(tree, line), _block_of(tree, before)
     if here is None or there is None or here[0] is not there[0]:

@@ -302,13 +302,10 @@ def app_side_options(dists: list[str]) -> str:
 
 def parsed(ctx: RuleContext, file: str) -> tuple[list[str], ast.Module] | None:
     """(lines, module AST) of a project file, or None (not the project's, unreadable, not valid Python)."""
-    lines = ctx.sources.lines(file)
-    if lines is None:
+    lines, tree = ctx.sources.lines(file), ctx.sources.tree(file)
+    if lines is None or tree is None:
         return None
-    try:
-        return lines, ast.parse("".join(lines))
-    except (SyntaxError, ValueError):
-        return None
+    return lines, tree
 
 
 def def_at(tree: ast.AST, line: int, name: str | None = None) -> ast.FunctionDef | None:
