@@ -197,16 +197,21 @@ def _carried_options(ctx: RuleContext, group: list[Build]) -> _Carried:
 # ---------------------------------------------------------------------------------------------- cost and edit
 
 MIN_MERGE_SHARE = 0.25  # the merge must save at least this share of the modules' own summed load
+MIN_SIZE_SPREAD = 1.5  # generated sizes must span this ratio before a line through load time is trusted
 
 
 def fixed_cost(ctx: RuleContext, group: list[Build]) -> tuple[float, str]:
     """(the fixed per-module cost, how it was found): the intercept of load time against generated source size over
     the run's compiled builds on the group's device (what a module costs before its own code), at most the smallest
-    module's load; without three builds of different sizes, the smallest load itself (an upper bound)."""
+    module's load; without three builds whose sizes differ enough to fit a line through (the largest at least
+    MIN_SIZE_SPREAD times the smallest), the smallest load itself (an upper bound). Sizes a few percent apart leave
+    the slope to the timing noise: three ~3.5 KB modules of 209-268 ms fitted a negative intercept (no fixed cost)
+    on one run and the whole load on another."""
     device = group[0].device
     pts = [(b.source_bytes, b.ms) for b in ctx.report.builds if b.status == "compiled" and b.device == device]
     low = min(b.ms for b in group)
-    if len({x for x, _ in pts}) >= 3 and all(x > 0 for x, _ in pts):
+    sizes = [x for x, _ in pts]
+    if len(set(sizes)) >= 3 and min(sizes) > 0 and max(sizes) >= MIN_SIZE_SPREAD * min(sizes):
         mx = sum(x for x, _ in pts) / len(pts)
         my = sum(y for _, y in pts) / len(pts)
         sxx = sum((x - mx) ** 2 for x, _ in pts)
