@@ -178,7 +178,23 @@ def settings_edit(
     lines = src.lines(entry.file)
     if lines is None:
         return None
-    return insert_before(src, entry.file, header_end(lines), block)
+    return top_insert(src, entry.file, block)
+
+
+WARP_IMPORT = "import warp as wp"
+
+
+def top_insert(src: SourceView, file: str, block: str) -> Edit | None:
+    """`block` (which starts with `import warp as wp`) at the top of `file`, after the lines Python wants first.
+    When the file's first statement there already is `import warp as wp`, the block goes after it without its own
+    import line: the setting still precedes every other import, and the file does not import warp twice."""
+    lines = src.lines(file)
+    if lines is None:
+        return None
+    at = header_end(lines)
+    if at <= len(lines) and lines[at - 1].strip() == WARP_IMPORT and block.startswith(WARP_IMPORT + "\n"):
+        return insert_before(src, file, at + 1, block[len(WARP_IMPORT) + 1 :])
+    return insert_before(src, file, at, block)
 
 
 def launcher_name(entry: EntryPoint) -> str:

@@ -506,13 +506,13 @@ def run_fix(
             if arm is not None:
                 arms.append((c, arm))
         say(f"fix: measuring {len(arms)} candidate(s) against the original, one shared baseline")
-        _measure(base, [a for _, a in arms], options, engine, progress, skip_first=len(seeds))
+        _measure(base, [a for _, a in arms], options, engine, progress, skip_first=len(seeds), cuda_arch=cuda_arch)
         for c, arm in arms:
             _fill(c, arm, engine, base, findings[c.key].must_keep, options.timeout_s, root)
         good = [c for c in result.candidates if c.improved and c.edits]
         if options.combine and len(good) >= 2:
             result.combination = _combination(good, findings, files, root, rel_cwd, command, cwd, scratch, base,
-                                              options, engine, progress)
+                                              options, engine, progress, cuda_arch)
         if options.write:
             _write(result, root, files)
     result.costs = _costs(costs, engine, seeds, t0, len(base.samples))
@@ -557,20 +557,27 @@ def _candidate_arm(c: CandidateFix, files: dict[str, bytes], root: Path, rel_cwd
 
 
 def _measure(base: Arm, arms: list[Arm], options: FixOptions, engine: Engine, progress: Progress | None,
-             skip_first: int) -> None:
+             skip_first: int, cuda_arch: int | None = None) -> None:
+    """Every arm the same way as the diagnosis was measured: with `cuda_arch` each sample replays its modules
+    through NVRTC, so a CUDA-only fix is judged on the CUDA compile clock it is about."""
     if not arms:
         return
+    run_sample = engine.run_sample
+    if cuda_arch:
+        def run_sample(*args: Any, **kw: Any) -> Any:
+            return engine.run_sample(*args, cuda_arch=cuda_arch, **kw)
+
     multiarm_compare(
         base, arms, rounds=options.rounds, until_decided=options.until_decided and options.rounds is None,
         min_rounds=options.min_rounds, max_rounds=options.max_rounds, timeout_s=options.timeout_s,
-        progress=progress, run_sample=engine.run_sample, build_report=engine.build_report,
+        progress=progress, run_sample=run_sample, build_report=engine.build_report,
         acts_through=options.acts_through, on_sample=engine.record, skip_baseline_rounds=skip_first,
     )
 
 
 def _combination(good: list[CandidateFix], findings: dict[str, Finding], files: dict[str, bytes], root: Path,
                  rel_cwd: Path, command: list[str], cwd: Path, scratch: Scratch, base: Arm, options: FixOptions,
-                 engine: Engine, progress: Progress | None) -> CandidateFix:
+                 engine: Engine, progress: Progress | None, cuda_arch: int | None = None) -> CandidateFix:
     keys = [c.key for c in good]
     mechs = [m for c in good for m in c.mechanisms]
     combo = CandidateFix(key="+".join(keys), mechanisms=mechs, title="the fixes that improved, together",
@@ -579,7 +586,7 @@ def _combination(good: list[CandidateFix], findings: dict[str, Finding], files: 
     arm = _candidate_arm(combo, files, root, rel_cwd, command, cwd, scratch.root / "combination")
     if arm is None:
         return combo
-    _measure(base, [arm], options, engine, progress, skip_first=0)
+    _measure(base, [arm], options, engine, progress, skip_first=0, cuda_arch=cuda_arch)
     must_keep = [v for k in keys for v in findings[k].must_keep]
     _fill(combo, arm, engine, base, must_keep, options.timeout_s, root)
     return combo

@@ -101,12 +101,14 @@ def verify(
     cancel: threading.Event | None = None,
     seed: Any = None,
     engine: Engine | None = None,
+    cuda_arch: int | None = None,
 ) -> Diagnosis:
     """Measure every finding that has an edit or a setting (one shared baseline); withdraw the ones that fail."""
     options = FixOptions(write=False, combine=False, settings_arms=True, rounds=pairs, until_decided=pairs is None,
                          min_rounds=MIN_ROUNDS, max_rounds=MAX_ROUNDS, timeout_s=timeout_s)
     result, _ = run_fix(command, cwd, options, diagnosis=diagnosis, progress=progress, cancel=cancel, seed=seed,
-                        engine=engine, source=Path(diagnosis.source_root) if diagnosis.source_root else None)
+                        engine=engine, source=Path(diagnosis.source_root) if diagnosis.source_root else None,
+                        cuda_arch=cuda_arch)
     by_key = {c.key: c for c in result.candidates}
     kept: list[Finding] = []
     for key, f in zip(finding_keys(diagnosis.findings), diagnosis.findings, strict=True):

@@ -58,8 +58,7 @@ COMMAND = (
 TimeoutS = Annotated[float, Field(gt=0, description="seconds per run before its process tree is killed")]
 CudaArch = Annotated[
     int | None,
-    Field(ge=50, le=199, description="also build the cold run's modules for sm_N through NVRTC after it ran "
-          "(no GPU needed), e.g. 90: CUDA builds for CS-5/CS-7/CS-13"),
+    Field(ge=50, le=199, description="also replay the modules for sm_N via NVRTC, no GPU (e.g. 90; CS-5/7/13)"),
 ]
 
 
@@ -313,7 +312,7 @@ async def diagnose(
             report_id = server.store.add(rep)
             _all_failed(rep, report_id)
         if verify and not rep.all_failed:
-            diagnosis = await _verify(ctx, diagnosis, rep, roots, timeout_s)
+            diagnosis = await _verify(ctx, diagnosis, rep, roots, timeout_s, cuda_arch)
     from warp_compile.probe.render.diagnosis import render_text
 
     if note:
@@ -325,7 +324,8 @@ async def diagnose(
 
 
 async def _verify(
-    ctx: Context, diagnosis: Diagnosis, rep: Report, roots: Sequence[Path], timeout_s: float
+    ctx: Context, diagnosis: Diagnosis, rep: Report, roots: Sequence[Path], timeout_s: float,
+    cuda_arch: int | None = None,
 ) -> Diagnosis:
     """Run each finding's experiment in the report's own directory (inside the roots), with progress and cancel."""
     from warp_compile.probe.verify import verify
@@ -335,7 +335,8 @@ async def _verify(
     runs = sum(1 for f in diagnosis.findings if f.experiment or f.edits)
     return await run_core(
         lambda progress, cancel: verify(
-            diagnosis, list(rep.command), where, timeout_s=timeout_s, progress=progress, cancel=cancel
+            diagnosis, list(rep.command), where, timeout_s=timeout_s, progress=progress, cancel=cancel,
+            cuda_arch=cuda_arch,
         ),
         Progress(ctx, expected=max(1, runs) * 4),
     )
@@ -457,16 +458,17 @@ async def compare_interleaved(
 async def fix(
     ctx: Context,
     command: Annotated[list[str], Field(description=COMMAND)],
-    cwd: Annotated[str, Field(description="the project directory (copied; changed only with write)")],
+    cwd: Annotated[str, Field(description="the project (copied; changed only with write)")],
     findings: Annotated[list[str] | None, Field(description='only these, e.g. ["CS-10"]')] = None,
     write: Annotated[bool, Field(description="write the proven fixes into cwd")] = False,
     pairs: Annotated[int | None, Field(ge=1, le=20, description="samples per fix (default: until decided)")] = None,
     timeout_s: TimeoutS = 900,
+    cuda_arch: CudaArch = None,
     client_roots: Annotated[ListRootsResult | None, Resolve(_fix_roots)] = None,
 ) -> Annotated[CallToolResult, FixResult]:
-    """Prove the fixes: diagnose, apply each finding's edits to a scratch copy, measure the copies against one shared
-    original until decided, check output, launches and must-keep paths. Per fix: verdict, saving with its band,
-    behaviour, diff. Dry run unless write (then only proven fixes are written). Takes minutes."""
+    """Prove the fixes: diagnose, apply each finding's edits to a scratch copy, measure against one shared original
+    until decided, check output, launches, must-keep paths. Per fix: verdict, saving with band, behaviour, diff.
+    Dry run unless write (writes only proven fixes). Takes minutes."""
     from warp_compile.probe.fix import FixOptions, run_fix
     from warp_compile.probe.measure import check_inputs
     from warp_compile.probe.render.fix import render_fix
@@ -480,7 +482,8 @@ async def fix(
         options = FixOptions(wanted=list(findings or []), write=write, rounds=pairs, until_decided=pairs is None,
                              timeout_s=timeout_s)
         result, _ = await run_core(
-            lambda progress, cancel: run_fix(run, where, options, progress=progress, cancel=cancel),
+            lambda progress, cancel: run_fix(run, where, options, progress=progress, cancel=cancel,
+                                             cuda_arch=cuda_arch),
             Progress(ctx, expected=2 + 4 * (pairs or options.max_rounds)),
         )
     if note:

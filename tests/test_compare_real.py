@@ -178,6 +178,7 @@ print("done")
     assert "renamed:" in text
 
 
+@pytest.mark.heavy
 def test_scheduling_only_change_is_judged_on_elapsed(apps):
     mod = """
 import warp as wp
@@ -231,6 +232,7 @@ print("done")
     assert c.verdict == expected, text
 
 
+@pytest.mark.heavy
 def test_cache_fix_is_improved_through_the_warm_repeat(apps):
     body = "".join(KERNELS[f"k{i}"] for i in range(2)) + _launch("k0", 2) + _launch("k1", 2) + "\nprint('done')\n"
     # the probe gives every sample a private cache, so clearing it here harms nothing outside the sandbox

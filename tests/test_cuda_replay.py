@@ -168,6 +168,7 @@ def test_five_small_modules_on_toolkit_12_measure_nvrtcs_header_both_ways() -> N
                for t in texts), texts
 
 
+@pytest.mark.heavy
 def test_backward_tile_module_is_rebuilt_forward_only_and_cs10_carries_the_cuda_cost() -> None:
     """The longest replay here (minutes on a busy 2-core machine): MathDx LTO for the adjoint GEMMs too."""
     report = _measure("tile_backward.py")

@@ -34,6 +34,7 @@ def _agent(tmp_path: Path, body: str) -> str:
     return str(script)
 
 
+@pytest.mark.heavy
 def test_a_do_nothing_agent_is_judged_no_effect(tmp_path):
     """The A/A control: both arms are the same files written the same way, so the judge must see no change: the
     same work compiled under a change that can act only through what compiles is NO_EFFECT, whatever the clocks."""

@@ -36,6 +36,7 @@ class Mock:
         self.profiles = profiles
         self.calls: list[tuple[str, int]] = []
         self.once: list[tuple[str, list[str]]] = []
+        self.kwargs: list[dict] = []
 
     def _name(self, cwd: Path) -> str:
         for part in reversed(Path(cwd).parts):
@@ -48,6 +49,7 @@ class Mock:
         if extra_env:
             name = "settings"
         self.calls.append((name, index))
+        self.kwargs.append(kw)
         p = self.profiles.get(name, self.profiles["original"])
         seq = p["elapsed"]
 
@@ -215,6 +217,19 @@ def test_dry_run_proves_a_fix_and_leaves_the_project_byte_identical(tmp_path: Pa
     assert _snapshot(root) == before
     assert result.costs.program_runs == 2 * len(mock.calls)  # every sample is a cold and a warm run
     assert not any(p.name.startswith("warp-compile-fix-") for p in Path(tmp_path).iterdir())
+
+
+def test_cuda_arch_reaches_every_sample_of_every_arm(tmp_path: Path) -> None:
+    """With --cuda-arch the copies are measured the way the diagnosis was (the NVRTC replay in each sample), so a
+    CUDA-only fix is judged on the CUDA compile clock; without it no sample asks for a replay."""
+    root = _project(tmp_path)
+    for arch, want in ((90, {"cuda_arch": 90}), (None, {})):
+        mock = Mock({"original": {"elapsed": SLOW}, "fix1": {"elapsed": FAST}})
+        d = _diagnosis(root, [_finding("CS-10", [_settings_edit(root)], applicability="automatic")])
+        run_fix(["python", "main.py"], root, FixOptions(min_rounds=2), diagnosis=d, engine=mock.engine(),
+                cuda_arch=arch)
+        assert {n for n, _ in mock.calls} == {"original", "fix1"}
+        assert mock.kwargs and all(kw == want for kw in mock.kwargs), mock.kwargs
 
 
 def test_write_applies_exactly_the_printed_diff_and_only_the_proven_fix(tmp_path: Path) -> None:

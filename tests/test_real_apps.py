@@ -88,6 +88,7 @@ def test_a_switch_applied_after_the_engine_created_its_modules_moves_to_the_entr
     assert "above the import at line 4" in cs10.fix and "get_module" not in cs10.fix
 
 
+@pytest.mark.heavy
 def test_try_backward_off_on_a_forward_only_app_is_improved() -> None:
     from warp_compile.probe.experiment import run_try
 
@@ -98,6 +99,7 @@ def test_try_backward_off_on_a_forward_only_app_is_improved() -> None:
     assert result.comparison.verdict == "IMPROVED", result.comparison.reason
 
 
+@pytest.mark.heavy
 def test_verify_puts_a_measured_saving_within_a_quarter_of_the_estimate() -> None:
     """The backward code of heavyfwd costs seconds: the estimate (adjoint share of the native compile) and the
     measurement (enable_backward=False applied by the hook, interleaved) agree within 25%."""

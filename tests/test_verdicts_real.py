@@ -81,6 +81,7 @@ def test_header_off_at_the_entry_point_of_a_one_module_app_is_improved(tmp_path:
     print(c["reason"], c["moved_costs"])
 
 
+@pytest.mark.heavy
 def test_try_header_off_on_a_one_module_app_is_improved(tmp_path: Path) -> None:
     app = _copy(APPS / "one_module", tmp_path / "app")
     code, r = _run(["try", "--set", "use_precompiled_headers=False", "--pairs", "3", "--cwd", str(app), "--",
@@ -92,6 +93,7 @@ def test_try_header_off_on_a_one_module_app_is_improved(tmp_path: Path) -> None:
     print(c["reason"])
 
 
+@pytest.mark.heavy
 def test_try_a_setting_the_app_already_has_is_no_effect_on_a_loaded_machine(tmp_path: Path) -> None:
     app = _copy(APPS / "one_module", tmp_path / "app")
     with machine_loaded():
@@ -121,6 +123,7 @@ def late_kernels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     return out
 
 
+@pytest.mark.heavy
 def test_saved_reports_of_an_unchanged_app_under_load_are_not_a_change(late_kernels: dict) -> None:
     base, loaded, root = late_kernels["base"], late_kernels["loaded"], late_kernels["root"]
     c = compare_reports(base, loaded)

@@ -120,10 +120,11 @@ def _from_command(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
     cwd = check_inputs(ns.cmd_argv, check_dir(ns.cwd or ".", "--cwd"), samples, timeout)
     source = _source_dir(ns.source) if ns.source else None
     check_json_dest(ns.json)
-    if ns.verify and samples == 1 and not ns.cuda_arch:
+    if ns.verify and samples == 1:
         from warp_compile.probe.fix import diagnose_with_sample, real_engine
 
-        return diagnose_with_sample(ns.cmd_argv, cwd, source, timeout, progress_printer(ns.quiet), real_engine(None))
+        return diagnose_with_sample(ns.cmd_argv, cwd, source, timeout, progress_printer(ns.quiet), real_engine(None),
+                                    ns.cuda_arch)
     report, diagnosis = diagnose_command(
         ns.cmd_argv,
         cwd,
@@ -146,7 +147,7 @@ def _verify(ns: argparse.Namespace, report, diagnosis, sample=None):  # type: ig
                          "is gone")
     timeout = 900.0 if ns.timeout is None else ns.timeout
     return verify(diagnosis, list(report.command), cwd, pairs=ns.verify_pairs, timeout_s=timeout,
-                  progress=progress_printer(ns.quiet), seed=sample)
+                  progress=progress_printer(ns.quiet), seed=sample, cuda_arch=ns.cuda_arch)
 
 
 def run(ns: argparse.Namespace) -> int:

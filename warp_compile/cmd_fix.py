@@ -12,12 +12,14 @@ import argparse
 from pathlib import Path
 
 from warp_compile.cli_args import add_command, add_timeout_quiet
+from warp_compile.cmd_measure import cuda_arch
 from warp_compile.io import check_dir, check_json_dest, clip_path, emit, progress_printer
 from warp_compile.probe.errors import UsageError
 
 USAGE = """\
 %(prog)s [--finding CS-n ...] [--write] [--pairs N | --until-decided [--max-pairs M]] [--diagnosis FILE]
-                        [--cwd DIR] [--source DIR] [--timeout S] [--json FILE] [--diff] [--quiet] -- CMD..."""
+                        [--cuda-arch N] [--cwd DIR] [--source DIR] [--timeout S] [--json FILE] [--diff] [--quiet]
+                        -- CMD..."""
 
 DESCRIPTION = """\
 Diagnose CMD (after `--`), or read a diagnosis saved by `diagnose --json`, then for every finding with an edit:
@@ -46,6 +48,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="stop each candidate once its verdict cannot change (the default)")
     p.add_argument("--min-pairs", type=int, default=2, metavar="N", help="with --until-decided: at least N (default 2)")
     p.add_argument("--max-pairs", type=int, default=6, metavar="M", help="with --until-decided: at most M (default 6)")
+    p.add_argument("--cuda-arch", type=cuda_arch, metavar="N",
+                   help="also replay every module for sm_N through NVRTC in the diagnosis and every measured sample, "
+                   "so a CUDA-only fix (CS-5, CS-7) is judged on the CUDA compile clock without a GPU")
     p.add_argument("--diagnosis", metavar="FILE", help="a diagnosis saved by `diagnose --json` instead of diagnosing")
     p.add_argument("--cwd", metavar="DIR", help="directory to run the command in (default: current)")
     p.add_argument("--source", metavar="DIR", help="the project to copy and scan (default: --cwd)")
@@ -97,7 +102,7 @@ def run(ns: argparse.Namespace) -> int:
     check_json_dest(ns.json, inputs=[ns.diagnosis] if ns.diagnosis else [])
     diagnosis = _saved(ns.diagnosis) if ns.diagnosis else None
     result, _ = run_fix(ns.cmd_argv, cwd, options, diagnosis=diagnosis, source=source,
-                        progress=progress_printer(ns.quiet))
+                        progress=progress_printer(ns.quiet), cuda_arch=ns.cuda_arch)
     if ns.diff:
         if result.write:
             text = result.written_diff
