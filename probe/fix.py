@@ -120,9 +120,13 @@ def improved(c: CandidateFix) -> bool:
 def to_write(result: FixResult) -> tuple[list[str], list[Edit]]:
     """The keys and edits --write applies: the combination when it improved, else the best single fix."""
     combo = result.combination
-    if combo is not None and combo.improved:
-        return [k for k in combo.key.split("+")], list(combo.edits)
     best = sorted((c for c in result.candidates if c.improved and c.edits), key=lambda c: -(c.saving_ms or 0.0))
+    if combo is not None and combo.improved:
+        keys = combo.key.split("+")
+        unproven = any(not c.improved for c in result.candidates if c.key in keys)
+        # a combination with an undecided part must earn that part: more saved than the best fix alone
+        if not unproven or not best or (combo.saving_ms or 0.0) > (best[0].saving_ms or 0.0):
+            return keys, list(combo.edits)
     if not best:
         return [], []
     return [best[0].key], list(best[0].edits)
@@ -510,9 +514,10 @@ def run_fix(
         for c, arm in arms:
             _fill(c, arm, engine, base, findings[c.key].must_keep, options.timeout_s, root)
         good = [c for c in result.candidates if c.improved and c.edits]
-        if options.combine and len(good) >= 2:
-            result.combination = _combination(good, findings, files, root, rel_cwd, command, cwd, scratch, base,
-                                              options, engine, progress, cuda_arch)
+        parts = _parts_of_one_problem(good, result.candidates, findings)
+        if options.combine and len(good) + len(parts) >= 2:
+            result.combination = _combination(good + parts, findings, files, root, rel_cwd, command, cwd, scratch,
+                                              base, options, engine, progress, cuda_arch)
         if options.write:
             _write(result, root, files)
     result.costs = _costs(costs, engine, seeds, t0, len(base.samples))
@@ -575,12 +580,34 @@ def _measure(base: Arm, arms: list[Arm], options: FixOptions, engine: Engine, pr
     )
 
 
+def _parts_of_one_problem(good: list[CandidateFix], candidates: list[CandidateFix],
+                          findings: dict[str, Finding]) -> list[CandidateFix]:
+    """Undecided fixes that go with an improved one: the same mechanism on a module an improved fix is about (two
+    generic kernels of one module each registered late: either registration alone still leaves the module rebuilt
+    by the other, so alone it can read no effect). They join the combination, which is judged as a whole; --write
+    takes it only if it saves more than the best single fix."""
+    mods = {(m, mod) for c in good for m in c.mechanisms for mod in findings[c.key].modules}
+    out = []
+    for c in candidates:
+        if c in good or not c.edits or c.status != "measured" or c.behaviour_ok is not True:
+            continue
+        if c.verdict not in ("INCONCLUSIVE", "NO_EFFECT"):
+            continue
+        f = findings.get(c.key)
+        if f is not None and any((m, mod) in mods for m in c.mechanisms for mod in f.modules):
+            out.append(c)
+    return out
+
+
 def _combination(good: list[CandidateFix], findings: dict[str, Finding], files: dict[str, bytes], root: Path,
                  rel_cwd: Path, command: list[str], cwd: Path, scratch: Scratch, base: Arm, options: FixOptions,
                  engine: Engine, progress: Progress | None, cuda_arch: int | None = None) -> CandidateFix:
     keys = [c.key for c in good]
     mechs = [m for c in good for m in c.mechanisms]
-    combo = CandidateFix(key="+".join(keys), mechanisms=mechs, title="the fixes that improved, together",
+    title = "the fixes that improved, together"
+    if any(not c.improved for c in good):
+        title = "the fixes that improved, with the undecided fixes of the same modules, together"
+    combo = CandidateFix(key="+".join(keys), mechanisms=mechs, title=title,
                          edits=[e for c in good for e in c.edits], clock=fix_clock(mechs), status="measured",
                          applicability="review" if any(c.applicability != "automatic" for c in good) else "automatic")
     arm = _candidate_arm(combo, files, root, rel_cwd, command, cwd, scratch.root / "combination")

@@ -16,7 +16,16 @@ from tests.test_compare import build, report
 from warp_compile.probe.compare.multiarm import Arm, multiarm_compare
 from warp_compile.probe.edits import SourceView, insert_before, replace_lines
 from warp_compile.probe.errors import UsageError
-from warp_compile.probe.fix import Engine, FixOptions, finding_keys, launcher_command, map_command, plan, run_fix
+from warp_compile.probe.fix import (
+    Engine,
+    FixOptions,
+    finding_keys,
+    launcher_command,
+    map_command,
+    plan,
+    run_fix,
+    to_write,
+)
 from warp_compile.probe.models import EntryPoint
 from warp_compile.probe.models.diagnosis import Diagnosis, Edit, Finding, UpstreamReport
 from warp_compile.probe.settings_fix import add_settings_edits
@@ -333,3 +342,27 @@ def test_a_copy_that_imports_the_real_tree_is_not_measured_as_the_fix(tmp_path: 
         imported_files=["site:__editable___finder", str(copy / "lib.py")])))
     assert imports_from([leak], root) == str(root / "lib.py")
     assert imports_from([clean], root) is None
+
+
+def test_an_undecided_fix_of_the_same_module_joins_the_combination_only_if_it_pays(tmp_path: Path) -> None:
+    """Two CS-6 findings on one module: registering one kernel's instances saves part, the other alone reads no
+    change (the module is still rebuilt by the first kernel's late instance); together they save the most, so the
+    combination is measured and written. When together they save no more than the first alone, only it is written."""
+    root = _project(tmp_path)
+    a = _settings_edit(root)
+    b = replace_lines(SourceView(root), "lib.py", 1, 1, "X = 1  # registered\n")
+    assert b is not None
+    d = _diagnosis(root, [_finding("CS-6", [a], applicability="automatic", modules=["m"]),
+                          _finding("CS-6", [b], applicability="automatic", modules=["m"])])
+    mid = [2200.0, 2210.0, 2190.0, 2205.0]
+    for together, written in ((FAST, ["lib.py", "main.py"]), (mid, ["main.py"])):
+        mock = Mock({"original": {"elapsed": SLOW}, "fix1": {"elapsed": mid}, "fix2": {"elapsed": SLOW},
+                     "combination": {"elapsed": together}})
+        result, _ = run_fix(["python", "main.py"], root, FixOptions(write=False, min_rounds=4),
+                            diagnosis=d, engine=mock.engine())
+        one, two = result.candidates
+        assert one.improved and not two.improved and two.verdict in ("INCONCLUSIVE", "NO_EFFECT")
+        assert result.combination is not None and result.combination.key == "CS-6#1+CS-6#2"
+        assert "undecided" in result.combination.title
+        keys, edits = to_write(result)
+        assert sorted({e.file for e in edits}) == written, (keys, result.combination.saving_ms, one.saving_ms)
