@@ -12,8 +12,11 @@ def _measured(c: CandidateFix) -> str:
     parts = [c.verdict or "not measured"]
     if c.saving_ms is not None:
         band = f" (band ±{fmt_ms(c.band_ms)})" if c.band_ms is not None else ""
-        pct = f", {c.saving_pct:+.1f}%" if c.saving_pct is not None else ""
-        parts.append(f"saves {fmt_ms(c.saving_ms)} on {c.clock}{band}{pct}")
+        pct = f" ({abs(c.saving_pct):.1f}%)" if c.saving_pct is not None else ""
+        if c.saving_ms >= 0:
+            parts.append(f"saves {fmt_ms(c.saving_ms)}{pct} on {c.clock}{band}")
+        else:
+            parts.append(f"costs {fmt_ms(-c.saving_ms)}{pct} more on {c.clock}{band}")
     moved = [k for k in c.savings if k.outcome == "improved" and k.name != c.clock and k.saving_ms is not None]
     if moved:
         parts.append("beyond its band on " + ", ".join(
