@@ -114,7 +114,12 @@ def fix_credit(case: Case, fix: FixScore, warp_version: str = "") -> float | Non
         return 0.0
     negative = case.kind_for(warp_version) == "negative"
     if not fix.changed:
-        return 1.0 if negative else 0.0
+        if negative:
+            return 1.0
+        # where the reference fix itself does not measure faster here (a GPU-only preload on a CPU machine), leaving
+        # the project unchanged is as unjudgeable as applying it: the diagnosis alone scores the case, as it does
+        # for an agent that applies the reference
+        return None if reference_reliable(case) is False else 0.0
     verdict = fix.verdict
     if verdict == "REGRESSION" and case.reference is not None and case.reference.verdict == "REGRESSION":
         # the reference fix itself measures slower here (a correctness fix whose timing depends on idle cores):

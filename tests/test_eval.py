@@ -102,6 +102,9 @@ def test_fix_credit_rules():
     noisy = fix_case.model_copy(update={"reference": Reference(verdict="INCONCLUSIVE", saving_pct=0.4)})
     assert fix_credit(reliable, FixScore(changed=True, verdict="INCONCLUSIVE")) == 0.0
     assert fix_credit(noisy, FixScore(changed=True, verdict="INCONCLUSIVE")) is None
+    # an unchanged copy: no credit where the reference reliably improves, not judged where it does not
+    assert fix_credit(reliable, FixScore(changed=False)) == 0.0
+    assert fix_credit(noisy, FixScore(changed=False)) is None
     slower = fix_case.model_copy(update={"reference": Reference(verdict="REGRESSION", saving_pct=-2.1)})
     assert fix_credit(slower, FixScore(changed=True, verdict="REGRESSION")) is None  # as the reference: not judged
     assert fix_credit(reliable, FixScore(changed=True, verdict="REGRESSION")) == 0.0
