@@ -30,11 +30,6 @@ def is_dependency(ctx: RuleContext, file: str) -> bool:
     return not owned_path(file.lstrip("/"))
 
 
-def tree(src: SourceView, file: str) -> ast.Module | None:
-    """The parsed file (the view parses each file once)."""
-    return src.tree(file)
-
-
 def _last_name(node: ast.expr) -> str | None:
     if isinstance(node, ast.Name):
         return node.id
@@ -45,7 +40,7 @@ def _last_name(node: ast.expr) -> str | None:
 
 def kernel_def(src: SourceView, file: str, line: int) -> ast.FunctionDef | None:
     """The `def` of a decorated kernel at `line` (its def line, or a decorator line as Warp records it)."""
-    t = tree(src, file)
+    t = src.tree(file)
     if t is None:
         return None
     for node in ast.walk(t):
@@ -102,7 +97,7 @@ def kernel_module_edit(src: SourceView, file: str, line: int, module: str) -> Ed
 
 def calls_at(src: SourceView, file: str, line: int, names: set[str]) -> list[ast.Call]:
     """Calls of a function named in `names` (last identifier) that start at `line`."""
-    t = tree(src, file)
+    t = src.tree(file)
     if t is None:
         return []
     return [
@@ -133,7 +128,7 @@ def keyword_text(src: SourceView, file: str, call: ast.Call, name: str) -> str |
 
 def statement_at(src: SourceView, file: str, line: int) -> ast.stmt | None:
     """The innermost statement that starts at `line`."""
-    t = tree(src, file)
+    t = src.tree(file)
     if t is None:
         return None
     best: ast.stmt | None = None
@@ -148,7 +143,7 @@ def after_imports_line(src: SourceView, file: str) -> int | None:
 
     A module option set here runs before any kernel of the file is defined and after `import warp as wp`.
     """
-    t = tree(src, file)
+    t = src.tree(file)
     if t is None:
         return None
     last = None
