@@ -14,9 +14,9 @@ Conventions for every fact:
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from warp_compile.probe.models.base import Model as _Model
 
@@ -341,6 +341,16 @@ class ScanFacts(_Model):
     factory_calls: list[FactoryCallFact] = Field(default_factory=list)  # linked across files after the per-file scan
     # Calls that lead to function-scope overload registrations (see CallFact): file order, then walk order.
     calls: list[CallFact] = Field(default_factory=list)
+    # not part of the schema: the scan's guard and caller index (probe.scan.guards.GuardIndex), None when the facts
+    # were not made by a scan of files
+    _guard_index: Any = PrivateAttr(default=None)
+
+    def set_guard_index(self, index: Any) -> None:
+        self._guard_index = index
+
+    @property
+    def guard_index(self) -> Any:
+        return self._guard_index
 
     # ---- pure queries -------------------------------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from warp_compile.probe.edits import SourceView
 from warp_compile.probe.models import Build, KernelInfo, PchBuild, Report
@@ -37,6 +38,7 @@ class RuleContext:
     removals: dict[int, Build | None] = field(default_factory=dict)  # owned event -> the build its fix removes
     # read-only lines of the project's own files, for the exact text an edit replaces (see probe/edits.py)
     sources: SourceView = field(default_factory=SourceView)
+    guard_index: Any = None  # rules/argv_flags.py: built once per context when the scan did not bring one
 
     def owner(self, change: HashChange) -> str | None:
         """The mechanism the diagnose engine gave this rebuild to (None: unarbitrated, every claimant sizes it)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 
 from .common import _PURE_CALLS, _RUNTIME_NAMES, _CallSite, _last_ident, _text
+from .guards import FileGuards
 
 # (line, enclosing function's qualname or "<module>", callee's last identifier)
 RawCall = tuple[int, str, str]
@@ -26,7 +27,7 @@ _NO_CALLS = frozenset(
 )
 
 
-def collect_calls(tree: ast.Module) -> list[RawCall]:
+def collect_calls(tree: ast.Module, guards: FileGuards | None = None) -> list[RawCall]:
     """Every call `name(...)` / `obj.name(...)` of one file.
 
     Runs on every parsed file, also those the main visitor only skims, so a rule can follow calls through any file;
@@ -34,6 +35,9 @@ def collect_calls(tree: ast.Module) -> list[RawCall]:
     before the calls in its arguments), a def's decorators and arguments before its body, class bases and return
     annotations skipped: the order the call facts keep, since rules that try call sites in turn take the first that
     fits. A file nested too deeply to walk keeps the calls found up to that point.
+
+    With `guards`, the same walk also records what `probe.scan.guards` indexes: the functions' line spans, the
+    spans each `if` test guards, and the argparse switches the file declares.
     """
     calls: list[RawCall] = []
 
@@ -50,7 +54,13 @@ def collect_calls(tree: ast.Module) -> list[RawCall]:
                 calls.append((node.lineno, fn, f.id))
             elif type(f) is ast.Attribute:
                 calls.append((node.lineno, fn, f.attr))
+                if guards is not None and f.attr == "add_argument":
+                    guards.add_switch(node)
+        elif guards is not None and (t is ast.If or t is ast.IfExp):
+            guards.add_test(node)
         elif t is ast.FunctionDef or t is ast.AsyncFunctionDef:
+            if guards is not None:
+                guards.add_function(node)
             for d in node.decorator_list:
                 walk(d, fn, kind, parent)
             walk(node.args, fn, kind, parent)

@@ -8,6 +8,7 @@ from warp_compile.probe.models.scan import CallerRef, CallFact, FactoryCallFact,
 
 from .common import _CallSite
 from .files import _Project
+from .guards import GuardIndex
 from .visitor import _FileScan
 
 
@@ -183,6 +184,11 @@ def _link_calls(facts: ScanFacts, scans: list[_FileScan]) -> None:
     """ScanFacts.calls: the calls of functions that hold a function-scope wp.overload registration, of their callers,
     and so on, CALL_LEVELS names deep, matched by name; in scan order. Every other call is dropped: keeping all of a
     large tree's calls costs more (objects for the garbage collector to walk) than the scan itself."""
+    index = GuardIndex()
+    for fs in scans:
+        index.add_file(fs.rel, fs.guards, fs.raw_calls)
+    index.keep_callers_of({f[2] for fs in scans for f in fs.guards.functions})
+    facts.set_guard_index(index)
     wanted = {o.function.rsplit(".", 1)[-1] for o in facts.overloads if o.scope == "function"}
     level = set(wanted)
     for _ in range(CALL_LEVELS - 1):

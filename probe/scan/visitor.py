@@ -27,7 +27,7 @@ from warp_compile.probe.models.scan import (
 )
 
 from .caches import CachesMixin
-from .calls import CallsMixin, RawCall, collect_calls
+from .calls import _NO_CALLS, CallsMixin, RawCall, collect_calls
 from .common import (
     _CALL_RE,
     _KEYWORDS,
@@ -45,6 +45,7 @@ from .common import (
     _trivial,
 )
 from .files import _Project
+from .guards import FileGuards
 from .imports import ImportsMixin
 from .kernels import KernelsMixin
 from .options import OptionsMixin
@@ -93,6 +94,32 @@ class _FileScan(ImportsMixin, OptionsMixin, CachesMixin, KernelsMixin, CallsMixi
         self.call_sites: list[_CallSite] = []
         self.decorators: set[int] = set()  # Call nodes used as decorators
         self.raw_calls: list[RawCall] = []  # every call of the file (the link pass keeps those ScanFacts.calls needs)
+        self.guards = FileGuards()  # spans of functions and if-guarded blocks, switches (for the GuardIndex)
+
+    # ---- dispatch ----------------------------------------------------------------------------------------------
+    # ast.NodeVisitor looks the method up by name for every node and walks every field of every leaf; on a large
+    # tree that machinery cost more than the facts. Same order and the same methods, with the lookup cached per
+    # node type and the leaves that hold nothing (names, constants, operators) not entered.
+
+    _methods: dict[type, object] = {}
+
+    def visit(self, node: ast.AST) -> None:
+        t = type(node)
+        m = self._methods.get(t)
+        if m is None:
+            m = getattr(type(self), "visit_" + t.__name__, None) or type(self).generic_visit
+            self._methods[t] = m
+        m(self, node)  # type: ignore[operator]
+
+    def generic_visit(self, node: ast.AST) -> None:
+        for name in node._fields:
+            v = getattr(node, name, None)
+            if type(v) is list:
+                for x in v:
+                    if type(x) not in _NO_CALLS and isinstance(x, ast.AST):
+                        self.visit(x)
+            elif v is not None and type(v) not in _NO_CALLS and isinstance(v, ast.AST):
+                self.visit(v)
 
     # ---- driver ------------------------------------------------------------------------------------------------
 
@@ -101,13 +128,13 @@ class _FileScan(ImportsMixin, OptionsMixin, CachesMixin, KernelsMixin, CallsMixi
         self._collect_constants()
         self.visit(self.tree)
         self._finish()
-        self.raw_calls = collect_calls(self.tree)
+        self.raw_calls = collect_calls(self.tree, self.guards)
 
     def run_light(self) -> None:
         """For files that cannot hold a Warp fact (no "warp", "CUDA_CACHE" or "rmtree" in the bytes): statements
         only, for imports, scopes, the main guard and the names each function calls."""
         self._light(self.tree.body)
-        self.raw_calls = collect_calls(self.tree)
+        self.raw_calls = collect_calls(self.tree, self.guards)
 
     def _light(self, body: list[ast.stmt]) -> None:
         for node in body:
