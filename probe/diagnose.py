@@ -11,10 +11,12 @@ not the same as "nothing to gain".
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
+from warp_compile.probe.dependency_advice import address_to_maintainers
 from warp_compile.probe.edits import SourceView, owned_path
 from warp_compile.probe.errors import UsageError
 from warp_compile.probe.hashdiff import explain_changes
@@ -115,7 +117,12 @@ def arbitrate(ctx: RuleContext, modules: list[ModuleType] | None = None, warning
     ctx.removals = plan_removals(ctx, [ch for ch in ctx.changes if ch.to_seq in ctx.owners])
 
 
-def _run_rules(ctx: RuleContext, warnings: list[Warn]) -> tuple[list[RuleResult], set[str]]:
+SLOW_RULE_S = 1.0  # a rule that takes longer says so in the progress lines
+
+
+def _run_rules(
+    ctx: RuleContext, warnings: list[Warn], progress: Progress | None = None
+) -> tuple[list[RuleResult], set[str]]:
     modules, skipped = load_rules()
     arbitrate(ctx, modules, warnings)
     results: list[RuleResult] = []
@@ -126,6 +133,9 @@ def _run_rules(ctx: RuleContext, warnings: list[Warn]) -> tuple[list[RuleResult]
     for mod in modules:
         mech = str(mod.MECHANISM)
         covered.add(mech)
+        t0 = time.monotonic()
+        if progress is not None:
+            progress(f"rules: {mech} ({mod.__name__.rsplit('.', 1)[-1]})")
         try:
             res = mod.evaluate(ctx)
             if not isinstance(res, RuleResult):
@@ -140,6 +150,9 @@ def _run_rules(ctx: RuleContext, warnings: list[Warn]) -> tuple[list[RuleResult]
         for f in res.findings:
             f.locations = dedupe_locations(f.locations)  # one file:line once per finding, whoever built the list
         results.append(res)
+        took = time.monotonic() - t0
+        if progress is not None and took >= SLOW_RULE_S:
+            progress(f"rules: {mech} took {took:.1f} s ({len(res.findings)} finding(s))")
     return results, covered
 
 
@@ -184,7 +197,11 @@ def _finding_summary(d: Diagnosis) -> str:
 
 
 def diagnose(
-    report: Report, scan: ScanFacts | None, root: str | Path | None = None, sources: SourceView | None = None
+    report: Report,
+    scan: ScanFacts | None,
+    root: str | Path | None = None,
+    sources: SourceView | None = None,
+    progress: Progress | None = None,
 ) -> Diagnosis:
     """Pure: the measured Report and the scan in, the Diagnosis out. `root` makes locations relative to it;
     `sources` lets rules quote the exact lines their edits replace (none: findings carry no edits)."""
@@ -214,11 +231,12 @@ def diagnose(
     ctx = RuleContext(report=report, scan=scan, root=base, sources=sources or SourceView())
     ctx.changes = explain_changes(report, rel=ctx.rel)
     d.hash_changes = ctx.changes
-    results, covered = _run_rules(ctx, d.warnings)
+    results, covered = _run_rules(ctx, d.warnings, progress)
     findings: list[Finding] = [f for r in results for f in r.findings]
     for f in findings:
         _fill_excerpt(f)
         _stamp_owners(f, report, base)
+        address_to_maintainers(f)
         _guard_edits(f)
     add_settings_edits(findings, ctx.sources, report.entry)
     d.findings = sorted(findings, key=_rank_key)
@@ -327,9 +345,14 @@ def diagnose_sources(report: Report, source: str | Path | None, progress: Progre
     if source is not None:
         if progress:
             progress(f"scan: reading the source under {source}")
-        facts = scan(Path(source))
+        t0 = time.monotonic()
+        facts = scan(Path(source), progress=progress)
+        if progress:
+            progress(f"scan: {facts.files_scanned} files, {len(facts.kernels)} kernels, {len(facts.tapes)} tapes in "
+                     f"{time.monotonic() - t0:.1f} s")
     if progress:
         progress("rules: matching the measurement against the mechanisms")
-    return diagnose(report, facts, root=source, sources=SourceView(source) if source is not None else None)
+    return diagnose(report, facts, root=source, sources=SourceView(source) if source is not None else None,
+                    progress=progress)
 
 

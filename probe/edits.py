@@ -42,6 +42,12 @@ class SourceView:
         self.root = Path(root).resolve() if root is not None else None
         self._cache: dict[str, list[str] | None] = {k: v.splitlines(keepends=True) for k, v in (files or {}).items()}
         self._trees: dict[str, ast.Module | None] = {}
+        self._outside: dict[str, tuple[list[str], ast.Module] | None] = {}
+
+    @property
+    def has_sources(self) -> bool:
+        """A root to read from, or files given: without either no edit can quote the text it replaces."""
+        return self.root is not None or any(v is not None for v in self._cache.values())
 
     def rel(self, file: str) -> str | None:
         """`file` (absolute or relative to the root) as a project-relative posix path, or None when outside."""
@@ -78,6 +84,18 @@ class SourceView:
             except (SyntaxError, ValueError):
                 self._trees[rel] = None
         return self._trees[rel]
+
+    def installed(self, path: str) -> tuple[list[str], ast.Module] | None:
+        """(lines, tree) of a file outside the project, e.g. an installed library's, for quoting it in a report to
+        its maintainers: read only, never an edit's target. None when unreadable or not valid Python."""
+        if path not in self._outside:
+            try:
+                p = Path(path)
+                text = p.read_text(encoding="utf-8") if p.is_file() and p.stat().st_size <= MAX_SOURCE_BYTES else None
+                self._outside[path] = (text.splitlines(keepends=True), ast.parse(text)) if text is not None else None
+            except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+                self._outside[path] = None
+        return self._outside[path]
 
     def _read(self, rel: str) -> list[str] | None:
         if self.root is None:

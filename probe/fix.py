@@ -102,6 +102,9 @@ def plan(diagnosis: Diagnosis, wanted: Sequence[str] | None = None, settings_arm
             c.status = "measured"
         elif f.experiment and settings_arms:
             c.status, c.settings = "measured", dict(f.experiment)
+        elif f.upstream is not None and f.upstream.edits and f.upstream.base_dir:
+            c.status, c.upstream, c.diff = "measured", True, f.upstream.diff
+            c.reason = "the change is the library's: measured on a patched scratch copy of it, never written"
         elif f.upstream is not None:
             c.reason = "the construct is a dependency's: an upstream report, nothing to apply"
         elif f.experiment:
@@ -134,7 +137,7 @@ def to_write(result: FixResult) -> tuple[list[str], list[Edit]]:
 
 def summarize(result: FixResult) -> str:
     measured = [c for c in result.candidates if c.status == "measured"]
-    good = [c.key for c in result.candidates if c.improved]
+    good = [c.key + (" upstream" if c.upstream else "") for c in result.candidates if c.improved]
     parts = [f"{len(measured)} of {len(result.candidates)} finding(s) had a fix to measure"]
     if measured:
         parts.append(f"{len(good)} improved with behaviour kept ({', '.join(good) or 'none'})")
@@ -501,6 +504,11 @@ def run_fix(
                    samples=list(seeds))
         arms: list[tuple[CandidateFix, Arm]] = []
         for i, c in enumerate(todo, 1):
+            if c.upstream:  # the library's change, on a patched copy of the library the original tree imports
+                arm = upstream_arm(c, findings[c.key], base, scratch.root / f"upstream{i}")
+                if arm is not None:
+                    arms.append((c, arm))
+                continue
             if c.settings is not None:  # the hook applies the experiment to the original tree
                 from warp_compile.probe.experiment import settings_env
 
@@ -544,6 +552,27 @@ def _prepare_candidate(c: CandidateFix, files: dict[str, bytes], root: Path, des
 
 
 SCHEDULING_MECHANISMS = frozenset({"CS-8", "CS-13"})
+
+
+def upstream_arm(c: CandidateFix, f: Finding, base: Arm, dest: Path) -> Arm | None:
+    """The original tree run against a scratch copy of the library with its maintainers' change applied, first on
+    PYTHONPATH: what the upstream report's diff would save. The installed files are only read."""
+    up = f.upstream
+    assert up is not None
+    tops = sorted({e.file.split("/", 1)[0] for e in up.edits})
+    try:
+        for top in tops:
+            src = Path(up.base_dir) / top
+            if src.is_dir():
+                shutil.copytree(src, dest / top, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+            else:
+                dest.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(src, dest / top)
+        apply_edits(dest, up.edits)
+    except (EditConflict, OSError, UnicodeDecodeError) as exc:
+        c.status, c.reason = "conflict", f"the library's change does not apply to a copy of it: {exc}"
+        return None
+    return Arm(name=c.key, cwd=base.cwd, command=base.command, env={"PYTHONPATH": str(dest)})
 
 
 def _candidate_arm(c: CandidateFix, files: dict[str, bytes], root: Path, rel_cwd: Path, command: list[str],

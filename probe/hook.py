@@ -608,7 +608,8 @@ def _dtype_name(a):
             except Exception:
                 ndim = "?"
         return "%s[%s;%sd]" % (type(a).__name__, name, ndim)
-    return "None" if a is None else type(a).__name__
+    struct = getattr(getattr(a, "_cls", None), "key", None)  # a struct instance's class is NewStructInstance
+    return "None" if a is None else struct if isinstance(struct, str) else type(a).__name__
 
 
 def _make_hooks_wrapper(orig):

@@ -206,7 +206,9 @@ class Sandbox:
         }
         sandbox_vars.update(self.extra_env)
         env.update(sandbox_vars)
-        env["PYTHONPATH"] = _merge_pythonpath(str(self.hook_dir), os.environ.get("PYTHONPATH"))
+        # an arm's own path entries (a patched copy of a library, see fix) go after the hook, before the user's
+        paths = os.pathsep.join(p for p in (self.extra_env.get("PYTHONPATH"), os.environ.get("PYTHONPATH")) if p)
+        env["PYTHONPATH"] = _merge_pythonpath(str(self.hook_dir), paths or None)
         self.vars = sandbox_vars | {"PYTHONPATH": env["PYTHONPATH"]}
         return env
 

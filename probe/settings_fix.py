@@ -31,7 +31,7 @@ def add_settings_edits(findings: Iterable[Finding], sources: SourceView, entry: 
     """Give each finding with config settings and no edit the entry-point edit (applicability automatic unless its
     rule said otherwise); a finding whose entry point the tool cannot edit stays as it is. Without project sources
     (a diagnosis of a report alone) no edit is made: where the entry point's file is cannot be told."""
-    if sources.root is None and not getattr(sources, "_cache", None):
+    if not sources.has_sources:
         return
     for f in findings:
         settings = config_settings(f)
@@ -43,3 +43,5 @@ def add_settings_edits(findings: Iterable[Finding], sources: SourceView, entry: 
         f.edits = [edit]
         if f.applicability is None:
             f.applicability = "automatic"
+        elif f.applicability == "manual":  # the rule judged it a trade: an edit to weigh, not one without an edit
+            f.applicability = "review"

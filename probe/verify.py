@@ -116,6 +116,11 @@ def verify(
         why = withdraw_reason(c)
         if c.status == "measured":
             f.measured = measured_saving(f, c)
+        if c.upstream and c.improved and f.upstream is not None and c.saving_ms is not None:
+            f.upstream.text += (
+                f"\nMeasured: the change applied to a scratch copy of {f.upstream.distribution} saved "
+                f"{fmt_ms(c.saving_ms)} on {c.clock} (band ±{fmt_ms(c.band_ms)}, {c.pairs} samples), same output.\n"
+            )
         if why is None:
             kept.append(f)
         else:

@@ -414,9 +414,9 @@ def fake_diagnose(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, object]]:
     calls: list[tuple[str, object]] = []
     real_diagnose, real_command = core.diagnose, core.diagnose_command
 
-    def diagnose(report, scan, root=None, sources=None):  # type: ignore[no-untyped-def]
+    def diagnose(report, scan, root=None, sources=None, **kw):  # type: ignore[no-untyped-def]
         calls.append(("diagnose", scan))
-        return real_diagnose(report, scan, root=root, sources=sources)
+        return real_diagnose(report, scan, root=root, sources=sources, **kw)
 
     def diagnose_command(command, cwd, **kw):  # type: ignore[no-untyped-def]
         out = real_command(command, cwd, **kw)
@@ -445,7 +445,8 @@ async def test_diagnose_command_keeps_the_report_and_reports_progress(
     assert Report.model_validate_json(full.contents[0].text).command == [PY, "quick.py"]
     assert progress.messages[:2] == ["sample 1: cold run", "sample 1: warm run"]
     assert progress.messages[2].startswith("scan: reading the source under ")
-    assert progress.messages[3].startswith("rules: ")
+    assert progress.messages[3].startswith("scan: ") and " files, " in progress.messages[3]  # what it read
+    assert progress.messages[4].startswith("rules: ")
     assert f"warp-compile://reports/{d.report_id}" in r.content[0].text
     assert not again.is_error, again.content
     assert ServedDiagnosis.model_validate(again.structured_content).report_id == d.report_id

@@ -105,7 +105,7 @@ def _from_report(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
     report = Report.load(ns.report)
     if source is None and report.cwd and Path(report.cwd).is_dir():
         source = Path(report.cwd)
-    return report, diagnose_sources(report, source)
+    return report, diagnose_sources(report, source, progress_printer(ns.quiet))
 
 
 def _from_command(ns: argparse.Namespace):  # type: ignore[no-untyped-def]

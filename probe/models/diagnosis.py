@@ -61,6 +61,14 @@ class UpstreamReport(_Model):
     places: list[Location] = Field(default_factory=list)  # their module and lines
     measured_ms: float | None = None  # what it cost in this measurement
     change: str = ""  # the change in their code that would remove the cost
+    diff: str = ""  # that change as a unified diff against their own source (a/pkg/mod.py), when it is mechanical
+    # the same change as edits on their files (paths as they name them, relative to `base_dir`): what `fix` applies
+    # to a scratch copy of the library to measure the change, never to the installed files
+    edits: list[Edit] = Field(default_factory=list)
+    base_dir: str = ""  # where those paths resolve on the measuring machine (read only)
+    estimated_ms: float | None = None  # what the change is expected to save, from this measurement
+    band_ms: float | None = None  # the noise band of that estimate; None: it rests on one sample
+    samples: int = 0
     text: str = ""  # the report, ready to paste into their issue tracker
 
 

@@ -66,6 +66,9 @@ class CandidateFix(_Model):
     # a finding without edits whose experiment the hook applies (diagnose --verify only; nothing to write)
     settings: dict[str, bool | int | str | None] | None = None
     command: list[str] | None = None  # the argv that runs the fixed project when it differs (a launcher it creates)
+    # a change in an installed library's code, measured on a patched scratch copy of that library put first on the
+    # copy's PYTHONPATH: proof for its maintainers (the finding's upstream report), never written
+    upstream: bool = False
     status: CandidateStatus = "skipped"
     reason: str = ""  # why it was skipped, did not apply, or failed
     verdict: str | None = None  # the comparison's verdict (IMPROVED / INCONCLUSIVE / REGRESSION / INVALID / ...)

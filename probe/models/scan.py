@@ -345,6 +345,21 @@ class ScanFacts(_Model):
     # were not made by a scan of files
     _guard_index: Any = PrivateAttr(default=None)
 
+    _groups: dict[tuple[str, str], tuple[int, dict[str, list[Any]]]] = PrivateAttr(default_factory=dict)
+
+    def _grouped(self, attr: str, key: str) -> dict[str, list[Any]]:
+        """`getattr(self, attr)` grouped by each item's `key`, built once: rules ask these per fact, and a large
+        project has thousands of facts. Rebuilt when the list changed length (facts made by hand in tests)."""
+        items = getattr(self, attr)
+        hit = self._groups.get((attr, key))
+        if hit is None or hit[0] != len(items):
+            groups: dict[str, list[Any]] = {}
+            for it in items:
+                groups.setdefault(getattr(it, key), []).append(it)
+            hit = (len(items), groups)
+            self._groups[(attr, key)] = hit
+        return hit[1]
+
     def set_guard_index(self, index: Any) -> None:
         self._guard_index = index
 
@@ -355,10 +370,14 @@ class ScanFacts(_Model):
     # ---- pure queries -------------------------------------------------------------------------------------------
 
     def kernel_by_name(self, name: str) -> list[KernelDef]:
-        return [k for k in self.kernels if k.name == name]
+        return list(self._grouped("kernels", "name").get(name, ()))
 
     def function_by_name(self, name: str) -> list[KernelDef]:
-        return [f for f in self.functions if f.name == name]
+        return list(self._grouped("functions", "name").get(name, ()))
+
+    def functions_in(self, file: str) -> list[KernelDef]:
+        """The @wp.func definitions of one file."""
+        return list(self._grouped("functions", "file").get(file, ()))
 
     def kernels_in_module(self, modname: str) -> list[KernelDef]:
         """Kernels of a Python module (also "__main__" via main_alias) or of a named Warp module (module="x")."""
@@ -370,25 +389,21 @@ class ScanFacts(_Model):
         ]
 
     def launches_of(self, kernel_name: str) -> list[LaunchFact]:
-        return [la for la in self.launches if la.kernel_name == kernel_name]
+        return list(self._grouped("launches", "kernel_name").get(kernel_name, ()))
 
     def launches_in(self, file: str, function: str | None = None) -> list[LaunchFact]:
         return [la for la in self.launches if la.file == file and (function is None or la.function == function)]
 
     def module_info(self, modname: str) -> ModuleInfo | None:
-        for m in self.modules:
-            if m.name == modname:
-                return m
-        return None
+        hit = self._grouped("modules", "name").get(modname)
+        return hit[0] if hit else None
 
     def module_of_file(self, file: str) -> ModuleInfo | None:
-        for m in self.modules:
-            if m.file == file:
-                return m
-        return None
+        hit = self._grouped("modules", "file").get(file)
+        return hit[0] if hit else None
 
     def imports_in(self, file: str) -> list[ImportFact]:
-        return [i for i in self.imports if i.file == file]
+        return list(self._grouped("imports", "file").get(file, ()))
 
     def source_line(self, file: str, line: int) -> str | None:
         """The source line an import fact of `file` recorded at `line` (None when no import starts there)."""
@@ -412,7 +427,7 @@ class ScanFacts(_Model):
         return [c for c in self.cache_ops if c.kind == kind]
 
     def overloads_of(self, kernel_name: str) -> list[OverloadFact]:
-        return [o for o in self.overloads if o.kernel == kernel_name]
+        return list(self._grouped("overloads", "kernel").get(kernel_name, ()))
 
     def tile_ops_in(self, kernel_name: str) -> list[TileOpFact]:
         return [t for t in self.tile_ops if t.kernel == kernel_name]

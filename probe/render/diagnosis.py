@@ -105,6 +105,14 @@ def _finding_lines(i: int, f: Finding) -> list[str]:
         files = sorted({e.file for e in f.edits})
         edits = f" ({len(f.edits)} edit{'s' if len(f.edits) != 1 else ''} in {', '.join(files)})" if files else ""
         out += _wrap(f"{f.applicability}{edits}{': ' + f.review if f.review else ''}", "   ", "applies  ")
+    up = f.upstream
+    if up is not None:
+        est = f" ~{fmt_ms(up.estimated_ms)}" if up.estimated_ms is not None else ""
+        band = (f" (band ±{fmt_ms(up.band_ms)})" if up.band_ms is not None
+                else " (one sample: no band yet)" if up.estimated_ms is not None and up.samples <= 1 else "")
+        who = up.distribution or "the library"
+        out += _wrap(f"for {who}'s maintainers{est}{band}: {up.change}", "   ", "upstream ")
+        out += ["            " + ln for ln in up.diff.rstrip("\n").splitlines()]
     for e in f.evidence:
         out += _wrap(e.fact, "   ", "because  " if e is f.evidence[0] else "         ")
     for c in f.caveats:

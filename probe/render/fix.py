@@ -39,7 +39,10 @@ def _candidate(c: CandidateFix, show_diff: bool) -> list[str]:
             lines.append(f"    must keep `{' '.join(k.argv)}`: {'ok' if k.ok else 'BROKEN'} ({k.note})")
     if c.command:
         lines.append(f"    runs as: {' '.join(c.command)}  (the edit creates this launcher)")
-    if c.improved:
+    if c.improved and c.upstream:
+        lines.append("    PROVEN FOR UPSTREAM: the library's change, measured on a patched scratch copy of it with the "
+                     "same output; for its maintainers (the finding's upstream report), nothing to write here")
+    elif c.improved:
         lines.append("    PROVEN: improved with behaviour kept")
     if show_diff and c.diff:
         lines += ["    " + ln for ln in c.diff.rstrip("\n").splitlines()]

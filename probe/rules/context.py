@@ -22,6 +22,7 @@ from warp_compile.probe.models.scan import CREATION_OPTIONS, CallFact, ConfigSet
 from warp_compile.probe.rules.helpers import (  # noqa: F401 (fmt_ms, norm_value, warp_key re-exported)
     fmt_ms,
     norm_value,
+    reached,
     severity_of_share,
     share_of_compile,
     warp_key,
@@ -39,6 +40,7 @@ class RuleContext:
     # read-only lines of the project's own files, for the exact text an edit replaces (see probe/edits.py)
     sources: SourceView = field(default_factory=SourceView)
     guard_index: Any = None  # rules/argv_flags.py: built once per context when the scan did not bring one
+    memo: dict[str, Any] = field(default_factory=dict)  # per-context caches of pure queries (helpers.reached)
 
     def owner(self, change: HashChange) -> str | None:
         """The mechanism the diagnose engine gave this rebuild to (None: unarbitrated, every claimant sizes it)."""
@@ -207,6 +209,8 @@ def late_config_assignments(ctx: RuleContext) -> list[LateConfig]:
     for c in scan.config_sets:
         if not (c.copied_at_module_creation or c.name in CREATION_OPTIONS):
             continue
+        if reached(ctx, c.file) is False:
+            continue  # a file the measured run never imported: its assignment is no deadline of this run
         refs: list[ImportRef] = []
         seen: set[tuple[str, int]] = set()
         for r in c.after_kernel_imports + c.after_kernel_imports_transitive:

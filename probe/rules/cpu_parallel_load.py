@@ -350,7 +350,7 @@ def _edit_fields(
         )
     elif edits:
         out["applicability"] = "review"
-        out["review"] = f"no edit could be made at {', '.join(missing)}: pass max_workers=1 there by hand"
+        out["review"] = f"the load call at {', '.join(missing)} could not be rewritten: pass max_workers=1 by hand"
     else:
         out["applicability"] = "manual"
         out["review"] = (

@@ -81,7 +81,7 @@ def module_lines(names: list[str]) -> tuple[str, list[str]]:
 
 def can_edit(ctx: RuleContext) -> bool:
     """The diagnosis was given the project's sources (without them no rule can quote the text an edit replaces)."""
-    return ctx.sources.root is not None or bool(getattr(ctx.sources, "_cache", None))
+    return ctx.sources.has_sources
 
 
 def entry_point(ctx: RuleContext, scanned: ModuleInfo | None = None) -> EntryPoint | None:

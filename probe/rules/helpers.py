@@ -254,10 +254,12 @@ def reached(ctx: RuleContext, file: str) -> bool | None:
     seen = ctx.report.imported_files
     if not seen:
         return None
+    norm = ctx.memo.get("reached")
+    if norm is None:  # asked per fact on a large project: normalise the record once per context
+        norm = ctx.memo["reached"] = {_norm_path(f) for f in seen if not f.startswith("site:")}
     base = str(ctx.root) if ctx.root is not None else ctx.report.cwd
     path = file if file.startswith("/") else f"{base.rstrip('/')}/{file}"
-    want = _norm_path(path)
-    return any(_norm_path(f) == want for f in seen if not f.startswith("site:"))
+    return _norm_path(path) in norm
 
 
 def _norm_path(path: str) -> str:

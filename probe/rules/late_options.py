@@ -54,6 +54,7 @@ from warp_compile.probe.rules.helpers import (
     events_by_module,
     first_load,
     literal_dict,
+    reached,
     rebuild_evidence,
     ruled_out,
     share_of_compile,
@@ -499,6 +500,8 @@ def _noop_findings(ctx: RuleContext) -> list[Finding]:
         names = {f.target, *([info.main_alias] if info and info.main_alias else [])}
         if names & built:
             continue  # Warp did build a module by that name: something does hold kernels there
+        if reached(ctx, f.file) is False:
+            continue  # the measured run never executed the call: nothing in this run says what it was meant for
         own_named = _named_modules(scan, file=f.file)
         kernel_mods = [i.project_module for i in scan.imports_in(f.file) if i.defines_kernels and i.project_module]
         imported_named: dict[str, KernelDef] = {}
@@ -509,6 +512,10 @@ def _noop_findings(ctx: RuleContext) -> list[Finding]:
             if not named or any(k.python_module == m and k.warp_module == m for k in scan.kernels):
                 plain.append(m)
         named_targets = own_named or imported_named
+        if not named_targets and not plain and scan.functions_in(f.file):
+            # a file of @wp.func helpers: they compile into the modules of the kernels that call them, whose own
+            # options govern them; setting options beside them is a harmless habit with no module to point at
+            continue
         candidates = (
             sorted(own_named)
             or sorted({*plain, *imported_named})

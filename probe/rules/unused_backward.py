@@ -214,6 +214,8 @@ def _late_assignments(ctx: RuleContext) -> list[_Late]:
         return []
     out = []
     for c in ctx.scan.config_sets_named("enable_backward"):
+        if reached(ctx, c.file) is False:
+            continue  # never imported by the measured run: not this run's deadline
         refs = (
             c.after_kernel_imports + c.after_kernel_imports_transitive + list(getattr(c, "after_package_imports", []))
         )
@@ -385,6 +387,19 @@ def _statement_start(ctx: RuleContext, file: str, line: int) -> int:
 def _last_kernel_import(scan: ScanFacts, file: str) -> ImportFact | None:
     hits = [i for i in scan.imports_in(file) if i.reaches_kernels and not i.type_checking and i.scope == "module"]
     return max(hits, key=lambda i: i.line) if hits else None
+
+
+_PATHS_SHOWN = 4
+
+
+def _paths_text(paths: list[str]) -> str:
+    """The tapes on other paths, a few named: a large project has dozens (tests, examples) and the reader needs the
+    count and where to look, not every line."""
+    if len(paths) <= _PATHS_SHOWN:
+        return "; ".join(paths)
+    files = {p.split(" at ", 1)[-1].split(":", 1)[0] for p in paths}
+    return (f"{len(paths)} wp.Tape sites in {len(files)} files (" + "; ".join(paths[:_PATHS_SHOWN])
+            + f"; and {len(paths) - _PATHS_SHOWN} more)")
 
 
 def _differentiation(ctx: RuleContext, targets: list[_Module]) -> tuple[list[str], list[list[str]]]:
@@ -713,8 +728,8 @@ def _evaluate(ctx: RuleContext) -> RuleResult:
         )
     elif paths:
         review = (
-            "gradients on another path: " + "; ".join(paths) + " records these kernels; the setting is scoped to "
-            "this entry point, so confirm that path does not start from it"
+            "gradients on another path: " + _paths_text(paths) + " records these kernels; the setting is scoped "
+            "to this entry point, so confirm that path does not start from it"
         )
     elif ctx.report.tapes:
         review = "the measured run created a wp.Tape: confirm it records none of these kernels"

@@ -14,7 +14,9 @@ sources (also the call sites and import lines a fix quotes) ends up in ScanFacts
 
 from __future__ import annotations
 
+import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 from warp_compile.probe.models.scan import FACT_LISTS, ModuleInfo, ParseError, ScanFacts, SkippedFile
@@ -31,9 +33,18 @@ __all__ = ["scan", "SKIP_DIRS", "SETTING_NAMES", "module_name_for"]
 _RELEVANT = (b"warp", b"CUDA_CACHE", b"rmtree")
 
 
-def _scan_files(root: Path, rels: list[str], project: _Project, facts: ScanFacts) -> list[_FileScan]:
+PROGRESS_EVERY_S = 2.0
+
+
+def _scan_files(
+    root: Path, rels: list[str], project: _Project, facts: ScanFacts, progress: Callable[[str], None] | None = None
+) -> list[_FileScan]:
     scans: list[_FileScan] = []
-    for rel in rels:  # one tree alive at a time: keeping them all makes the garbage collector crawl
+    last = time.monotonic()
+    for i, rel in enumerate(rels):  # one tree alive at a time: keeping them all makes the garbage collector crawl
+        if progress is not None and time.monotonic() - last >= PROGRESS_EVERY_S:
+            last = time.monotonic()
+            progress(f"scan: {i} of {len(rels)} files read, reading {rel}")
         tree, err, data = _parse(root / rel, rel)
         if tree is None:
             facts.parse_errors.append(ParseError(file=rel, reason=err or "unknown error"))
@@ -52,8 +63,15 @@ def _scan_files(root: Path, rels: list[str], project: _Project, facts: ScanFacts
     return scans
 
 
-def scan(root: Path | str, *, max_files: int = 5000, max_bytes: int = 2_000_000) -> ScanFacts:
-    """Scan the Python sources under `root` (AST only; nothing is imported or executed)."""
+def scan(
+    root: Path | str,
+    *,
+    max_files: int = 5000,
+    max_bytes: int = 2_000_000,
+    progress: Callable[[str], None] | None = None,
+) -> ScanFacts:
+    """Scan the Python sources under `root` (AST only; nothing is imported or executed). `progress` hears, every
+    couple of seconds, how far the reading got (a large checkout takes seconds)."""
     root = Path(root)
     if root.is_file():
         base = root.parent
@@ -69,7 +87,7 @@ def scan(root: Path | str, *, max_files: int = 5000, max_bytes: int = 2_000_000)
     project = _Project(root.resolve().name, rels)
     with warnings.catch_warnings():  # SyntaxWarnings of user code are not ours to print
         warnings.simplefilter("ignore")
-        scans = _scan_files(root, rels, project, facts)
+        scans = _scan_files(root, rels, project, facts, progress)
     facts.files_scanned = len(scans)
     for fs in scans:
         name, is_pkg = project.name_of[fs.rel]
@@ -93,5 +111,7 @@ def scan(root: Path | str, *, max_files: int = 5000, max_bytes: int = 2_000_000)
         )
         for attr in FACT_LISTS:
             getattr(facts, attr).extend(getattr(fs, attr))
+    if progress is not None and len(rels) > 50:
+        progress(f"scan: linking the facts of {len(scans)} files (imports, callers, factory calls)")
     _link(facts, scans, project)
     return facts

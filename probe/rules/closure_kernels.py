@@ -1,0 +1,211 @@
+"""Kernels made inside a function (a factory or a method): the edit their maintainers would merge.
+
+A kernel created per call of a factory joins the factory file's Warp module. When it is generic and its instances
+arrive with launches (a contact writer's data struct, a per-call type), every new instance rebuilds that whole
+shared module. Three edits can remove the rebuilds, and the code says which one fits:
+
+- a `wp.overload` registration right after the definition needs the instance types there: a factory that never
+  receives them (they come with the launch) cannot register them;
+- building every variant before the first launch needs every variant known at import, which a factory called with
+  run-time data is not;
+- `module="unique"` on the closure's decorator puts each created kernel in a module of its own: its new instances
+  then rebuild only that small module, and the shared module builds once. That is what fits a closure whose
+  instances vary per call (and what a physics engine's maintainers merged for their narrow phase).
+
+The decorator edit is the same text for the project's own file (an `Edit`) and for an installed dependency's file
+(a diff in the upstream report, against the file as its maintainers name it: never for the user to apply).
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+from dataclasses import dataclass
+
+from warp_compile.probe.edits import replace_lines
+from warp_compile.probe.models.diagnosis import Edit
+from warp_compile.probe.models.scan import KernelDef
+from warp_compile.probe.rules import helpers
+from warp_compile.probe.rules.context import RuleContext
+
+# module_options= on @wp.kernel (it requires module="unique"): present in 1.15 and 1.19, absent in 1.10
+_MODULE_OPTIONS_SINCE = (1, 15)
+
+
+def _version(text: str | None) -> tuple[int, int] | None:
+    try:
+        major, minor = (text or "").split(".")[:2]
+        return int(major), int(minor)
+    except ValueError:
+        return None
+
+
+def takes_module_options(warp_version: str | None) -> bool:
+    v = _version(warp_version)
+    return v is not None and v >= _MODULE_OPTIONS_SINCE
+
+
+def _kernel_decorator(node: ast.FunctionDef) -> ast.expr | None:
+    """The `@wp.kernel` / `@wp.kernel(...)` decorator (any alias ending in `kernel`)."""
+    for d in node.decorator_list:
+        f = d.func if isinstance(d, ast.Call) else d
+        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+        if name == "kernel":
+            return d
+    return None
+
+
+@dataclass
+class DecoratorChange:
+    start: int  # 1-based, inclusive
+    end: int
+    new: str  # the replacement for lines start..end
+
+
+def unique_decorator(lines: list[str], node: ast.FunctionDef, extra: dict[str, str]) -> DecoratorChange | None:
+    """The decorator of `node` with `module="unique"` (and `extra` keywords) added; None when it already names a
+    module or is not a plain `@wp.kernel` decorator."""
+    d = _kernel_decorator(node)
+    if d is None or d.end_lineno is None or d.end_col_offset is None:
+        return None
+    kwargs = {"module": '"unique"', **extra}
+    if isinstance(d, ast.Call):
+        if any(k.arg == "module" or k.arg is None for k in d.keywords):
+            return None
+        row, col = d.end_lineno - 1, d.end_col_offset - 1  # the closing parenthesis
+        text = lines[row]
+        if text[col : col + 1] != ")":
+            return None
+        head = lines[d.lineno - 1 : row]
+        if not text[:col].strip() and head:  # the closing parenthesis on a line of its own: one keyword per line
+            last = head[-1].rstrip("\r\n")
+            eol = head[-1][len(last):]
+            indent = last[: len(last) - len(last.lstrip())] or "    "
+            head[-1] = (last if last.rstrip().endswith((",", "(")) else last + ",") + eol
+            added = "".join(f"{indent}{k}={v},{eol}" for k, v in kwargs.items())
+            return DecoratorChange(d.lineno, d.end_lineno, "".join(head) + added + text)
+        before = "".join(head) + text[:col]
+        stripped = before.rstrip()
+        sep = "" if stripped.endswith("(") else " " if stripped.endswith(",") else ", "
+        added = ", ".join(f"{k}={v}" for k, v in kwargs.items())
+        keep = text[:col].rstrip() if sep == " " else text[:col]
+        new_row = keep + sep + added + text[col:]
+        return DecoratorChange(d.lineno, d.end_lineno, "".join(head + [new_row]))
+    row = d.end_lineno - 1
+    if d.lineno != d.end_lineno:
+        return None
+    text = lines[row]
+    col = d.end_col_offset
+    added = ", ".join(f"{k}={v}" for k, v in kwargs.items())
+    return DecoratorChange(d.lineno, d.end_lineno, text[:col] + f"({added})" + text[col:])
+
+
+def carried_options(ctx: RuleContext, kdef: KernelDef) -> dict[str, str]:
+    """Options the shared module gets from `wp.set_module_options` at the top of the kernel's file: a module of its
+    own starts from the defaults, so these must travel with the kernel (as module_options=)."""
+    out: dict[str, str] = {}
+    if ctx.scan is None:
+        return out
+    for f in ctx.scan.module_options:
+        if f.api == "set_module_options" and f.scope == "module" and f.file == kdef.file and f.options:
+            out.update({k: v for k, v in f.options.items() if k != "block_dim"})
+    return out
+
+
+def _extra_kwargs(ctx: RuleContext, kdef: KernelDef) -> tuple[dict[str, str], str]:
+    """(keywords to add beside module="unique", what a reviewer must check about options)."""
+    opts = carried_options(ctx, kdef)
+    if not opts:
+        return {}, ""
+    literal = "{" + ", ".join(f'"{k}": {v}' for k, v in opts.items()) + "}"
+    if takes_module_options(ctx.report.warp_version):
+        return {"module_options": literal}, f"the file's module options {literal} travel with it as module_options="
+    return {}, (
+        f"warp {ctx.report.warp_version} has no module_options= on @wp.kernel, so the file's module options {literal} "
+        "do not reach the kernel's own module: confirm the results do not depend on them"
+    )
+
+
+@dataclass
+class ClosurePlan:
+    edits: list[Edit]
+    applicability: str
+    review: str
+    prose: str
+
+
+def _why_not_others(kdef: KernelDef, types: list[str]) -> str:
+    factory = (kdef.enclosing_function or "its factory").split(".<locals>.")[0]
+    shown = ", ".join(types[:3]) or "the launch's argument types"
+    return (
+        f"A wp.overload right after the definition does not fit: {factory}() never receives the instance types "
+        f"({shown} arrive with each launch). Building every variant before the first launch does not fit either: "
+        "the variants are known only to the callers, at run time."
+    )
+
+
+def instance_types(per_sig: dict[str, list[str] | None]) -> list[str]:
+    """The argument types that make the instances differ (the varying positions of the recorded launches)."""
+    lists = [d for d in per_sig.values() if d]
+    if not lists:
+        return []
+    width = min(len(d) for d in lists)
+    varying = [i for i in range(width) if len({d[i] for d in lists}) > 1]
+    return list(dict.fromkeys(d[i] for d in lists for i in varying))
+
+
+def own_closure_plan(
+    ctx: RuleContext, kdef: KernelDef, module: str, per_sig: dict[str, list[str] | None]
+) -> ClosurePlan:
+    """The project's own closure kernel: module="unique" on its decorator (review), or why no edit is made."""
+    src = helpers.parsed(ctx, kdef.file)
+    node = helpers.def_at(src[1], kdef.line, kdef.name) if src is not None else None
+    if src is None or node is None:
+        return ClosurePlan([], "manual", f"{kdef.file}:{kdef.line} could not be read back as {kdef.name}", "")
+    extra, options_note = _extra_kwargs(ctx, kdef)
+    change = unique_decorator(src[0], node, extra)
+    if change is None:
+        why = (f"{kdef.name}'s decorator already names a module or is not a plain @wp.kernel: choose its module by "
+               "hand")
+        return ClosurePlan([], "manual", why, "")
+    e = replace_lines(ctx.sources, kdef.file, change.start, change.end, change.new)
+    if e is None:
+        return ClosurePlan([], "manual", f"{kdef.file} is not a file of the project", "")
+    factory = (kdef.enclosing_function or "the factory").split(".<locals>.")[0]
+    checks = [
+        f"each kernel {factory}() creates now builds in a module of its own the first time it launches (one small "
+        "build per variant instead of a rebuild of the shared module)",
+        "code that names the kernel's module (wp.get_module, set_module_options(module=...), force_load lists) no "
+        f"longer reaches it through {module}",
+    ]
+    if options_note:
+        checks.append(options_note)
+    prose = (
+        f"{kdef.name} is created inside {factory}() and is generic: its instances arrive with each launch, and each "
+        f"new one rebuilds all of {module}. Give the closure a module of its own: add module=\"unique\" to its "
+        f"decorator ({kdef.file}:{change.start}); its new instances then rebuild only that kernel, and {module} "
+        f"builds once. {_why_not_others(kdef, instance_types(per_sig))}"
+    )
+    return ClosurePlan([e], "review", "; ".join(checks), prose)
+
+
+def upstream_closure_change(
+    ctx: RuleContext, path: str, dist_path: str, line: int, name: str
+) -> tuple[Edit, str, str] | None:
+    """The decorator change on an installed file (read through the source view, never written): (the edit, with
+    the path as its maintainers name it, `pkg/mod.py`; its unified diff `a/pkg/mod.py`; the directory that path is
+    relative to). None when the file cannot be read or the decorator cannot take the change."""
+    read = ctx.sources.installed(path)
+    if read is None or not path.replace("\\", "/").endswith("/" + dist_path):
+        return None
+    lines, tree = read
+    base = path[: -len(dist_path) - 1]
+    node = helpers.def_at(tree, line, name)
+    change = unique_decorator(lines, node, {}) if node is not None else None
+    if change is None:
+        return None
+    old = "".join(lines[change.start - 1 : change.end])
+    edit = Edit(file=dist_path, start_line=change.start, end_line=change.end, old=old, new=change.new)
+    after = lines[: change.start - 1] + change.new.splitlines(keepends=True) + lines[change.end :]
+    diff = difflib.unified_diff(lines, after, fromfile=f"a/{dist_path}", tofile=f"b/{dist_path}")
+    return edit, "".join(ln if ln.endswith("\n") else ln + "\n" for ln in diff), base
