@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
+from warp_compile.probe.composition import compose
 from warp_compile.probe.dependency_advice import address_to_maintainers
 from warp_compile.probe.edits import SourceView, owned_path
 from warp_compile.probe.errors import UsageError
@@ -239,7 +240,9 @@ def diagnose(
         address_to_maintainers(f)
         _guard_edits(f)
     add_settings_edits(findings, ctx.sources, report.entry)
+    findings, priced_out = compose(findings)
     d.findings = sorted(findings, key=_rank_key)
+    d.ruled_out += priced_out
     fired = {f.mechanism for f in findings}
     seen: set[tuple[str, str]] = set()
     for r in results:

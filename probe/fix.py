@@ -116,12 +116,37 @@ def plan(diagnosis: Diagnosis, wanted: Sequence[str] | None = None, settings_arm
 
 
 def improved(c: CandidateFix) -> bool:
-    """What --write may apply: IMPROVED (any other verdict, NO_EFFECT included, is not) with behaviour kept."""
-    return c.status == "measured" and c.verdict == "IMPROVED" and c.behaviour is not None and c.behaviour.ok
+    """What --write may apply: IMPROVED (any other verdict, NO_EFFECT included, is not) with behaviour kept, and the
+    clock the fix is about not pointing the other way (a verdict carried by another clock while this one rose is no
+    proof of this fix)."""
+    pointing = c.saving_ms is None or c.saving_ms > 0
+    kept = c.behaviour is not None and c.behaviour.ok
+    return c.status == "measured" and c.verdict == "IMPROVED" and kept and pointing
 
 
-def to_write(result: FixResult) -> tuple[list[str], list[Edit]]:
-    """The keys and edits --write applies: the combination when it improved, else the best single fix."""
+def to_write(result: FixResult, next_round: bool = True) -> tuple[list[str], list[Edit]]:
+    """The keys and edits --write applies: the combination when it improved, else the best single fix; with a
+    next-round fix that saves more on top of it, both (see `layers_to_write`)."""
+    layers = layers_to_write(result) if next_round else None
+    if layers is not None:
+        keys, edit_layers = layers
+        return keys, [e for layer in edit_layers for e in layer]
+    return _first_round(result)
+
+
+def layers_to_write(result: FixResult) -> tuple[list[str], list[list[Edit]]] | None:
+    """(keys, edit layers) when a next-round fix improved on top of the first round's, else None."""
+    good = sorted((c for c in result.next_round if c.improved and c.edits), key=lambda c: -(c.saving_ms or 0.0))
+    if not good:
+        return None
+    keys, first = _first_round(result)
+    top = good[0]
+    if not keys or top.on_top_of is None or "+".join(keys) != top.on_top_of and [top.on_top_of] != keys:
+        return None
+    return [*keys, top.key], [first, list(top.edits)]
+
+
+def _first_round(result: FixResult) -> tuple[list[str], list[Edit]]:
     combo = result.combination
     best = sorted((c for c in result.candidates if c.improved and c.edits), key=lambda c: -(c.saving_ms or 0.0))
     if combo is not None and combo.improved:
@@ -143,6 +168,10 @@ def summarize(result: FixResult) -> str:
         parts.append(f"{len(good)} improved with behaviour kept ({', '.join(good) or 'none'})")
     if result.combination is not None:
         parts.append(f"combination {result.combination.key}: {result.combination.verdict or result.combination.status}")
+    if result.next_round:
+        better = [c.key for c in result.next_round if c.improved]
+        parts.append(f"{len(result.next_round)} found on the kept tree, {len(better)} saving more on top "
+                     f"({', '.join(better) or 'none'})")
     if result.write:
         parts.append(f"wrote {', '.join(result.written)}" if result.written else "wrote nothing")
     else:
@@ -161,6 +190,8 @@ class Scratch:
 
         base = os.environ.get("TMPDIR") or tempfile.gettempdir()
         self.root = Path(tempfile.mkdtemp(prefix="warp-compile-fix-", dir=base))
+        self.arms: dict[str, Any] = {}  # candidate key -> its measured arm (a next round diagnoses the kept one)
+        self.trees: dict[str, Path] = {}  # candidate key -> the copy it ran in
         with sandbox._registry_lock:
             sandbox._open_roots.add(self.root)
 
@@ -432,6 +463,7 @@ class FixOptions:
     combine: bool = True
     settings_arms: bool = False  # measure experiment-only findings too (diagnose --verify)
     acts_through: str | None = "compiled"  # passed to compare where it takes it (issue 17)
+    compose: bool = True  # diagnose the kept tree again and measure what now applies on top of it
 
 
 def diagnose_with_sample(command: list[str], cwd: Path, source: Path | None, timeout_s: float,
@@ -517,15 +549,20 @@ def run_fix(
             arm = _candidate_arm(c, files, root, rel_cwd, command, cwd, scratch.root / f"fix{i}")
             if arm is not None:
                 arms.append((c, arm))
+                scratch.arms[c.key], scratch.trees[c.key] = arm, scratch.root / f"fix{i}"
         say(f"fix: measuring {len(arms)} candidate(s) against the original, one shared baseline")
         _measure(base, [a for _, a in arms], options, engine, progress, skip_first=len(seeds), cuda_arch=cuda_arch)
         for c, arm in arms:
             _fill(c, arm, engine, base, findings[c.key].must_keep, options.timeout_s, root)
         good = [c for c in result.candidates if c.improved and c.edits]
         parts = _parts_of_one_problem(good, result.candidates, findings)
+        parts += [c for c in _pointing_right(result.candidates) if c not in good and c not in parts]
         if options.combine and len(good) + len(parts) >= 2:
             result.combination = _combination(good + parts, findings, files, root, rel_cwd, command, cwd, scratch,
                                               base, options, engine, progress, cuda_arch)
+        if options.compose:
+            _next_round(result, diagnosis, files, root, rel_cwd, command, cwd, scratch, base, options, engine,
+                        progress, cuda_arch)
         if options.write:
             _write(result, root, files)
     result.costs = _costs(costs, engine, seeds, t0, len(base.samples))
@@ -642,10 +679,69 @@ def _combination(good: list[CandidateFix], findings: dict[str, Finding], files: 
     arm = _candidate_arm(combo, files, root, rel_cwd, command, cwd, scratch.root / "combination")
     if arm is None:
         return combo
+    scratch.arms[combo.key], scratch.trees[combo.key] = arm, scratch.root / "combination"
     _measure(base, [arm], options, engine, progress, skip_first=0, cuda_arch=cuda_arch)
     must_keep = [v for k in keys for v in findings[k].must_keep]
     _fill(combo, arm, engine, base, must_keep, options.timeout_s, root)
     return combo
+
+
+def _pointing_right(candidates: list[CandidateFix]) -> list[CandidateFix]:
+    """Undecided fixes that kept behaviour and point the right way (a positive saving inside the band): small
+    savings on a busy machine rarely decide alone; together they are judged as a whole, and --write takes such a
+    combination only if it measures IMPROVED and saves more than the best single fix."""
+    return [c for c in candidates if c.status == "measured" and c.edits and not c.upstream
+            and c.verdict in ("INCONCLUSIVE", "NO_EFFECT") and c.behaviour_ok is True and (c.saving_ms or 0.0) > 0]
+
+
+def _kept(result: FixResult) -> CandidateFix | None:
+    """The candidate --write would take from the first round (the combination, or the best single fix)."""
+    keys, _edits = to_write(result, next_round=False)
+    if not keys:
+        return None
+    combo = result.combination
+    if combo is not None and combo.key.split("+") == keys:
+        return combo
+    return next((c for c in result.candidates if c.key == keys[0]), None)
+
+
+def _next_round(result: FixResult, diagnosis: Diagnosis, files: dict[str, bytes], root: Path, rel_cwd: Path,
+                command: list[str], cwd: Path, scratch: Scratch, base: Arm, options: FixOptions, engine: Engine,
+                progress: Progress | None, cuda_arch: int | None) -> None:
+    """Diagnose the kept tree from its own samples; measure each new finding's edits on top of it."""
+    from warp_compile.probe.fix_rounds import diagnose_kept, layered, new_findings, stacked_candidate
+
+    result.not_offered = [f"{r.mechanism}: {r.signal}" for r in diagnosis.ruled_out]
+    kept = _kept(result)
+    arm = scratch.arms.get(kept.key) if kept is not None else None
+    if kept is None or arm is None:
+        return
+    tree = scratch.trees[kept.key]
+    again = diagnose_kept(arm, tree, engine, progress)
+    fresh, gone = new_findings(diagnosis.findings, again, kept.mechanisms)
+    result.not_offered += gone
+    if not fresh:
+        return
+    try:
+        kept_files = layered(files, [kept.edits])
+    except EditConflict:
+        return
+    arms = []
+    for i, f in enumerate(fresh, 1):
+        c = stacked_candidate(f, f"{f.mechanism}@{kept.key}", kept)
+        a = _candidate_arm(c, kept_files, root, rel_cwd, command, cwd, scratch.root / f"next{i}")
+        result.next_round.append(c)
+        if a is not None:
+            arms.append((c, a, f))
+    if not arms:
+        return
+    (progress or (lambda _m: None))(f"fix: measuring {len(arms)} fix(es) found on the kept tree {kept.key}")
+    _measure(base, [a for _c, a, _f in arms], options, engine, progress, skip_first=0, cuda_arch=cuda_arch)
+    for c, a, f in arms:
+        _fill(c, a, engine, base, f.must_keep, options.timeout_s, root)
+        if c.improved and (c.saving_ms or 0.0) <= (kept.saving_ms or 0.0):
+            c.improved = False
+            c.reason = f"on top of {kept.key} it saves no more than {kept.key} alone"
 
 
 def _digest(data: bytes) -> str:
@@ -658,6 +754,7 @@ def _write(result: FixResult, root: Path, files: dict[str, bytes]) -> None:
     keys, edits = to_write(result)
     if not edits:
         return
+    layers = layers_to_write(result)
     touched = {e.file for e in edits}
     for rel in sorted(touched):
         path = root / rel
@@ -666,6 +763,18 @@ def _write(result: FixResult, root: Path, files: dict[str, bytes]) -> None:
                 raise UsageError(f"fix --write: {rel} changed since it was copied and measured; nothing was written")
         elif path.exists():
             raise UsageError(f"fix --write: {rel} appeared since the copy was made; nothing was written")
+    if layers is not None:  # a next-round fix on top: its lines refer to the tree the first layer leaves
+        from warp_compile.probe.fix_rounds import layered, tree_diff
+
+        before = {rel: files[rel] for rel in touched if rel in files}
+        after = layered(before, layers)
+        result.written_diff = tree_diff(before, after)
+        for rel, data in after.items():
+            if before.get(rel) != data:
+                (root / rel).parent.mkdir(parents=True, exist_ok=True)
+                (root / rel).write_bytes(data)
+        result.written, result.applied = sorted(r for r in after if before.get(r) != after[r]), keys
+        return
     new_texts(root, edits)  # every edit checked against the project before the first byte is written
     result.written_diff = unified_diff(root, edits)
     result.written = apply_edits(root, edits)

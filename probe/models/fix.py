@@ -69,6 +69,8 @@ class CandidateFix(_Model):
     # a change in an installed library's code, measured on a patched scratch copy of that library put first on the
     # copy's PYTHONPATH: proof for its maintainers (the finding's upstream report), never written
     upstream: bool = False
+    # a next-round candidate: its edits apply to the tree this candidate's edits left (found by diagnosing that tree)
+    on_top_of: str | None = None
     status: CandidateStatus = "skipped"
     reason: str = ""  # why it was skipped, did not apply, or failed
     verdict: str | None = None  # the comparison's verdict (IMPROVED / INCONCLUSIVE / REGRESSION / INVALID / ...)
@@ -109,6 +111,9 @@ class FixResult(_Model):
     summary: str = ""
     candidates: list[CandidateFix] = Field(default_factory=list)  # one per finding, in the diagnosis' order
     combination: CandidateFix | None = None  # the fixes that improved, together (when two or more did)
+    # findings of the kept tree, diagnosed again from its own samples: what applies once the kept fixes are in
+    next_round: list[CandidateFix] = Field(default_factory=list)
+    not_offered: list[str] = Field(default_factory=list)  # mechanisms ruled out or gone, and why (nothing silent)
     written: list[str] = Field(default_factory=list)  # project files --write changed (empty: nothing written)
     written_diff: str = ""  # exactly what --write wrote
     applied: list[str] = Field(default_factory=list)  # candidate keys whose edits were written

@@ -57,6 +57,13 @@ def render_fix(r: FixResult, show_diff: bool = True) -> str:
     if r.combination is not None:
         out += _candidate(r.combination, False)
         out.append("")
+    if r.next_round:
+        out += ["Found on the kept tree (its own samples diagnosed again), measured on top of it:", ""]
+        for c in r.next_round:
+            out += _candidate(c, show_diff and c.status == "measured")
+            out.append("")
+    if r.not_offered:
+        out += ["Not offered:"] + [f"    {n}" for n in r.not_offered] + [""]
     cost = r.costs
     reused = " incl. the diagnosis run" if cost.reused_diagnosis_sample else ""
     out.append(f"cost: {cost.program_runs} program run(s) ({cost.diagnosis_runs} for the diagnosis), "

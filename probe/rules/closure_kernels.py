@@ -126,6 +126,19 @@ def _extra_kwargs(ctx: RuleContext, kdef: KernelDef) -> tuple[dict[str, str], st
     )
 
 
+def isolated_closure(ctx: RuleContext, kdef: KernelDef) -> Edit | None:
+    """`module="unique"` on a closure kernel's decorator (with its file's module options), as an edit; None when the
+    decorator cannot take it or the file is not the project's."""
+    src = helpers.parsed(ctx, kdef.file)
+    node = helpers.def_at(src[1], kdef.line, kdef.name) if src is not None else None
+    if src is None or node is None:
+        return None
+    change = unique_decorator(src[0], node, _extra_kwargs(ctx, kdef)[0])
+    if change is None:
+        return None
+    return replace_lines(ctx.sources, kdef.file, change.start, change.end, change.new)
+
+
 @dataclass
 class ClosurePlan:
     edits: list[Edit]

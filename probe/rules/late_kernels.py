@@ -38,6 +38,7 @@ from warp_compile.probe.models.diagnosis import (
 )
 from warp_compile.probe.models.scan import KernelDef
 from warp_compile.probe.rules import helpers
+from warp_compile.probe.rules.closure_kernels import isolated_closure
 from warp_compile.probe.rules.context import RuleContext, dedupe_locations, fmt_ms, superseded_by
 from warp_compile.probe.rules.helpers import Claim, Events, claims_of, events_by_module, first_load, sized_here
 
@@ -178,6 +179,7 @@ class _Hoist:
     remove: tuple[int, int] = (0, 0)
     keep: str = ""  # what replaces the removed lines ("" or an indented `pass`)
     why_not: str = ""  # non-empty: no edit, and this is the reason
+    captures: bool = False  # it reads values its function binds: a version per call, not one definition
 
 
 def _hoist(ctx: RuleContext, kdef: KernelDef) -> _Hoist:
@@ -208,6 +210,7 @@ def _hoist(ctx: RuleContext, kdef: KernelDef) -> _Hoist:
     reads = helpers.read_names(node) - {a.arg for a in [*node.args.args, *node.args.kwonlyargs]}
     if reads & captured:
         names = ", ".join(sorted(reads & captured))
+        h.captures = True
         h.why_not = (
             f"{kdef.name} reads {names} from {outer.name}() (captured when it is created), so its code depends on the "
             "call: move it by hand, passing those values as kernel arguments or wp.constant()s"
@@ -308,6 +311,8 @@ def _own_fix(
         parts.append(f"Definitions: {where_txt}.")
     plans: list[_Hoist] = []
     not_moved: list[str] = []
+    isolated: list[Edit] = []  # module="unique" for closures whose versions differ per call
+    isolated_names: list[str] = []
     for key, (info, _change, _kind) in late.items():
         kdef = ctx.scan_kernel(info) if info is not None else None
         if kdef is None:
@@ -319,7 +324,29 @@ def _own_fix(
             )
         else:
             h = _hoist(ctx, kdef)
-            (not_moved.append(f"{kdef.name}: {h.why_not}") if h.why_not else plans.append(h))
+            own = isolated_closure(ctx, kdef) if h.captures else None
+            if own is not None:
+                isolated.append(own)
+                isolated_names.append(kdef.name)
+            elif h.why_not:
+                not_moved.append(f"{kdef.name}: {h.why_not}")
+            else:
+                plans.append(h)
+    if isolated and not plans and not not_moved:
+        names = ", ".join(isolated_names)
+        parts.append(
+            f"{names} {'reads' if len(isolated_names) == 1 else 'read'} values captured per call, so each call makes "
+            f'a different kernel: give {"it" if len(isolated_names) == 1 else "them"} a module of its own '
+            f'(module="unique" on the decorator). Each version then builds once in a small module of its own and '
+            f"{module} builds once; a module-scope definition would need those values as kernel arguments."
+        )
+        review = (
+            f"each {names} version now builds in a module of its own the first time it launches (one small build "
+            f"per version instead of a rebuild of {module}); code that names {module} (wp.get_module, "
+            "set_module_options, force_load) no longer reaches it"
+        )
+        return " ".join(parts), isolated, "review", review
+    not_moved += [f"{n}: reads values captured per call" for n in isolated_names]
     edits = _hoist_edits(ctx, plans) if plans else []
     if edits and len(edits) < len(plans) + len({(h.file, h.insert_at) for h in plans}):
         edits, not_moved = [], [*not_moved, "the moved lines could not be read back from the project"]

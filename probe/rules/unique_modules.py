@@ -39,6 +39,7 @@ from warp_compile.probe.models.diagnosis import Edit, Evidence, Finding, Locatio
 from warp_compile.probe.models.scan import FactoryCallFact, KernelDef
 from warp_compile.probe.rules import helpers
 from warp_compile.probe.rules.context import RuleContext, dedupe_locations, fmt_ms, norm_value, warp_key
+from warp_compile.probe.rules.factory_edits import declared_at_import
 from warp_compile.probe.rules.helpers import app_side_options, installed_owners, median, ruled_out
 
 MECHANISM = "CS-9"
@@ -227,6 +228,12 @@ def _shared_traps(ctx: RuleContext, defs: list[KernelDef], builds: list[Build]) 
     """Why sharing one module would make things worse: a kernel created after that module first loads (each would
     rebuild it, CS-1), or an option the shared module has that the unique modules never got (an option call that
     never reached these kernels would start to apply, e.g. fast_math changing numerics)."""
+    late, options = _traps(ctx, defs, builds)
+    return late + options
+
+
+def _traps(ctx: RuleContext, defs: list[KernelDef], builds: list[Build]) -> tuple[list[str], list[str]]:
+    """(late creations, option differences): see `_shared_traps`."""
     out: list[str] = []
     targets = sorted({k.python_module for k in defs})
     shared = [b for b in ctx.report.builds if b.module in targets and b.status in ("compiled", "cached")]
@@ -249,12 +256,13 @@ def _shared_traps(ctx: RuleContext, defs: list[KernelDef], builds: list[Build]) 
             if f.target in targets:
                 theirs.update({k: norm_value(v) or v for k, v in f.options.items()})
     differ = sorted(k for k, v in theirs.items() if k in mine and norm_value(mine[k]) != norm_value(v))
+    options: list[str] = []
     if differ:
-        out.append(
+        options.append(
             f"{', '.join(targets)} has {', '.join(f'{k}={theirs[k]}' for k in differ)}, which these kernels never got "
             "as unique modules: sharing it would start applying that (it may change results)"
         )
-    return out
+    return out, options
 
 
 def _decl_edit(ctx: RuleContext, k: KernelDef) -> Edit | None:
@@ -284,7 +292,15 @@ def _default_edit(ctx: RuleContext, k: KernelDef) -> Edit | None:
 
 def _edits(ctx: RuleContext, defs: list[KernelDef], builds: list[Build]) -> tuple[list[Edit], str, str]:
     """(edits, applicability, review) for the stable unique kernels of the project's own files."""
-    traps = _shared_traps(ctx, defs, builds)
+    late, options = _traps(ctx, defs, builds)
+    if defs and all(k.nested and not k.module_from_default for k in defs) and not options:
+        drops = {k.name: e for k in defs if (e := _decl_edit(ctx, k)) is not None}
+        plan = declared_at_import(ctx, defs, _factory_calls(ctx, defs), drops)
+        if not plan.why_not:
+            return plan.edits, "review", plan.review
+        if late:
+            return [], "manual", f"not proposed as an edit: {late[0]}; {plan.why_not}"
+    traps = late + options
     if traps:
         return [], "manual", "not proposed as an edit: " + "; ".join(traps)
     edits: list[Edit] = []

@@ -1,0 +1,35 @@
+"""Findings priced in the state the higher-ranked fixes leave.
+
+Each rule prices its finding against the run as measured. Some fixes change what another finding is worth: once the
+kernel cache is kept (CS-2), the CPU precompiled header is built once and reused by every later rebuild, so turning
+it off (CS-12) stops paying and starts costing each of those rebuilds. Such a finding is not dropped silently: it
+moves to the ruled-out list with the state it was priced in.
+"""
+
+from __future__ import annotations
+
+from warp_compile.probe.models.diagnosis import Finding, RuledOut
+
+# (the fix that changes the state, the finding it prices out, why)
+_PRICED_OUT = (
+    (
+        "CS-2",
+        "CS-12",
+        "priced in the state CS-2's fix leaves: with the kernel cache kept, the precompiled header is built once and "
+        "reused by every later rebuild, so turning it off would slow each of those instead of saving a build per run",
+    ),
+)
+
+
+def compose(findings: list[Finding]) -> tuple[list[Finding], list[RuledOut]]:
+    """(the findings still worth offering, the ones a higher-ranked fix prices out, with why)."""
+    mechs = {f.mechanism for f in findings}
+    kept: list[Finding] = []
+    out: list[RuledOut] = []
+    for f in findings:
+        why = next((w for first, then, w in _PRICED_OUT if f.mechanism == then and first in mechs), None)
+        if why is None:
+            kept.append(f)
+        else:
+            out.append(RuledOut(mechanism=f.mechanism, signal=f"{f.title}: {why}"))
+    return kept, out
