@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from warp_compile.probe.models.diagnosis import Finding, RuledOut
 
+PRICED = "priced in the state"  # how a priced-out finding's ruled-out signal reads (a next round keeps it out too)
+
 # (the fix that changes the state, the finding it prices out, why)
 _PRICED_OUT = (
     (
         "CS-2",
         "CS-12",
-        "priced in the state CS-2's fix leaves: with the kernel cache kept, the precompiled header is built once and "
+        f"{PRICED} CS-2's fix leaves: with the kernel cache kept, the precompiled header is built once and "
         "reused by every later rebuild, so turning it off would slow each of those instead of saving a build per run",
     ),
 )

@@ -43,6 +43,7 @@ class SourceView:
         self._cache: dict[str, list[str] | None] = {k: v.splitlines(keepends=True) for k, v in (files or {}).items()}
         self._trees: dict[str, ast.Module | None] = {}
         self._outside: dict[str, tuple[list[str], ast.Module] | None] = {}
+        self._packages: dict[str, list[tuple[str, list[str]]]] = {}
 
     @property
     def has_sources(self) -> bool:
@@ -96,6 +97,27 @@ class SourceView:
             except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
                 self._outside[path] = None
         return self._outside[path]
+
+    def installed_package(self, path: str, limit: int = 3000) -> list[tuple[str, list[str]]]:
+        """(file, lines) of every Python file of the installed top-level package that holds `path` (the directory
+        right under site-packages), read only, for what a library's own code does beyond this run (its tapes)."""
+        p = Path(path)
+        parts = p.parts
+        idx = max((i for i, part in enumerate(parts) if part in _INSTALLED_PARTS), default=-1)
+        if idx < 0 or idx + 1 >= len(parts) - 1:
+            return []
+        top = Path(*parts[: idx + 2])
+        key = f"pkg:{top}"
+        if key not in self._packages:
+            out: list[tuple[str, list[str]]] = []
+            try:
+                for f in sorted(top.rglob("*.py"))[:limit]:
+                    if f.stat().st_size <= MAX_SOURCE_BYTES:
+                        out.append((str(f), f.read_text(encoding="utf-8", errors="replace").splitlines()))
+            except OSError:
+                pass
+            self._packages[key] = out
+        return self._packages[key]
 
     def _read(self, rel: str) -> list[str] | None:
         if self.root is None:

@@ -709,6 +709,7 @@ def _next_round(result: FixResult, diagnosis: Diagnosis, files: dict[str, bytes]
                 command: list[str], cwd: Path, scratch: Scratch, base: Arm, options: FixOptions, engine: Engine,
                 progress: Progress | None, cuda_arch: int | None) -> None:
     """Diagnose the kept tree from its own samples; measure each new finding's edits on top of it."""
+    from warp_compile.probe.composition import PRICED
     from warp_compile.probe.fix_rounds import diagnose_kept, layered, new_findings, stacked_candidate
 
     result.not_offered = [f"{r.mechanism}: {r.signal}" for r in diagnosis.ruled_out]
@@ -718,7 +719,8 @@ def _next_round(result: FixResult, diagnosis: Diagnosis, files: dict[str, bytes]
         return
     tree = scratch.trees[kept.key]
     again = diagnose_kept(arm, tree, engine, progress)
-    fresh, gone = new_findings(diagnosis.findings, again, kept.mechanisms)
+    priced = {r.mechanism for r in diagnosis.ruled_out if PRICED in r.signal}
+    fresh, gone = new_findings(diagnosis.findings, again, kept.mechanisms, priced)
     result.not_offered += gone
     if not fresh:
         return
@@ -767,7 +769,7 @@ def _write(result: FixResult, root: Path, files: dict[str, bytes]) -> None:
         from warp_compile.probe.fix_rounds import layered, tree_diff
 
         before = {rel: files[rel] for rel in touched if rel in files}
-        after = layered(before, layers)
+        after = layered(before, layers[1])
         result.written_diff = tree_diff(before, after)
         for rel, data in after.items():
             if before.get(rel) != data:

@@ -60,14 +60,16 @@ def tree_diff(before: dict[str, bytes], after: dict[str, bytes]) -> str:
     return "".join(chunks)
 
 
-def new_findings(first: list[Finding], again: list[Finding], kept: list[str]) -> tuple[list[Finding], list[str]]:
+def new_findings(
+    first: list[Finding], again: list[Finding], kept: list[str], priced_out: set[str] | None = None
+) -> tuple[list[Finding], list[str]]:
     """(findings of the fixed copy worth a next round, notes on the first round's findings that are gone).
 
     A next-round finding is one with edits that the first round did not already measure: a mechanism it did not
     report, or the same mechanism on other modules (backward code of a module a merge made). A first-round finding
     the fixed copy no longer shows is named, so nothing disappears between rounds unexplained."""
     measured = {(f.mechanism, m) for f in first for m in f.modules or ["*"]}
-    fresh = [f for f in again if f.edits and f.mechanism not in kept
+    fresh = [f for f in again if f.edits and f.mechanism not in kept and f.mechanism not in (priced_out or set())
              and not all((f.mechanism, m) in measured for m in f.modules or ["*"])]
     still = {f.mechanism for f in again}
     gone = [f"{f.mechanism}: no longer fires on the tree the kept fixes leave" for f in first

@@ -4,7 +4,7 @@ Every byte of `tools/list` and of a tool result lands in the agent's context. Tw
 
 - Output schemas generated from the pydantic models (`$defs`, `$ref`, titles, defaults, every nested description):
   23 KB of the 27.7 KB `tools/list`. `compact_schema` publishes a `$ref`-free minimal form instead: the top-level
-  properties with their types, enums and (shortened) descriptions, nested objects two levels deep by type only.
+  properties with their types and enums, nested objects by type only.
   It only ever loosens the full schema (drops constraints, never adds one), so every real result still validates;
   the server itself still validates each result against the full pydantic model before sending it.
 - `explain_mechanism` sent the Markdown twice (`body` and `sections`) next to a text copy: see `MechanismResult`.
@@ -83,7 +83,9 @@ def compact_schema(schema: dict[str, Any], depth: int = 0) -> dict[str, Any]:
     defs = schema.get("$defs", {})
     root = _resolve(schema, defs)
     props = root.get("properties") or {}
-    properties = {k: _compact(v, defs, depth, True) for k, v in props.items()}
+    # types only: an agent picks a tool by its description and input schema; the result's fields are described
+    # in docs/report.md and carried, with their values, in the result itself
+    properties = {k: _compact(v, defs, depth, False) for k, v in props.items()}
     out: dict[str, Any] = {"type": "object", "properties": properties}
     if root.get("required"):
         out["required"] = list(root["required"])

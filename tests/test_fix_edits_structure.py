@@ -169,11 +169,16 @@ def make(scale: float):
 """
 
 
-def test_cs1_a_kernel_that_captures_its_function_s_values_is_manual(tmp_path: Path) -> None:
+def test_cs1_a_kernel_that_captures_its_function_s_values_gets_a_module_of_its_own(tmp_path: Path) -> None:
+    """A closure that reads a value of its call cannot move to module scope; each version isolated in a module of
+    its own (module="unique" on its decorator) stops rebuilding the shared one (issue 22: per-call closures)."""
     _write(tmp_path, {"app.py": CAPTURE})
     (f,) = late_kernels.evaluate(_ctx(_late_kernel_report(tmp_path, "make__locals__scaled", 11), tmp_path)).findings
-    assert f.applicability == "manual" and not f.edits
-    assert "reads scale from make()" in f.review
+    assert f.applicability == "review"
+    (e,) = f.edits
+    assert e.file == "app.py" and e.new.strip() == '@wp.kernel(module="unique")' and e.old.strip() == "@wp.kernel"
+    assert "captured per call" in f.fix and "no longer reaches it" in f.review
+    _applied(tmp_path / "work", tmp_path, [f])  # applies, and the edited file compiles
 
 
 def test_cs1_a_dependency_s_late_kernel_gets_an_upstream_report(tmp_path: Path) -> None:

@@ -202,3 +202,38 @@ def test_an_installed_closure_kernel_gets_an_upstream_diff_that_fix_proves_on_a_
     (c,) = [c for c in result.candidates if c.key == "CS-6"]
     assert c.upstream and c.verdict == "IMPROVED" and c.behaviour is not None and c.behaviour.ok, c.verdict_reason
     assert result.written == [] and (installed / "narrow_phase.py").read_text() == before  # only read, never written
+
+
+# ---------------------------------------------------------------------------------------------- a library's own tapes
+
+
+def test_a_library_s_tape_in_code_the_run_did_not_reach_is_named(tmp_path: Path) -> None:
+    """Issue 22 item 5: a forward-only setting is never called safe for every use of a library that differentiates
+    its own kernels elsewhere; its tests are not such a use, and a tape the run did create is not 'unreached'."""
+    from tests.helpers import synth_build
+    from warp_compile.probe.edits import SourceView
+    from warp_compile.probe.models import KernelInfo, Site
+    from warp_compile.probe.rules.backward_paths import differentiation
+    from warp_compile.probe.rules.context import RuleContext
+
+    pkg = tmp_path / "venv" / "lib" / "python3.11" / "site-packages" / "gradlib"
+    (pkg / "tests").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "kernels.py").write_text("import warp as wp\n\n@wp.kernel\ndef loss(a: wp.array(dtype=float)):\n    pass\n")
+    (pkg / "fit.py").write_text("import warp as wp\n\n\ndef fit(a):\n    with wp.Tape() as tape:\n        pass\n"
+                                "    tape.backward()  # the optimiser's gradient\n\n\n# wp.Tape() in a comment\n")
+    (pkg / "tests" / "test_fit.py").write_text("import warp as wp\n\ntape = wp.Tape()\n")
+    build = synth_build(1, "gradlib.kernels", "a", ms=900.0,
+                        kernels=[KernelInfo(key="loss", file=str(pkg / "kernels.py"))])
+    owners = {str(p): FileOwner(owner="dependency", distribution="gradlib") for p in pkg.rglob("*.py")}
+    report = Report(command=["python", "app.py"], cwd=str(tmp_path), samples=1, builds=[build], owners=owners)
+    ctx = RuleContext(report=report, scan=None, root=tmp_path, sources=SourceView(tmp_path))
+    paths, keep = differentiation(ctx, [([], [], [build])])
+    assert paths == [
+        "the installed gradlib's wp.Tape / backward at gradlib/fit.py:5 (code this run did not reach)",
+        "the installed gradlib's wp.Tape / backward at gradlib/fit.py:7 (code this run did not reach)",
+    ] and keep == []
+    report.tapes = [Site(file=str(pkg / "fit.py"), line=5)]  # the run created that one: it was reached
+    paths, _ = differentiation(RuleContext(report=report, scan=None, root=tmp_path, sources=SourceView(tmp_path)),
+                               [([], [], [build])])
+    assert [p.split(" at ")[1].split(" ")[0] for p in paths] == ["gradlib/fit.py:7"]

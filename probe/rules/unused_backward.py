@@ -51,8 +51,8 @@ from warp_compile.probe.models.scan import (
 from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules import context as _context
 from warp_compile.probe.rules import cuda_pricing
-from warp_compile.probe.rules.argv_flags import flags_guarding
 from warp_compile.probe.rules.backward_cost import build_kind, bytes_share, concurrency, estimate_saving, fixed_parts
+from warp_compile.probe.rules.backward_paths import differentiation, paths_text
 from warp_compile.probe.rules.context import RuleContext
 from warp_compile.probe.rules.entry_fix import (
     after_statement_edit,
@@ -389,40 +389,6 @@ def _last_kernel_import(scan: ScanFacts, file: str) -> ImportFact | None:
     return max(hits, key=lambda i: i.line) if hits else None
 
 
-_PATHS_SHOWN = 4
-
-
-def _paths_text(paths: list[str]) -> str:
-    """The tapes on other paths, a few named: a large project has dozens (tests, examples) and the reader needs the
-    count and where to look, not every line."""
-    if len(paths) <= _PATHS_SHOWN:
-        return "; ".join(paths)
-    files = {p.split(" at ", 1)[-1].split(":", 1)[0] for p in paths}
-    return (f"{len(paths)} wp.Tape sites in {len(files)} files (" + "; ".join(paths[:_PATHS_SHOWN])
-            + f"; and {len(paths) - _PATHS_SHOWN} more)")
-
-
-def _differentiation(ctx: RuleContext, targets: list[_Module]) -> tuple[list[str], list[list[str]]]:
-    """(what a person must keep working, argv variants that exercise it): the tapes over these kernels the scan
-    found on other paths, with the command-line switches that lead there."""
-    paths: list[str] = []
-    keep: list[list[str]] = []
-    tapes = [t for m in targets for t in m.unreached_tapes]
-    if ctx.scan is not None:
-        names = {d.name for m in targets for d in m.defs}
-        tapes += [t for t in ctx.scan.tapes if set(t.launched_kernels) & names and t not in tapes]
-    for t in tapes:
-        where = f"the wp.Tape at {t.file}:{t.line}"
-        flags = flags_guarding(ctx, t.file, t.line)
-        if flags:
-            where += f" (run with {' '.join(flags)})"
-            if flags not in keep:
-                keep.append(flags)
-        if where not in paths:
-            paths.append(where)
-    return paths, keep
-
-
 def _evaluate(ctx: RuleContext) -> RuleResult:
     compiled = ctx.compiled
     if not compiled:
@@ -720,7 +686,7 @@ def _evaluate(ctx: RuleContext) -> RuleResult:
         title = "Backward code is generated and compiled for kernels that nothing differentiates"
 
     edits = _fix_edits(ctx, shape, late_sets, getmodule_lines, first_import)
-    paths, must_keep = _differentiation(ctx, targets)
+    paths, must_keep = differentiation(ctx, [(m.defs, m.unreached_tapes, m.builds) for m in targets])
     if differentiated:
         review = (
             f"numerics of gradients: {', '.join(differentiated)} are differentiated in this run and keep backward; "
@@ -728,7 +694,7 @@ def _evaluate(ctx: RuleContext) -> RuleResult:
         )
     elif paths:
         review = (
-            "gradients on another path: " + _paths_text(paths) + " records these kernels; the setting is scoped "
+            "gradients on another path: " + paths_text(paths) + " records these kernels; the setting is scoped "
             "to this entry point, so confirm that path does not start from it"
         )
     elif ctx.report.tapes:
