@@ -132,6 +132,8 @@ def main() -> int:
     ap.add_argument("--tree", type=Path, help="the library's package directory (default: the installed warp)")
     ap.add_argument("--module", default="warp", help="its import name (default: warp)")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "SCALE.md")
+    ap.add_argument("--append", action="store_true", help="add this tree's tables to --out instead of replacing it")
+    ap.add_argument("--no-tapes", action="store_true", help="skip the tape-site series")
     ap.add_argument("command", nargs="*", help="the program to measure (after --)")
     ns = ap.parse_args()
     if ns.one:
@@ -161,13 +163,13 @@ def main() -> int:
             src = _slice(full, keep, imported, project)
             rows.append({"slice": f"{frac:.0%}", **_timed(src, report)})
             print(rows[-1], flush=True)
-        for n in TAPES:
+        for n in () if ns.no_tapes else TAPES:
             proj = _tapes_project(work / f"tapes{n}", n)
             rep = work / f"tapes{n}.json"
             _measure([PY, "-m", "taped"], proj, rep)
             tape_rows.append({"tape sites": n, **_timed(proj, rep)})
             print(tape_rows[-1], flush=True)
-    _write(ns.out, tree, command, run_s, rows, tape_rows)
+    _write(ns.out, tree, command, run_s, rows, tape_rows, ns.append)
     return 0
 
 
@@ -177,10 +179,13 @@ def _table(rows: list[dict]) -> list[str]:
             *("| " + " | ".join(str(r[k]) for k in keys) + " |" for r in rows)]
 
 
-def _write(out: Path, tree: Path, command: list[str], run_s: float, rows: list[dict], tape_rows: list[dict]) -> None:
+def _write(out: Path, tree: Path, command: list[str], run_s: float, rows: list[dict], tape_rows: list[dict],
+           append: bool = False) -> None:
     cmd = " ".join(Path(c).name if i == 0 else c for i, c in enumerate(command))
+    head = [] if append and out.exists() else ["# Scan and rules against the size of the project", ""]
     lines = [
-        "# Scan and rules against the size of the project",
+        *head,
+        f"## `{tree.name}`",
         "",
         f"Recorded by `python bench/scale.py` on {time.strftime('%Y-%m-%d')}, {platform.machine()}, "
         f"{os.cpu_count()} cores, Python {platform.python_version()}. Tree: the installed `{tree.name}` sources "
@@ -190,12 +195,14 @@ def _write(out: Path, tree: Path, command: list[str], run_s: float, rows: list[d
         "",
         *_table(rows),
         "",
-        "Tape sites behind `--grad` over the measured kernel (the shape whose rules walked every file per tape):",
-        "",
-        *_table(tape_rows),
-        "",
     ]
-    out.write_text("\n".join(lines))
+    if tape_rows:
+        lines += ["Tape sites behind `--grad` over the measured kernel (the shape whose rules walked every file per "
+                  "tape):", "", *_table(tape_rows), ""]
+    text = "\n".join(lines)
+    if append and out.exists():
+        text = out.read_text().rstrip("\n") + "\n\n" + text
+    out.write_text(text)
 
 
 if __name__ == "__main__":

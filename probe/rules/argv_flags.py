@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from warp_compile.probe.scan.guards import GuardIndex, index_trees
+from warp_compile.probe.scan.calls import index_trees
+from warp_compile.probe.scan.guards import GuardIndex
 from warp_compile.probe.scan.guards import flags_guarding as _flags_guarding
 
 if TYPE_CHECKING:

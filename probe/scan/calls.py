@@ -4,9 +4,10 @@ arguments are (for FactoryCallFact / CallerRef)."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 
 from .common import _PURE_CALLS, _RUNTIME_NAMES, _CallSite, _last_ident, _text
-from .guards import FileGuards
+from .guards import FileGuards, GuardIndex
 
 # (line, enclosing function's qualname or "<module>", callee's last identifier)
 RawCall = tuple[int, str, str]
@@ -89,6 +90,15 @@ def collect_calls(tree: ast.Module, guards: FileGuards | None = None) -> list[Ra
     except RecursionError:
         pass
     return calls
+
+
+def index_trees(trees: Iterable[tuple[str, ast.Module]]) -> GuardIndex:
+    """A GuardIndex from parsed trees (a diagnosis without a scan's index, e.g. facts built by hand)."""
+    index = GuardIndex()
+    for rel, tree in trees:
+        fg = FileGuards()
+        index.add_file(rel, fg, collect_calls(tree, fg))
+    return index
 
 
 class CallsMixin:

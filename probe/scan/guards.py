@@ -152,14 +152,3 @@ def flags_guarding(index: GuardIndex, rel: str, line: int, max_depth: int = 2) -
         for other, call_line in index.callers.get(func, ()):
             todo.append((other, call_line, depth + 1))
     return seen
-
-
-def index_trees(trees: Iterable[tuple[str, ast.Module]]) -> GuardIndex:
-    """A GuardIndex from parsed trees (a diagnosis without a scan's index, e.g. facts built by hand)."""
-    from .calls import collect_calls
-
-    index = GuardIndex()
-    for rel, tree in trees:
-        fg = FileGuards()
-        index.add_file(rel, fg, collect_calls(tree, fg))
-    return index
