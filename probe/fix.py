@@ -23,11 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from warp_compile.probe.compare.multiarm import Arm, multiarm_compare
-from warp_compile.probe.edits import EditConflict, apply_edits, new_texts, unified_diff
+from warp_compile.probe.edits import EditConflict, apply_edits, merge_edits, new_texts, unified_diff
 from warp_compile.probe.errors import RunFailed, UsageError
+from warp_compile.probe.fix_checks import failure_cause, parse_problem, stderr_tail
 from warp_compile.probe.models.comparison import Comparison
 from warp_compile.probe.models.diagnosis import Diagnosis, Edit, Finding
-from warp_compile.probe.models.fix import Behaviour, CandidateFix, ClockSaving, Costs, FixResult, KeptPath
+from warp_compile.probe.models.fix import Behaviour, CandidateFix, ClockSaving, Costs, FixResult, HeldBack, KeptPath
 
 Progress = Callable[[str], None]
 
@@ -102,14 +103,22 @@ def plan(diagnosis: Diagnosis, wanted: Sequence[str] | None = None, settings_arm
             c.status = "measured"
         elif f.experiment and settings_arms:
             c.status, c.settings = "measured", dict(f.experiment)
-        elif f.upstream is not None:
-            c.reason = "the construct is a dependency's: an upstream report, nothing to apply"
-        elif f.experiment:
-            c.reason = "its experiment has no edit that makes it permanent (see the finding's fix text)"
         else:
-            c.reason = f"no edit ({f.applicability or 'the rule gives none'}){': ' + f.review if f.review else ''}"
+            c.reason = no_edit_reason(f)
         out.append(c)
     return out
+
+
+def no_edit_reason(f: Finding) -> str:
+    """Why a finding has no edit to apply (`fix` skips it; `diagnose --diff` names it)."""
+    if f.upstream is not None:
+        return "the construct is a dependency's: an upstream report, nothing to apply"
+    if f.experiment and f.applicability != "manual":
+        return "its experiment has no edit that makes it permanent (see the finding's fix text)"
+    rated = f.applicability or "the rule gives none"
+    if f.review.startswith("no edit"):
+        return f"{rated}: {f.review}"
+    return f"no edit ({rated}){': ' + f.review if f.review else ''}"
 
 
 def improved(c: CandidateFix) -> bool:
@@ -117,11 +126,19 @@ def improved(c: CandidateFix) -> bool:
     return c.status == "measured" and c.verdict == "IMPROVED" and c.behaviour is not None and c.behaviour.ok
 
 
-def to_write(result: FixResult) -> tuple[list[str], list[Edit]]:
-    """The keys and edits --write applies: the combination when it improved, else the best single fix."""
+def writable(c: CandidateFix, unsafe_fixes: bool = False) -> bool:
+    """--write's policy (ruff's --unsafe-fixes, cargo fix's machine-applicable): `automatic` fixes are written;
+    `review` ones (and unrated ones) only with --unsafe-fixes; `manual` never (it has no edit)."""
+    return c.applicability == "automatic" or (unsafe_fixes and c.applicability in ("review", None))
+
+
+def to_write(result: FixResult, unsafe_fixes: bool = False) -> tuple[list[str], list[Edit]]:
+    """The keys and edits --write applies: the combination when it improved, else the best single fix; of those,
+    only what `writable` allows."""
     combo = result.combination
-    best = sorted((c for c in result.candidates if c.improved and c.edits), key=lambda c: -(c.saving_ms or 0.0))
-    if combo is not None and combo.improved:
+    best = sorted((c for c in result.candidates if c.improved and c.edits and writable(c, unsafe_fixes)),
+                  key=lambda c: -(c.saving_ms or 0.0))
+    if combo is not None and combo.improved and writable(combo, unsafe_fixes):
         keys = combo.key.split("+")
         unproven = any(not c.improved for c in result.candidates if c.key in keys)
         # a combination with an undecided part must earn that part: more saved than the best fix alone
@@ -132,6 +149,23 @@ def to_write(result: FixResult) -> tuple[list[str], list[Edit]]:
     return [best[0].key], list(best[0].edits)
 
 
+def held_back(result: FixResult, unsafe_fixes: bool = False) -> list[HeldBack]:
+    """The proven fixes --write leaves out for their applicability, each with why and how to write it."""
+    keys = set(to_write(result, unsafe_fixes)[0])
+    how = "rerun with --unsafe-fixes to write it" if result.write else "--write writes it only with --unsafe-fixes"
+    out = []
+    for c in [*result.candidates, *([result.combination] if result.combination is not None else [])]:
+        if not c.improved or not c.edits or writable(c, unsafe_fixes) or c.key in keys:
+            continue
+        rated = f"rated {c.applicability}" if c.applicability else "unrated"
+        what = "together improved" if c is result.combination else "improved"
+        reason = f"{c.key} {what} but is {rated}"
+        if c.applicability != "manual":
+            reason += f": {how}" + (f" (check: {c.review})" if c.review else "")
+        out.append(HeldBack(key=c.key, applicability=c.applicability, reason=reason))
+    return out
+
+
 def summarize(result: FixResult) -> str:
     measured = [c for c in result.candidates if c.status == "measured"]
     good = [c.key for c in result.candidates if c.improved]
@@ -140,6 +174,9 @@ def summarize(result: FixResult) -> str:
         parts.append(f"{len(good)} improved with behaviour kept ({', '.join(good) or 'none'})")
     if result.combination is not None:
         parts.append(f"combination {result.combination.key}: {result.combination.verdict or result.combination.status}")
+    if result.held_back:
+        parts.append(", ".join(h.key for h in result.held_back) + " held back: --write writes review-rated fixes "
+                     "only with --unsafe-fixes")
     if result.write:
         parts.append(f"wrote {', '.join(result.written)}" if result.written else "wrote nothing")
     else:
@@ -358,11 +395,21 @@ def _kept_paths(engine: Engine, variants: list[list[str]], base: Arm, arm: Arm, 
     return out
 
 
+def _explain_failure(b: Behaviour, before: Any, after: Any, edits: Sequence[Edit]) -> None:
+    """A failed run of the fixed copy: the last lines of its stderr, and whether the tool's own edit caused it."""
+    tail = next((t for t in after.errors if t), "")
+    if "run_failed" not in b.flags and not tail:
+        return
+    b.error_tail = stderr_tail(tail)
+    b.cause = failure_cause(tail, edits, bool(before.exit_codes) and all(x in (0, None) for x in before.exit_codes))
+
+
 def _behaviour(engine: Engine, base: Arm, arm: Arm, comparison: Comparison, must_keep: list[list[str]],
-               timeout_s: float, check_kept: bool) -> Behaviour:
+               timeout_s: float, check_kept: bool, edits: Sequence[Edit] = ()) -> Behaviour:
     from warp_compile.evals.behaviour import ArmRuns, judge
 
-    ok, flags, note = judge(None, engine.outputs.get(base.name, ArmRuns()), engine.outputs.get(arm.name, ArmRuns()))
+    ok, flags, note = judge(None, engine.outputs.get(base.name, ArmRuns()), engine.outputs.get(arm.name, ArmRuns()),
+                            who="the fixed copy")
     topo = comparison.equivalence.status
     if topo == "changed":
         ok = False
@@ -371,6 +418,7 @@ def _behaviour(engine: Engine, base: Arm, arm: Arm, comparison: Comparison, must
         note = "; ".join(x for x in (note, f"launch topology changed{': ' + div.description if div else ''}") if x)
     b = Behaviour(ok=ok, output="same" if "output_changed" not in flags else note, topology=topo, flags=flags,
                   tolerance=TOLERANCE, note=note)
+    _explain_failure(b, engine.outputs.get(base.name, ArmRuns()), engine.outputs.get(arm.name, ArmRuns()), edits)
     if ok and must_keep and check_kept:
         b.kept = _kept_paths(engine, must_keep, base, arm, timeout_s)
         if not all(k.ok for k in b.kept):
@@ -401,7 +449,15 @@ def _fill(c: CandidateFix, arm: Arm, engine: Engine, base: Arm, must_keep: list[
           root: Path | None = None) -> None:
     comparison = arm.comparison
     if comparison is None:
+        from warp_compile.evals.behaviour import ArmRuns
+
         c.status, c.reason = "failed", "no sample of this candidate completed"
+        runs = engine.outputs.get(arm.name, ArmRuns())
+        tail = next((t for t in runs.errors if t), "")
+        if tail:
+            base_runs = engine.outputs.get(base.name, ArmRuns())
+            base_ok = bool(base_runs.exit_codes) and all(x in (0, None) for x in base_runs.exit_codes)
+            c.reason += f": {failure_cause(tail, c.edits, base_ok)}; its stderr ends: " + " | ".join(stderr_tail(tail))
         return
     leaked = imports_from(arm.samples[:1], root) if root is not None else None
     if leaked is not None:
@@ -413,7 +469,7 @@ def _fill(c: CandidateFix, arm: Arm, engine: Engine, base: Arm, must_keep: list[
     c.pairs, c.stopped_because = len(arm.samples), arm.stopped_because
     _clock_saving(c, comparison)
     c.behaviour = _behaviour(engine, base, arm, comparison, must_keep, timeout_s,
-                             check_kept=comparison.verdict == "IMPROVED")
+                             check_kept=comparison.verdict == "IMPROVED", edits=c.edits)
     c.improved = improved(c)
 
 
@@ -421,6 +477,7 @@ def _fill(c: CandidateFix, arm: Arm, engine: Engine, base: Arm, must_keep: list[
 class FixOptions:
     wanted: list[str] = field(default_factory=list)
     write: bool = False
+    unsafe_fixes: bool = False  # --write also writes fixes rated review
     rounds: int | None = None  # --pairs N: exactly N samples per candidate
     until_decided: bool = True
     min_rounds: int = 2
@@ -518,8 +575,9 @@ def run_fix(
         if options.combine and len(good) + len(parts) >= 2:
             result.combination = _combination(good + parts, findings, files, root, rel_cwd, command, cwd, scratch,
                                               base, options, engine, progress, cuda_arch)
+        result.held_back = held_back(result, options.unsafe_fixes)
         if options.write:
-            _write(result, root, files)
+            _write(result, root, files, options.unsafe_fixes)
     result.costs = _costs(costs, engine, seeds, t0, len(base.samples))
     result.summary = summarize(result)
     return result, diagnosis
@@ -538,9 +596,13 @@ def _prepare_candidate(c: CandidateFix, files: dict[str, bytes], root: Path, des
     write_tree(files, dest)
     try:
         c.diff = unified_diff(dest, c.edits)
-        apply_edits(dest, c.edits)
+        written = apply_edits(dest, c.edits)
     except (EditConflict, OSError, UnicodeDecodeError) as exc:
         c.status, c.reason = "conflict", f"the edits do not apply: {exc}"
+        return
+    bad = parse_problem(files, {rel: (dest / rel).read_text(encoding="utf-8") for rel in written}, c.edits)
+    if bad is not None:  # like cargo fix rebuilding: an edit that does not parse costs no program run
+        c.status, c.reason = "invalid", bad
 
 
 SCHEDULING_MECHANISMS = frozenset({"CS-8", "CS-13"})
@@ -608,7 +670,8 @@ def _combination(good: list[CandidateFix], findings: dict[str, Finding], files: 
     if any(not c.improved for c in good):
         title = "the fixes that improved, with the undecided fixes of the same modules, together"
     combo = CandidateFix(key="+".join(keys), mechanisms=mechs, title=title,
-                         edits=[e for c in good for e in c.edits], clock=fix_clock(mechs), status="measured",
+                         edits=merge_edits([e for c in good for e in c.edits]), clock=fix_clock(mechs),
+                         status="measured",
                          applicability="review" if any(c.applicability != "automatic" for c in good) else "automatic")
     arm = _candidate_arm(combo, files, root, rel_cwd, command, cwd, scratch.root / "combination")
     if arm is None:
@@ -623,10 +686,10 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _write(result: FixResult, root: Path, files: dict[str, bytes]) -> None:
+def _write(result: FixResult, root: Path, files: dict[str, bytes], unsafe_fixes: bool = False) -> None:
     """Apply the proven edits to the project: every file they touch must still hold what was copied (all or
     nothing); the diff written is computed from the project's files before writing."""
-    keys, edits = to_write(result)
+    keys, edits = to_write(result, unsafe_fixes)
     if not edits:
         return
     touched = {e.file for e in edits}
