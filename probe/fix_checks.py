@@ -85,13 +85,13 @@ def failure_cause(tail: str, edits: Iterable[Edit], original_ok: bool) -> str:
     edits = list(edits)
     spans = edited_spans(edits)
     for path, line in reversed(_FRAME.findall(tail)):
+        path = path.replace("\\", "/")
+        if "/site-packages/" in path or "/dist-packages/" in path:
+            continue  # an installed file of the same name is not the one the edit changed
         for rel, ranges in spans.items():
-            if path.replace("\\", "/").endswith("/" + rel) or path == rel:
+            if path.endswith("/" + rel) or path == rel:
                 if any(a <= int(line) <= b for a, b in ranges):
                     return f"the tool's own edit caused it: the error names {rel}:{line}, a line the edit wrote"
-    if "SyntaxError" in tail or "IndentationError" in tail:
-        files = sorted(spans)
-        return f"the edited copy does not parse ({', '.join(files)} changed by the edit); the original does"
     if original_ok:
         return ("the original ran fine on the same command and only the edited copy failed: the edit is the one "
                 "difference between them")

@@ -482,3 +482,13 @@ def test_diagnose_diff_names_each_finding_without_an_edit_and_why(tmp_path: Path
     only = diff_text(_diagnosis(root, findings[1:]))
     assert only.startswith("# no finding has an edit:\n# CS-9") and "no finding has an edit\n" not in only
     assert diff_text(_diagnosis(root, [])) == "# no findings: nothing to edit\n"
+
+
+def test_edited_spans_follow_the_lines_an_edit_wrote() -> None:
+    from warp_compile.probe.fix_checks import edited_spans, failure_cause
+
+    add = Edit(file="m.py", start_line=2, end_line=1, new="import warp as wp\nwp.config.x = 1\n")
+    drop = Edit(file="m.py", start_line=5, end_line=6, old="import warp as wp\n\n", new="")
+    assert edited_spans([drop, add]) == {"m.py": [(2, 3), (7, 7)]}
+    site = '  File "/venv/lib/python3.11/site-packages/pkg/m.py", line 3, in <module>\nValueError: x'
+    assert failure_cause(site, [add], original_ok=False).startswith("the original failed too")
