@@ -231,7 +231,7 @@ def place(text: str) -> Placement | None:
     start = sum(1 for n in tree.body if (n.end_lineno or n.lineno) < at)
     found = _find_warp(tree, start)
 
-    def at_header(alias: str, move: tuple[int, str] | None = None, note: str = "") -> Placement:
+    def at_header(alias: str, move: tuple[int, int, str] | None = None, note: str = "") -> Placement:
         before = at >= 2 and bool(lines[at - 2].strip())
         after = at <= len(lines) and bool(lines[at - 1].strip())
         return Placement(line=at, alias=alias, import_line=_import_line(alias), blank_before=before,
@@ -243,7 +243,7 @@ def place(text: str) -> Placement | None:
     alias = _warp_alias(node) or "wp"
     stmt = node.lineno
     if not late and _alone(lines, node, tree):
-        indent = " " * node.col_offset if in_try is not None else ""
+        indent = lines[stmt - 1][: node.col_offset] if in_try is not None else ""  # tabs stay tabs
         where = f"right after `{lines[stmt - 1].strip()}` (line {stmt})"
         return Placement(line=(node.end_lineno or stmt) + 1, alias=alias, import_line="", indent=indent, where=where)
     if in_try is None and node.end_lineno == stmt and _alone(lines, node, tree):

@@ -183,3 +183,10 @@ def test_two_settings_edits_at_one_place_combine_with_one_import(tmp_path: Path)
     assert text.count("import warp as wp") == 1
     assert "wp.config.enable_backward = False\nwp.config.use_precompiled_headers = False\n" in text
     compile(text, "main.py", "exec", dont_inherit=True)
+
+
+def test_a_try_body_indented_with_a_tab_gets_the_setting_at_the_same_indent(tmp_path: Path) -> None:
+    text = _edited(tmp_path, "try:\n\timport warp as wp\nexcept ImportError:\n\twp = None\n")[0].decode()
+    assert text == ("try:\n\timport warp as wp\n\twp.config.enable_backward = False\nexcept ImportError:\n"
+                    "\twp = None\n")
+    compile(text, "main.py", "exec", dont_inherit=True)
