@@ -78,6 +78,7 @@ class ArmRuns:
     outputs: list[list[str]] = field(default_factory=list)
     launches: list[int] = field(default_factory=list)
     exit_codes: list[int | None] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # the stderr tail of each run that exited with an error
 
     def add(self, run: Any) -> None:
         if run is None:
@@ -85,6 +86,8 @@ class ArmRuns:
         self.outputs.append(app_lines(getattr(run, "stdout", "") or ""))
         self.launches.append(int(run.result.launches))
         self.exit_codes.append(run.result.exit_code)
+        if run.result.exit_code not in (0, None):
+            self.errors.append(getattr(run.result, "stderr_tail", "") or "")
 
 
 def recording(run_sample: Any, arms: dict[str, ArmRuns]) -> Any:
@@ -100,9 +103,10 @@ def recording(run_sample: Any, arms: dict[str, ArmRuns]) -> Any:
     return run
 
 
-def judge(expected: list[str] | None, before: ArmRuns, after: ArmRuns) -> tuple[bool, list[str], str]:
+def judge(expected: list[str] | None, before: ArmRuns, after: ArmRuns,
+          who: str = "the agent's copy") -> tuple[bool, list[str], str]:
     """(behaviour kept, flags, what differed). The original's recorded output wins; the baseline arm's own output
-    stands in when a case records none (a private suite)."""
+    stands in when a case records none (a private suite). `who` names the changed copy in the notes."""
     flags: list[str] = []
     notes: list[str] = []
     want = expected
@@ -119,7 +123,7 @@ def judge(expected: list[str] | None, before: ArmRuns, after: ArmRuns) -> tuple[
                 # the original prints the same thing run after run here (another Warp version rounds differently):
                 # what it prints on this machine is the behaviour the agent's copy must keep
                 want = before.outputs[0]
-                notes.append("the agent's copy is held to the original's output on this machine")
+                notes.append(f"{who} is held to the original's output on this machine")
             break
     ok = True
     for out in after.outputs:
@@ -134,7 +138,7 @@ def judge(expected: list[str] | None, before: ArmRuns, after: ArmRuns) -> tuple[
     if base_launches > 0 and after.launches and got_launches == 0:
         ok = False
         flags.append("warp_removed")
-        notes.append(f"the original launched {base_launches} kernels per run, the agent's copy none")
+        notes.append(f"the original launched {base_launches} kernels per run, {who} none")
     elif base_launches > 0 and after.launches and got_launches < base_launches:
         ok = False
         flags.append("launches_removed")
@@ -142,7 +146,10 @@ def judge(expected: list[str] | None, before: ArmRuns, after: ArmRuns) -> tuple[
     if any(code not in (0, None) for code in after.exit_codes):
         ok = False
         flags.append("run_failed")
-        notes.append("the agent's copy exited with an error in a measured run")
+        code = next(c for c in after.exit_codes if c not in (0, None))
+        last = next((t.strip().splitlines()[-1] for t in after.errors if t.strip()), "")
+        detail = f": {last[:160]}" if last else ""
+        notes.append(f"{who} exited with an error in a measured run (exit code {code}{detail})")
     return ok, flags, "; ".join(notes)
 
 

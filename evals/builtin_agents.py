@@ -3,8 +3,9 @@
 builtin:oracle  writes the expected mechanisms at the expected locations and replaces its copy with fixed/
 builtin:null    answers "nothing to fix" and edits nothing (the floor, and the A/A control of the judge)
 builtin:self    runs `warp-compile diagnose` on its copy and writes that diagnosis; no edits
-builtin:fix     runs `warp-compile fix --write` on its copy: the diagnosis is its answer, and the fixes the engine
-                proved (IMPROVED against the original with behaviour kept) are its edits
+builtin:fix     runs `warp-compile fix --write --unsafe-fixes` on its copy: the diagnosis is its answer, and the fixes
+                the engine proved (IMPROVED against the original with behaviour kept), review-rated ones included, are
+                its edits (an agent that accepts what the tool rates review, as `--write` did before issue 22)
 """
 
 from __future__ import annotations
@@ -49,10 +50,11 @@ def self_diagnose(ctx: AgentContext) -> None:
 
 
 def fix_write(ctx: AgentContext) -> None:
-    """`warp-compile fix --write` in the copy, like a user would run it; its diagnosis is the answer."""
+    """`warp-compile fix --write --unsafe-fixes` in the copy, like a user who accepts the review fixes would run it;
+    its diagnosis is the answer."""
     from warp_compile.probe.fix import FixOptions, run_fix
 
-    options = FixOptions(write=True, timeout_s=ctx.timeout_s)
+    options = FixOptions(write=True, unsafe_fixes=True, timeout_s=ctx.timeout_s)
     result, diagnosis = run_fix(bind_python(ctx.case.command), ctx.copy, options, progress=ctx.progress,
                                 cuda_arch=ctx.case.cuda_arch)
     ctx.answer.write_text(diagnosis.model_dump_json(), encoding="utf-8")

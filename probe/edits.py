@@ -18,9 +18,33 @@ from pathlib import Path, PurePosixPath
 
 from warp_compile.probe.models import EntryPoint
 from warp_compile.probe.models.diagnosis import Edit
+from warp_compile.probe.placement import Placement, place, warp_bound_before
 
 _INSTALLED_PARTS = {"site-packages", "dist-packages"}
 MAX_SOURCE_BYTES = 2_000_000
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines as Python counts them (ends kept): split at newlines only, not at the form feeds and other separators
+    `str.splitlines` also breaks at, so line numbers agree with `ast` and tracebacks."""
+    parts = text.split("\n")
+    out = [p + "\n" for p in parts[:-1]]
+    return out + [parts[-1]] if parts[-1] else out
+
+
+def read_source(path: Path) -> tuple[str, str, bool]:
+    """(the text as stored, BOM left out; the file's dominant newline; whether it starts with a UTF-8 BOM). Edits
+    are written back with the file's own line endings and BOM, so a CRLF file stays CRLF."""
+    raw = path.read_bytes().decode("utf-8")
+    bom = raw.startswith("\ufeff")
+    raw = raw.removeprefix("\ufeff")
+    crlf = raw.count("\r\n")
+    return raw, "\r\n" if crlf and crlf * 2 >= raw.count("\n") else "\n", bom
+
+
+def source_text(path: Path) -> str:
+    """The file's text as rules and diffs see it: `\n` newlines, no BOM."""
+    return read_source(path)[0].replace("\r\n", "\n")
 
 
 class EditConflict(Exception):
@@ -40,15 +64,16 @@ class SourceView:
 
     def __init__(self, root: str | Path | None = None, files: Mapping[str, str] | None = None) -> None:
         self.root = Path(root).resolve() if root is not None else None
-        self._cache: dict[str, list[str] | None] = {k: v.splitlines(keepends=True) for k, v in (files or {}).items()}
+        self._cache: dict[str, list[str] | None] = {k: split_lines(v) for k, v in (files or {}).items()}
+        self._given = bool(files)
         self._trees: dict[str, ast.Module | None] = {}
         self._outside: dict[str, tuple[list[str], ast.Module] | None] = {}
         self._packages: dict[str, list[tuple[str, list[str]]]] = {}
 
     @property
-    def has_sources(self) -> bool:
-        """A root to read from, or files given: without either no edit can quote the text it replaces."""
-        return self.root is not None or any(v is not None for v in self._cache.values())
+    def available(self) -> bool:
+        """Project sources were given (a root or files): without them no edit can quote what it replaces."""
+        return self.root is not None or self._given
 
     def rel(self, file: str) -> str | None:
         """`file` (absolute or relative to the root) as a project-relative posix path, or None when outside."""
@@ -126,7 +151,7 @@ class SourceView:
         try:
             if not path.is_file() or path.stat().st_size > MAX_SOURCE_BYTES:
                 return None
-            return path.read_text(encoding="utf-8").splitlines(keepends=True)
+            return split_lines(source_text(path))
         except (OSError, UnicodeDecodeError):
             return None
 
@@ -164,34 +189,11 @@ def create_file(rel: str, text: str) -> Edit | None:
 
 
 def header_end(lines: list[str]) -> int:
-    """The first line after the shebang, encoding line, module docstring and `from __future__` imports (1-based).
-
-    That is where a process-wide setting goes: before the script's own imports, so a module created by any import
-    copies it, yet after the lines Python requires to come first.
-    """
-    i = 0
-    n = len(lines)
-    while i < n and (lines[i].startswith("#!") or lines[i].lstrip().startswith("# -*-") or not lines[i].strip()):
-        i += 1
-    if i < n and lines[i].lstrip().startswith(('"""', "'''", 'r"""', "r'''")):
-        quote = '"""' if '"""' in lines[i] else "'''"
-        rest = lines[i].split(quote, 1)[1]
-        if quote in rest:
-            i += 1
-        else:
-            i += 1
-            while i < n and quote not in lines[i]:
-                i += 1
-            i += 1
-    j = i
-    while j < n:
-        s = lines[j].strip()
-        if s.startswith("from __future__ import"):
-            i = j + 1
-        elif s and not s.startswith("#"):
-            break
-        j += 1
-    return min(i, n) + 1
+    """The line a process-wide setting goes before (1-based): after the shebang, encoding line, leading comments,
+    module docstring and `from __future__` imports, or right after the file's own `import warp` when that comes
+    first (see `placement`). Without a parse, the first line."""
+    p = place("".join(lines))
+    return p.line if p is not None else 1
 
 
 def settings_lines(settings: Mapping[str, object], comment: str = "") -> str:
@@ -201,40 +203,66 @@ def settings_lines(settings: Mapping[str, object], comment: str = "") -> str:
     return "import warp as wp\n" + body
 
 
-def settings_edit(
+def settings_edits(
     src: SourceView, entry: EntryPoint | None, settings: Mapping[str, object], comment: str = ""
-) -> Edit | None:
+) -> list[Edit]:
     """The process-wide settings at the top of the entry point, or a launcher file when the entry is installed.
 
-    None when there is no entry point the tool knows, or it is neither the project's file nor an installed one.
+    Empty when there is no entry point the tool knows, it is neither the project's file nor an installed one, or
+    its file does not parse.
     """
     if entry is None:
-        return None
+        return []
     block = settings_lines(settings, comment)
     if entry.owner == "dependency" or (entry.file and src.rel(entry.file) is None and entry.kind != "script"):
-        return create_file(launcher_name(entry), launcher_text(entry, block))
-    if not entry.file:
-        return None
-    lines = src.lines(entry.file)
-    if lines is None:
-        return None
+        e = create_file(launcher_name(entry), launcher_text(entry, block))
+        return [e] if e is not None else []
+    if not entry.file or src.lines(entry.file) is None:
+        return []
     return top_insert(src, entry.file, block)
 
 
 WARP_IMPORT = "import warp as wp"
 
 
-def top_insert(src: SourceView, file: str, block: str) -> Edit | None:
-    """`block` (which starts with `import warp as wp`) at the top of `file`, after the lines Python wants first.
-    When the file's first statement there already is `import warp as wp`, the block goes after it without its own
-    import line: the setting still precedes every other import, and the file does not import warp twice."""
+def _body(block: str) -> str:
+    return block[len(WARP_IMPORT) + 1 :] if block.startswith(WARP_IMPORT + "\n") else block
+
+
+def top_insert(src: SourceView, file: str, block: str) -> list[Edit]:
+    """`block` (`import warp as wp` and lines written against `wp`) where `placement.place` puts a process-wide
+    setting in `file`: after the header Python wants first, reusing the file's own import of warp (its alias; the
+    import moves up when it came after something that could create a kernel module). Empty when the file is not
+    the project's or does not parse."""
     lines = src.lines(file)
     if lines is None:
-        return None
-    at = header_end(lines)
-    if at <= len(lines) and lines[at - 1].strip() == WARP_IMPORT and block.startswith(WARP_IMPORT + "\n"):
-        return insert_before(src, file, at + 1, block[len(WARP_IMPORT) + 1 :])
-    return insert_before(src, file, at, block)
+        return []
+    p = place("".join(lines))
+    if p is None:
+        return []
+    add = insert_before(src, file, p.line, p.block(_body(block)))
+    if add is None:
+        return []
+    if p.move is None:
+        return [add]
+    drop = replace_lines(src, file, p.move[0], p.move[1], p.move[2])
+    return [add, drop] if drop is not None else []
+
+
+def settings_place(src: SourceView, file: str) -> Placement | None:
+    """Where `top_insert` puts a setting in `file` (None when the file cannot be read or parsed)."""
+    lines = src.lines(file)
+    return place("".join(lines)) if lines is not None else None
+
+
+def reuse_warp_import(src: SourceView, file: str, line: int, block: str) -> str:
+    """`block` for insertion at `file:line`: without its `import warp as wp` when a top-level import of warp above
+    that line already binds it (its alias used), else as it is."""
+    lines = src.lines(file)
+    alias = warp_bound_before("".join(lines), line) if lines is not None else None
+    if alias is None or not block.startswith(WARP_IMPORT + "\n"):
+        return block
+    return Placement(line=line, alias=alias, import_line="").block(_body(block))
 
 
 def launcher_name(entry: EntryPoint) -> str:
@@ -271,21 +299,58 @@ def _overlap(edits: list[Edit]) -> bool:
     return any(b[0] <= a[1] for a, b in zip(spans, spans[1:], strict=False))
 
 
-def patched(original: list[str], edits: list[Edit]) -> list[str]:
-    """`original` with `edits` applied bottom-up; EditConflict when an edit's old text does not match."""
+def _blank_ends(text: str) -> tuple[list[str], list[str], list[str]]:
+    lines = split_lines(text)
+    i, j = 0, len(lines)
+    while i < j and not lines[i].strip():
+        i += 1
+    while j > i and not lines[j - 1].strip():
+        j -= 1
+    return lines[:i], lines[i:j], lines[j:]
+
+
+def merge_edits(edits: Iterable[Edit]) -> list[Edit]:
+    """Several findings' edits as one set that applies together: an edit given twice counts once, and insertions
+    at the same line of a file become one block in which a line another insertion there already adds (the
+    `import warp as wp` that two settings edits both bring) appears once."""
+    out: list[Edit] = []
+    for e in edits:
+        if e in out:
+            continue
+        insert = not e.create and not e.old and e.end_line == e.start_line - 1
+        i = next((k for k, x in enumerate(out) if insert and not x.create and not x.old and x.file == e.file
+                  and (x.start_line, x.end_line) == (e.start_line, e.end_line)), None)
+        if i is None:
+            out.append(e)
+            continue
+        lead, core, trail = _blank_ends(out[i].new)
+        core += [ln for ln in _blank_ends(e.new)[1] if ln not in core]
+        out[i] = out[i].model_copy(update={"new": "".join(lead + core + trail)})
+    return out
+
+
+def patched(original: list[str], edits: list[Edit], eol: str = "\n") -> list[str]:
+    """`original` with `edits` applied bottom-up; EditConflict when an edit's old text does not match. The lines
+    an edit adds end with `eol` (the file's own newline); old text is compared whatever its line endings."""
     if _overlap(edits):
         raise EditConflict(f"overlapping edits in {edits[0].file}")
     out = list(original)
     for e in sorted(edits, key=lambda e: (e.start_line, e.end_line), reverse=True):
         have = "".join(out[e.start_line - 1 : e.end_line]) if e.end_line >= e.start_line else ""
-        if have != e.old:
+        if have.replace("\r\n", "\n") != e.old.replace("\r\n", "\n"):
             raise EditConflict(f"{e.file}:{e.start_line}: the file no longer holds the text this edit replaces")
-        out[e.start_line - 1 : max(e.end_line, e.start_line - 1)] = e.new.splitlines(keepends=True)
+        new = split_lines(e.new.replace("\r\n", "\n"))
+        if eol != "\n":
+            new = [ln[:-1] + eol if ln.endswith("\n") else ln for ln in new]
+        if new and e.start_line > len(out) and out and not out[-1].endswith("\n"):
+            out[-1] += eol  # appending after a last line that has no newline
+        out[e.start_line - 1 : max(e.end_line, e.start_line - 1)] = new
     return out
 
 
 def new_texts(root: Path, edits: Iterable[Edit]) -> dict[str, str]:
-    """{relative path: new content} for every file the edits touch, checked against `root` (nothing is written)."""
+    """{relative path: new content} for every file the edits touch, checked against `root` (nothing is written).
+    Each file keeps its own line endings and BOM."""
     out: dict[str, str] = {}
     for rel, group in _by_file(edits).items():
         if not owned_path(rel):
@@ -298,10 +363,11 @@ def new_texts(root: Path, edits: Iterable[Edit]) -> dict[str, str]:
             out[rel] = created[0].new
             continue
         try:
-            original = path.read_text(encoding="utf-8").splitlines(keepends=True)
+            text, eol, bom = read_source(path)
         except (OSError, UnicodeDecodeError) as exc:
             raise EditConflict(f"{rel}: cannot read it ({type(exc).__name__})") from None
-        out[rel] = "".join(patched(original, group))
+        original = split_lines(text)
+        out[rel] = ("\ufeff" if bom else "") + "".join(patched(original, group, eol))
     return out
 
 
@@ -311,7 +377,7 @@ def apply_edits(root: Path, edits: Iterable[Edit]) -> list[str]:
     for rel, text in texts.items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        path.write_text(text, encoding="utf-8", newline="")
     return sorted(texts)
 
 
@@ -321,13 +387,13 @@ def unified_diff(root: Path | None, edits: Iterable[Edit], src: SourceView | Non
     for rel, group in sorted(_by_file(edits).items()):
         if any(e.create for e in group):
             before: list[str] = []
-            after = group[0].new.splitlines(keepends=True)
+            after = split_lines(group[0].new)
             a_name = "/dev/null"
         else:
             if src is not None:
                 before = list(src.lines(rel) or [])
             elif root is not None:
-                before = (root / rel).read_text(encoding="utf-8").splitlines(keepends=True)
+                before = split_lines(source_text(root / rel))
             else:
                 before = []
             after = patched(before, group)

@@ -23,11 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from warp_compile.probe.compare.multiarm import Arm, multiarm_compare
-from warp_compile.probe.edits import EditConflict, apply_edits, new_texts, unified_diff
+from warp_compile.probe.edits import EditConflict, apply_edits, merge_edits, new_texts, unified_diff
 from warp_compile.probe.errors import RunFailed, UsageError
+from warp_compile.probe.fix_checks import failure_cause, parse_problem, stderr_tail
 from warp_compile.probe.models.comparison import Comparison
 from warp_compile.probe.models.diagnosis import Diagnosis, Edit, Finding
-from warp_compile.probe.models.fix import Behaviour, CandidateFix, ClockSaving, Costs, FixResult, KeptPath
+from warp_compile.probe.models.fix import Behaviour, CandidateFix, ClockSaving, Costs, FixResult, HeldBack, KeptPath
 
 Progress = Callable[[str], None]
 
@@ -105,14 +106,22 @@ def plan(diagnosis: Diagnosis, wanted: Sequence[str] | None = None, settings_arm
         elif f.upstream is not None and f.upstream.edits and f.upstream.base_dir:
             c.status, c.upstream, c.diff = "measured", True, f.upstream.diff
             c.reason = "the change is the library's: measured on a patched scratch copy of it, never written"
-        elif f.upstream is not None:
-            c.reason = "the construct is a dependency's: an upstream report, nothing to apply"
-        elif f.experiment:
-            c.reason = "its experiment has no edit that makes it permanent (see the finding's fix text)"
         else:
-            c.reason = f"no edit ({f.applicability or 'the rule gives none'}){': ' + f.review if f.review else ''}"
+            c.reason = no_edit_reason(f)
         out.append(c)
     return out
+
+
+def no_edit_reason(f: Finding) -> str:
+    """Why a finding has no edit to apply (`fix` skips it; `diagnose --diff` names it)."""
+    if f.upstream is not None:
+        return "the construct is a dependency's: an upstream report, nothing to apply"
+    if f.experiment and f.applicability != "manual":
+        return "its experiment has no edit that makes it permanent (see the finding's fix text)"
+    rated = f.applicability or "the rule gives none"
+    if f.review.startswith("no edit"):
+        return f"{rated}: {f.review}"
+    return f"no edit ({rated}){': ' + f.review if f.review else ''}"
 
 
 def improved(c: CandidateFix) -> bool:
@@ -124,32 +133,40 @@ def improved(c: CandidateFix) -> bool:
     return c.status == "measured" and c.verdict == "IMPROVED" and kept and pointing
 
 
-def to_write(result: FixResult, next_round: bool = True) -> tuple[list[str], list[Edit]]:
-    """The keys and edits --write applies: the combination when it improved, else the best single fix; with a
-    next-round fix that saves more on top of it, both (see `layers_to_write`)."""
-    layers = layers_to_write(result) if next_round else None
+def to_write(result: FixResult, unsafe_fixes: bool = False, next_round: bool = True) -> tuple[list[str], list[Edit]]:
+    """The keys and edits --write applies: the combination when it improved, else the best single fix, of those only
+    what `writable` allows; with a next-round fix that saves more on top of it, both (see `layers_to_write`)."""
+    layers = layers_to_write(result, unsafe_fixes) if next_round else None
     if layers is not None:
         keys, edit_layers = layers
         return keys, [e for layer in edit_layers for e in layer]
-    return _first_round(result)
+    return _first_round(result, unsafe_fixes)
 
 
-def layers_to_write(result: FixResult) -> tuple[list[str], list[list[Edit]]] | None:
-    """(keys, edit layers) when a next-round fix improved on top of the first round's, else None."""
-    good = sorted((c for c in result.next_round if c.improved and c.edits), key=lambda c: -(c.saving_ms or 0.0))
+def layers_to_write(result: FixResult, unsafe_fixes: bool = False) -> tuple[list[str], list[list[Edit]]] | None:
+    """(keys, edit layers) when a writable next-round fix improved on top of the first round's, else None."""
+    good = sorted((c for c in result.next_round if c.improved and c.edits and writable(c, unsafe_fixes)),
+                  key=lambda c: -(c.saving_ms or 0.0))
     if not good:
         return None
-    keys, first = _first_round(result)
+    keys, first = _first_round(result, unsafe_fixes)
     top = good[0]
-    if not keys or top.on_top_of is None or "+".join(keys) != top.on_top_of and [top.on_top_of] != keys:
+    if not keys or top.on_top_of is None or ("+".join(keys) != top.on_top_of and [top.on_top_of] != keys):
         return None
     return [*keys, top.key], [first, list(top.edits)]
 
 
-def _first_round(result: FixResult) -> tuple[list[str], list[Edit]]:
+def writable(c: CandidateFix, unsafe_fixes: bool = False) -> bool:
+    """--write's policy (ruff's --unsafe-fixes, cargo fix's machine-applicable): `automatic` fixes are written;
+    `review` ones (and unrated ones) only with --unsafe-fixes; `manual` never (it has no edit)."""
+    return c.applicability == "automatic" or (unsafe_fixes and c.applicability in ("review", None))
+
+
+def _first_round(result: FixResult, unsafe_fixes: bool = False) -> tuple[list[str], list[Edit]]:
     combo = result.combination
-    best = sorted((c for c in result.candidates if c.improved and c.edits), key=lambda c: -(c.saving_ms or 0.0))
-    if combo is not None and combo.improved:
+    best = sorted((c for c in result.candidates if c.improved and c.edits and writable(c, unsafe_fixes)),
+                  key=lambda c: -(c.saving_ms or 0.0))
+    if combo is not None and combo.improved and writable(combo, unsafe_fixes):
         keys = combo.key.split("+")
         unproven = any(not c.improved for c in result.candidates if c.key in keys)
         # a combination with an undecided part must earn that part: more saved than the best fix alone
@@ -158,6 +175,23 @@ def _first_round(result: FixResult) -> tuple[list[str], list[Edit]]:
     if not best:
         return [], []
     return [best[0].key], list(best[0].edits)
+
+
+def held_back(result: FixResult, unsafe_fixes: bool = False) -> list[HeldBack]:
+    """The proven fixes --write leaves out for their applicability, each with why and how to write it."""
+    keys = set(to_write(result, unsafe_fixes)[0])
+    how = "rerun with --unsafe-fixes to write it" if result.write else "--write writes it only with --unsafe-fixes"
+    out = []
+    for c in [*result.candidates, *([result.combination] if result.combination is not None else [])]:
+        if not c.improved or not c.edits or writable(c, unsafe_fixes) or c.key in keys:
+            continue
+        rated = f"rated {c.applicability}" if c.applicability else "unrated"
+        what = "together improved" if c is result.combination else "improved"
+        reason = f"{c.key} {what} but is {rated}"
+        if c.applicability != "manual":
+            reason += f": {how}" + (f" (check: {c.review})" if c.review else "")
+        out.append(HeldBack(key=c.key, applicability=c.applicability, reason=reason))
+    return out
 
 
 def summarize(result: FixResult) -> str:
@@ -172,6 +206,9 @@ def summarize(result: FixResult) -> str:
         better = [c.key for c in result.next_round if c.improved]
         parts.append(f"{len(result.next_round)} found on the kept tree, {len(better)} saving more on top "
                      f"({', '.join(better) or 'none'})")
+    if result.held_back:
+        parts.append(", ".join(h.key for h in result.held_back) + " held back: --write writes review-rated fixes "
+                     "only with --unsafe-fixes")
     if result.write:
         parts.append(f"wrote {', '.join(result.written)}" if result.written else "wrote nothing")
     else:
@@ -392,11 +429,21 @@ def _kept_paths(engine: Engine, variants: list[list[str]], base: Arm, arm: Arm, 
     return out
 
 
+def _explain_failure(b: Behaviour, before: Any, after: Any, edits: Sequence[Edit]) -> None:
+    """A failed run of the fixed copy: the last lines of its stderr, and whether the tool's own edit caused it."""
+    tail = next((t for t in after.errors if t), "")
+    if "run_failed" not in b.flags and not tail:
+        return
+    b.error_tail = stderr_tail(tail)
+    b.cause = failure_cause(tail, edits, bool(before.exit_codes) and all(x in (0, None) for x in before.exit_codes))
+
+
 def _behaviour(engine: Engine, base: Arm, arm: Arm, comparison: Comparison, must_keep: list[list[str]],
-               timeout_s: float, check_kept: bool) -> Behaviour:
+               timeout_s: float, check_kept: bool, edits: Sequence[Edit] = ()) -> Behaviour:
     from warp_compile.evals.behaviour import ArmRuns, judge
 
-    ok, flags, note = judge(None, engine.outputs.get(base.name, ArmRuns()), engine.outputs.get(arm.name, ArmRuns()))
+    ok, flags, note = judge(None, engine.outputs.get(base.name, ArmRuns()), engine.outputs.get(arm.name, ArmRuns()),
+                            who="the fixed copy")
     topo = comparison.equivalence.status
     if topo == "changed":
         ok = False
@@ -405,6 +452,7 @@ def _behaviour(engine: Engine, base: Arm, arm: Arm, comparison: Comparison, must
         note = "; ".join(x for x in (note, f"launch topology changed{': ' + div.description if div else ''}") if x)
     b = Behaviour(ok=ok, output="same" if "output_changed" not in flags else note, topology=topo, flags=flags,
                   tolerance=TOLERANCE, note=note)
+    _explain_failure(b, engine.outputs.get(base.name, ArmRuns()), engine.outputs.get(arm.name, ArmRuns()), edits)
     if ok and must_keep and check_kept:
         b.kept = _kept_paths(engine, must_keep, base, arm, timeout_s)
         if not all(k.ok for k in b.kept):
@@ -435,7 +483,15 @@ def _fill(c: CandidateFix, arm: Arm, engine: Engine, base: Arm, must_keep: list[
           root: Path | None = None) -> None:
     comparison = arm.comparison
     if comparison is None:
+        from warp_compile.evals.behaviour import ArmRuns
+
         c.status, c.reason = "failed", "no sample of this candidate completed"
+        runs = engine.outputs.get(arm.name, ArmRuns())
+        tail = next((t for t in runs.errors if t), "")
+        if tail:
+            base_runs = engine.outputs.get(base.name, ArmRuns())
+            base_ok = bool(base_runs.exit_codes) and all(x in (0, None) for x in base_runs.exit_codes)
+            c.reason += f": {failure_cause(tail, c.edits, base_ok)}; its stderr ends: " + " | ".join(stderr_tail(tail))
         return
     leaked = imports_from(arm.samples[:1], root) if root is not None else None
     if leaked is not None:
@@ -447,7 +503,7 @@ def _fill(c: CandidateFix, arm: Arm, engine: Engine, base: Arm, must_keep: list[
     c.pairs, c.stopped_because = len(arm.samples), arm.stopped_because
     _clock_saving(c, comparison)
     c.behaviour = _behaviour(engine, base, arm, comparison, must_keep, timeout_s,
-                             check_kept=comparison.verdict == "IMPROVED")
+                             check_kept=comparison.verdict == "IMPROVED", edits=c.edits)
     c.improved = improved(c)
 
 
@@ -455,6 +511,7 @@ def _fill(c: CandidateFix, arm: Arm, engine: Engine, base: Arm, must_keep: list[
 class FixOptions:
     wanted: list[str] = field(default_factory=list)
     write: bool = False
+    unsafe_fixes: bool = False  # --write also writes fixes rated review
     rounds: int | None = None  # --pairs N: exactly N samples per candidate
     until_decided: bool = True
     min_rounds: int = 2
@@ -563,8 +620,9 @@ def run_fix(
         if options.compose:
             _next_round(result, diagnosis, files, root, rel_cwd, command, cwd, scratch, base, options, engine,
                         progress, cuda_arch)
+        result.held_back = held_back(result, options.unsafe_fixes)
         if options.write:
-            _write(result, root, files)
+            _write(result, root, files, options.unsafe_fixes)
     result.costs = _costs(costs, engine, seeds, t0, len(base.samples))
     result.summary = summarize(result)
     return result, diagnosis
@@ -583,9 +641,13 @@ def _prepare_candidate(c: CandidateFix, files: dict[str, bytes], root: Path, des
     write_tree(files, dest)
     try:
         c.diff = unified_diff(dest, c.edits)
-        apply_edits(dest, c.edits)
+        written = apply_edits(dest, c.edits)
     except (EditConflict, OSError, UnicodeDecodeError) as exc:
         c.status, c.reason = "conflict", f"the edits do not apply: {exc}"
+        return
+    bad = parse_problem(files, {rel: (dest / rel).read_text(encoding="utf-8") for rel in written}, c.edits)
+    if bad is not None:  # like cargo fix rebuilding: an edit that does not parse costs no program run
+        c.status, c.reason = "invalid", bad
 
 
 SCHEDULING_MECHANISMS = frozenset({"CS-8", "CS-13"})
@@ -674,7 +736,8 @@ def _combination(good: list[CandidateFix], findings: dict[str, Finding], files: 
     if any(not c.improved for c in good):
         title = "the fixes that improved, with the undecided fixes of the same modules, together"
     combo = CandidateFix(key="+".join(keys), mechanisms=mechs, title=title,
-                         edits=[e for c in good for e in c.edits], clock=fix_clock(mechs), status="measured",
+                         edits=merge_edits([e for c in good for e in c.edits]), clock=fix_clock(mechs),
+                         status="measured",
                          applicability="review" if any(c.applicability != "automatic" for c in good) else "automatic")
     arm = _candidate_arm(combo, files, root, rel_cwd, command, cwd, scratch.root / "combination")
     if arm is None:
@@ -696,7 +759,7 @@ def _pointing_right(candidates: list[CandidateFix]) -> list[CandidateFix]:
 
 def _kept(result: FixResult) -> CandidateFix | None:
     """The candidate --write would take from the first round (the combination, or the best single fix)."""
-    keys, _edits = to_write(result, next_round=False)
+    keys, _edits = to_write(result, unsafe_fixes=True, next_round=False)  # every proven fix: a dry run measures all
     if not keys:
         return None
     combo = result.combination
@@ -750,13 +813,13 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _write(result: FixResult, root: Path, files: dict[str, bytes]) -> None:
+def _write(result: FixResult, root: Path, files: dict[str, bytes], unsafe_fixes: bool = False) -> None:
     """Apply the proven edits to the project: every file they touch must still hold what was copied (all or
     nothing); the diff written is computed from the project's files before writing."""
-    keys, edits = to_write(result)
+    keys, edits = to_write(result, unsafe_fixes)
     if not edits:
         return
-    layers = layers_to_write(result)
+    layers = layers_to_write(result, unsafe_fixes)
     touched = {e.file for e in edits}
     for rel in sorted(touched):
         path = root / rel

@@ -79,7 +79,7 @@ def measured_saving(f: Finding, c: CandidateFix) -> MeasuredSaving:
 
 def withdraw_reason(c: CandidateFix) -> str | None:
     """Why a measured fix is taken back, or None when it stands (improved, or measured to have no effect)."""
-    if c.status in ("conflict", "failed"):
+    if c.status in ("conflict", "invalid", "failed"):
         return f"its fix could not be measured: {c.reason}"
     if c.status != "measured":
         return None

@@ -458,17 +458,17 @@ async def compare_interleaved(
 async def fix(
     ctx: Context,
     command: Annotated[list[str], Field(description=COMMAND)],
-    cwd: Annotated[str, Field(description="the project (copied; changed only with write)")],
+    cwd: Annotated[str, Field(description="the project (copied)")],
     findings: Annotated[list[str] | None, Field(description='only these, e.g. ["CS-10"]')] = None,
-    write: Annotated[bool, Field(description="write the proven fixes into cwd")] = False,
+    write: Annotated[bool, Field(description="write proven automatic fixes")] = False,
+    unsafe_fixes: Annotated[bool, Field(description="and review-rated ones")] = False,
     pairs: Annotated[int | None, Field(ge=1, le=20, description="samples per fix (default: until decided)")] = None,
     timeout_s: TimeoutS = 900,
     cuda_arch: CudaArch = None,
     client_roots: Annotated[ListRootsResult | None, Resolve(_fix_roots)] = None,
 ) -> Annotated[CallToolResult, FixResult]:
-    """Prove the fixes: diagnose, apply each finding's edits to a scratch copy, measure against one shared original
-    until decided, check output, launches, must-keep paths. Per fix: verdict, saving with band, behaviour, diff.
-    Dry run unless write (writes only proven fixes). Takes minutes."""
+    """Diagnose, apply each finding's edits to a scratch copy, measure against one shared original until decided;
+    check output, launches, must-keep paths. Per fix: verdict, saving, behaviour, diff. Minutes."""
     from warp_compile.probe.fix import FixOptions, run_fix
     from warp_compile.probe.measure import check_inputs
     from warp_compile.probe.render.fix import render_fix
@@ -479,8 +479,8 @@ async def fix(
         where = server.confinement.check_dir(cwd, "cwd", roots)
         run, note = _command(command)
         check_inputs(run, where, 1, timeout_s)
-        options = FixOptions(wanted=list(findings or []), write=write, rounds=pairs, until_decided=pairs is None,
-                             timeout_s=timeout_s)
+        options = FixOptions(wanted=list(findings or []), write=write, unsafe_fixes=unsafe_fixes, rounds=pairs,
+                             until_decided=pairs is None, timeout_s=timeout_s)
         result, _ = await run_core(
             lambda progress, cancel: run_fix(run, where, options, progress=progress, cancel=cancel,
                                              cuda_arch=cuda_arch),
@@ -547,7 +547,7 @@ def create_server(
         (diagnose, "Diagnose Warp compile time", RUNS_PROGRAMS),
         (compare, "Compare two measurements", READS_ONLY),
         (compare_interleaved, "Measure two trees interleaved", RUNS_PROGRAMS),
-        (fix, "Prove (and optionally write) the fixes", RUNS_PROGRAMS),
+        (fix, "Prove (and write) the fixes", RUNS_PROGRAMS),
         (explain_mechanism, "Explain a compile-time mechanism", READS_ONLY),
     ):
         # the docstring as one paragraph: its line breaks and indentation are bytes in every tools/list

@@ -63,7 +63,8 @@ class Mock:
         seq = p["elapsed"]
 
         def run(phase: str) -> SimpleNamespace:
-            res = SimpleNamespace(launches=p.get("launches", 4), exit_code=1 if p.get("fail") else 0, phase=phase)
+            res = SimpleNamespace(launches=p.get("launches", 4), exit_code=1 if p.get("fail") else 0, phase=phase,
+                                  stderr_tail=p.get("stderr", "") if p.get("fail") else "")
             return SimpleNamespace(result=res, stdout=p.get("stdout", "total 1.2345\n"))
 
         return SimpleNamespace(elapsed=seq[index % len(seq)], ok=not p.get("fail"), cold=run("cold"),
@@ -366,3 +367,128 @@ def test_an_undecided_fix_of_the_same_module_joins_the_combination_only_if_it_pa
         assert "undecided" in result.combination.title
         keys, edits = to_write(result)
         assert sorted({e.file for e in edits}) == written, (keys, result.combination.saving_ms, one.saving_ms)
+
+
+# ------------------------------------------------------------------------------------------------ issue 22
+
+
+LICENSED = ('# Copyright (c) 2026 Example Authors\n\n"""The app."""\n\nfrom __future__ import annotations\n\n'
+            'print("total 1.2345")\n')
+
+
+def test_an_edit_that_does_not_parse_is_invalid_with_the_reason_and_costs_no_run(tmp_path: Path) -> None:
+    """Like cargo fix rebuilding: the old line-1 placement above a docstring and `from __future__` is caught by
+    compiling the edited file, before any program runs."""
+    root = _project(tmp_path)
+    (root / "main.py").write_text(LICENSED)
+    bad = insert_before(SourceView(root), "main.py", 1, "import warp as wp\nwp.config.enable_backward = False\n")
+    assert bad is not None
+    mock = Mock({"original": {"elapsed": SLOW}})
+    d = _diagnosis(root, [_finding("CS-10", [bad], applicability="automatic")])
+    result, _ = run_fix(["python", "main.py"], root, FixOptions(), diagnosis=d, engine=mock.engine())
+    c = result.candidates[0]
+    assert c.status == "invalid" and mock.calls == [] and result.costs.program_runs == 0
+    assert "main.py:7: SyntaxError" in c.reason and "the tool's own edit" in c.reason
+    assert c.diff  # what was tried is still shown
+    from warp_compile.probe.render.fix import render_fix
+
+    assert "invalid: invalid edit: main.py:7" in render_fix(result)
+
+
+def test_a_failed_run_of_the_fixed_copy_shows_its_stderr_and_blames_the_edit_it_names(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    edit = _settings_edit(root)  # inserts lines 1-2 of main.py
+    tail = ('Traceback (most recent call last):\n  File "/tmp/warp-compile-fix-x/fix1/main.py", line 2, in <module>\n'
+            "    wp.config.enable_backward = False\nAttributeError: module 'warp.config' has no attribute 'x'")
+    mock = Mock({"original": {"elapsed": SLOW}, "fix1": {"elapsed": FAST, "fail": True, "stderr": tail}})
+    d = _diagnosis(root, [_finding("CS-10", [edit], applicability="automatic")])
+    result, _ = run_fix(["python", "main.py"], root, FixOptions(rounds=2, until_decided=False), diagnosis=d,
+                        engine=mock.engine())
+    c = result.candidates[0]
+    assert not c.improved
+    b = c.behaviour
+    assert b is not None and not b.ok and "run_failed" in b.flags
+    assert b.error_tail[-1].startswith("AttributeError") and len(b.error_tail) <= 6
+    assert b.cause.startswith("the tool's own edit caused it") and "main.py:2" in b.cause
+    assert "exited with an error in a measured run (exit code 1: AttributeError" in b.note
+    assert "the fixed copy" in b.note and "agent" not in b.note
+    from warp_compile.probe.render.fix import render_fix
+
+    text = render_fix(result)
+    assert "failed run: the tool's own edit caused it" in text and "| AttributeError" in text
+    # an error the edit's lines are not named in: the original ran fine, so the edit is the one difference
+    other = tail.replace("/fix1/main.py\", line 2", "/fix1/lib.py\", line 1")
+    mock = Mock({"original": {"elapsed": SLOW}, "fix1": {"elapsed": FAST, "fail": True, "stderr": other}})
+    result, _ = run_fix(["python", "main.py"], root, FixOptions(rounds=2, until_decided=False), diagnosis=d,
+                        engine=mock.engine())
+    cause = result.candidates[0].behaviour.cause  # type: ignore[union-attr]
+    assert cause.startswith("the original ran fine on the same command and only the edited copy failed")
+
+
+def test_write_writes_automatic_fixes_only_and_says_what_it_held_back(tmp_path: Path) -> None:
+    """ruff's --unsafe-fixes: a proven review fix is written only with the flag; the result names it otherwise."""
+    root = _project(tmp_path)
+    before = _snapshot(root)
+    review = _settings_edit(root)
+    mock = Mock({"original": {"elapsed": SLOW}, "fix1": {"elapsed": FAST}})
+    d = _diagnosis(root, [_finding("CS-12", [review], applicability="review", review="a trade: re-measure")])
+    result, _ = run_fix(["python", "main.py"], root, FixOptions(write=True, min_rounds=4), diagnosis=d,
+                        engine=mock.engine())
+    assert result.candidates[0].improved and result.written == [] and _snapshot(root) == before
+    (h,) = result.held_back
+    assert h.key == "CS-12" and h.applicability == "review"
+    assert h.reason.startswith("CS-12 improved but is rated review: rerun with --unsafe-fixes to write it")
+    assert "re-measure" in h.reason and "held back" in result.summary
+    from warp_compile.probe.render.fix import render_fix
+
+    assert "held back: CS-12 improved but is rated review" in render_fix(result)
+    mock = Mock({"original": {"elapsed": SLOW}, "fix1": {"elapsed": FAST}})
+    result, _ = run_fix(["python", "main.py"], root, FixOptions(write=True, unsafe_fixes=True, min_rounds=4),
+                        diagnosis=d, engine=mock.engine())
+    assert result.written == ["main.py"] and result.held_back == []
+
+
+def test_a_combination_with_a_review_part_is_review_and_the_automatic_fix_alone_is_written(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    a = _settings_edit(root)
+    b = replace_lines(SourceView(root), "lib.py", 1, 1, "X = 1  # same\n")
+    assert b is not None
+    mock = Mock({"original": {"elapsed": SLOW}, "fix1": {"elapsed": FAST}, "fix2": {"elapsed": FAST},
+                 "combination": {"elapsed": [900.0, 905.0, 895.0, 902.0]}})
+    d = _diagnosis(root, [_finding("CS-10", [a], applicability="automatic"),
+                          _finding("CS-12", [b], applicability="review")])
+    result, _ = run_fix(["python", "main.py"], root, FixOptions(write=True, min_rounds=4), diagnosis=d,
+                        engine=mock.engine())
+    assert result.combination is not None and result.combination.improved
+    assert result.combination.applicability == "review"
+    assert result.applied == ["CS-10"] and result.written == ["main.py"]
+    assert {h.key for h in result.held_back} == {"CS-12", "CS-10+CS-12"}
+    # a dry run measures the same and says what --write would hold back
+    assert to_write(result) == (["CS-10"], [a]) and to_write(result, unsafe_fixes=True)[0] == ["CS-10", "CS-12"]
+
+
+def test_diagnose_diff_names_each_finding_without_an_edit_and_why(tmp_path: Path) -> None:
+    from warp_compile.cmd_diagnose import diff_text
+
+    root = _project(tmp_path)
+    findings = [_finding("CS-10", [_settings_edit(root)], applicability="automatic"),
+                _finding("CS-9", applicability="manual", review="no edit: the factory runs after the first load"),
+                _finding("CS-1", upstream=UpstreamReport(distribution="lib"))]
+    text = diff_text(_diagnosis(root, findings))
+    assert "# CS-10 CS-10 title [automatic]\n--- a/main.py" in text
+    assert "# findings without an edit:\n" in text
+    assert "# CS-9 CS-9 title: manual: no edit: the factory runs after the first load\n" in text
+    assert "# CS-1 CS-1 title: the construct is a dependency's" in text
+    only = diff_text(_diagnosis(root, findings[1:]))
+    assert only.startswith("# no finding has an edit:\n# CS-9") and "no finding has an edit\n" not in only
+    assert diff_text(_diagnosis(root, [])) == "# no findings: nothing to edit\n"
+
+
+def test_edited_spans_follow_the_lines_an_edit_wrote() -> None:
+    from warp_compile.probe.fix_checks import edited_spans, failure_cause
+
+    add = Edit(file="m.py", start_line=2, end_line=1, new="import warp as wp\nwp.config.x = 1\n")
+    drop = Edit(file="m.py", start_line=5, end_line=6, old="import warp as wp\n\n", new="")
+    assert edited_spans([drop, add]) == {"m.py": [(2, 3), (7, 7)]}
+    site = '  File "/venv/lib/python3.11/site-packages/pkg/m.py", line 3, in <module>\nValueError: x'
+    assert failure_cause(site, [add], original_ok=False).startswith("the original failed too")

@@ -453,3 +453,52 @@ def test_cs10_no_finding_for_a_library_that_sets_backward_off_at_import(tmp_path
     assert any(r.mechanism == "CS-10" and "already in effect" in r.signal for r in d.ruled_out)
     assert not any("site-packages" in (e.file or "") for f in d.findings for e in f.edits)
     assert any(la.kernel.endswith("scale_kernel") for la in rep.launches)  # the app launched the library's kernel
+
+
+# ---------------------------------------------------------------------------------------------- placement (issue 22)
+
+LICENSED_MAIN = (
+    "# Copyright (c) 2026 Example Authors\n# SPDX-License-Identifier: Apache-2.0\n\n"
+    '"""Run the app."""\n\nfrom __future__ import annotations\n\nimport argparse\n\nfrom .kernels import k\n'
+)
+
+
+def test_cs12_and_cs10_on_a_licensed_entry_point_parse_and_point_at_the_line_they_edit(tmp_path: Path) -> None:
+    """A license comment above the docstring and `from __future__`: the edits used to go to line 1 (a SyntaxError)
+    and the finding's location said line 1; the post-pass (`add_settings_edits`) points it at the edit's line."""
+    from warp_compile.probe.settings_fix import add_settings_edits
+
+    root = write_tree(tmp_path / "p", {**ONE, "app/__main__.py": LICENSED_MAIN})
+    (cs12,) = precompiled_header.evaluate(_ctx(root, _pch_report(root, 1))).findings
+    b = _build(1, "app.kernels", backward_in_source=True, backward_source_bytes=20_000)
+    (cs10,) = unused_backward.evaluate(_ctx(root, _report(root, [b]))).findings
+    add_settings_edits([cs12, cs10], SourceView(root), _report(root, []).entry)
+    for f in (cs12, cs10):
+        assert f.edits and f.applicability in ("automatic", "review")
+        text = (_applied(root, tmp_path / f.mechanism, f) / "app/__main__.py").read_text()
+        assert text.startswith("# Copyright") and text.index("from __future__") < text.index("import warp as wp")
+        assert text.count("import warp as wp") == 1
+        edit = f.edits[0]
+        assert (f.locations[0].file, f.locations[0].line) == ("app/__main__.py", edit.start_line) == (
+            "app/__main__.py", 7)
+
+
+def test_a_manual_finding_gets_no_settings_edit_and_keeps_saying_why(tmp_path: Path) -> None:
+    from warp_compile.probe.settings_fix import add_settings_edits
+
+    root = write_tree(tmp_path / "p", ONE)
+    f = Finding(mechanism="CS-11", title="t", severity="low", confidence="high", fix="f",
+                experiment={"max_unroll": 4}, applicability="manual", review="no edit: set with other options")
+    add_settings_edits([f], SourceView(root), _report(root, []).entry)
+    assert f.edits == [] and f.applicability == "manual"
+
+
+def test_entry_line_fix_names_the_place_and_reuses_the_files_import(tmp_path: Path) -> None:
+    from warp_compile.probe.rules.entry_fix import entry_line_fix
+
+    main = '"""Run."""\nimport numpy as np\nimport warp as W\nfrom .kernels import k\n'
+    root = write_tree(tmp_path / "p", {**ONE, "app/__main__.py": main})
+    fix, where = entry_line_fix(_ctx(root, _report(root, [])), "why")
+    assert where is not None and (where.file, where.line) == ("app/__main__.py", 4)
+    assert "right after `import warp as W` (line 3)" in fix and "W.config.enable_backward = False" in fix
+    assert "import warp as wp" not in fix

@@ -80,3 +80,23 @@ def test_a_dry_run_leaves_the_tree_byte_identical(small) -> None:  # type: ignor
     result, _ = run_fix(CMD, root, FixOptions(rounds=1, until_decided=False), diagnosis=d, seed=seed)
     assert not result.candidates[0].improved and result.written == []
     assert _snapshot(root) == before
+
+
+@pytest.mark.slow
+def test_a_real_copy_that_fails_shows_its_stderr_and_blames_the_edit_it_names(small) -> None:  # type: ignore[no-untyped-def]
+    """An edit that parses but fails when it runs (`wp` used above the import that binds it): the real traceback's
+    last lines are shown, and the failure is put on the edit because the traceback names a line it wrote."""
+    from warp_compile.probe.edits import insert_before
+
+    root, _, diagnosis, seed = small
+    broken = insert_before(SourceView(root), "main.py", 1, "wp.config.enable_backward = False\n")
+    assert broken is not None
+    d = diagnosis.model_copy(deep=True)
+    d.findings = [Finding(mechanism="CS-10", title="a broken settings edit", severity="low", confidence="low",
+                          fix="f", edits=[broken], applicability="automatic")]
+    result, _ = run_fix(CMD, root, FixOptions(rounds=1, until_decided=False), diagnosis=d, seed=seed)
+    c = result.candidates[0]
+    assert not c.improved and c.behaviour is not None, (c.status, c.reason)
+    assert any("NameError" in ln for ln in c.behaviour.error_tail), c.behaviour.error_tail
+    assert c.behaviour.cause.startswith("the tool's own edit caused it: the error names main.py:1")
+    assert result.costs.program_runs == 2 + 1, result.costs  # the diagnosis' two, then one failed cold run

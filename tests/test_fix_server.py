@@ -34,7 +34,8 @@ async def test_mcp_fix_dry_run_returns_the_result_model_and_writes_nothing(tmp_p
     proj = _tree(tmp_path)
     before = _snapshot(proj)
     async with Client(create_server([proj])) as client:
-        res = await client.call_tool("fix", {"command": [PY, "quick.py"], "cwd": str(proj), "write": True})
+        res = await client.call_tool("fix", {"command": [PY, "quick.py"], "cwd": str(proj), "write": True,
+                                             "unsafe_fixes": True})
         assert not res.is_error, res.content
         result = FixResult.model_validate(res.structured_content)
         bad = await client.call_tool("fix", {"command": [PY, "quick.py"], "cwd": str(tmp_path / "elsewhere")})
@@ -75,3 +76,13 @@ def test_diagnose_diff_prints_every_finding_edit_as_one_unified_diff(tmp_path: P
     assert "+wp.config.enable_backward = False" in text
     assert "# CS-3 u [review]\n# the edits no longer apply" in text
     assert (proj / "quick.py").read_text() == "print('ok 1.5')\n"
+
+
+def test_cli_unsafe_fixes_reaches_the_engine_and_is_off_by_default() -> None:
+    from warp_compile.cli import build_parser
+    from warp_compile.cmd_fix import options_from
+
+    parser = build_parser()
+    assert options_from(parser.parse_args(["fix", "--write"])).unsafe_fixes is False
+    assert options_from(parser.parse_args(["fix", "--write", "--unsafe-fixes"])).unsafe_fixes is True
+    assert "also write fixes rated review" in parser._subparsers._group_actions[0].choices["fix"].format_help()

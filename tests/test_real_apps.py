@@ -84,7 +84,9 @@ def test_a_switch_applied_after_the_engine_created_its_modules_moves_to_the_entr
     _, d = _diagnose([sys.executable, "run_sim.py", "--no-grad"], APPS / "late_switch")
     cs10 = next(f for f in d.findings if f.mechanism == "CS-10")
     assert "never arrives" in cs10.title
-    assert [(loc.file, loc.line) for loc in cs10.locations] == [("run_sim.py", 11)]
+    # first the line the edit goes to (after the docstring, where `import warp` moves up), then the late switch
+    assert [(loc.file, loc.line) for loc in cs10.locations] == [("run_sim.py", 2), ("run_sim.py", 11)]
+    assert [e.start_line for e in cs10.edits] == [2, 6]
     assert "above the import at line 4" in cs10.fix and "get_module" not in cs10.fix
 
 

@@ -170,17 +170,25 @@ def run(ns: argparse.Namespace) -> int:
 
 def diff_text(diagnosis) -> str:  # type: ignore[no-untyped-def]
     """Every finding's edits as one unified diff against the project's files (an edit that no longer applies is
-    named instead of shown)."""
+    named instead of shown), then each finding without an edit with why it has none."""
     from warp_compile.probe.edits import EditConflict, SourceView, unified_diff
+    from warp_compile.probe.fix import finding_keys, no_edit_reason
 
     src = SourceView(diagnosis.source_root) if diagnosis.source_root else None
     chunks = []
-    for f in diagnosis.findings:
+    without = []
+    for key, f in zip(finding_keys(diagnosis.findings), diagnosis.findings, strict=True):
         if not f.edits:
+            without.append(f"# {key} {f.title}: {no_edit_reason(f)}\n")
             continue
         try:
             body = unified_diff(Path(diagnosis.source_root or "."), f.edits, src=src)
         except (EditConflict, OSError, UnicodeDecodeError) as exc:
             body = f"# the edits no longer apply: {exc}\n"
         chunks.append(f"# {f.mechanism} {f.title} [{f.applicability or 'unrated'}]\n{body}")
-    return "".join(chunks) or "# no finding has an edit"
+    if not diagnosis.findings:
+        return "# no findings: nothing to edit\n"
+    if without:
+        head = "# no finding has an edit:\n" if not chunks else "# findings without an edit:\n"
+        chunks.append(head + "".join(without))
+    return "".join(chunks)

@@ -34,8 +34,8 @@ original's. Case score: diagnosis (mechanism and location precision/recall) and 
 relative to the reference fix, behaviour kept), 0..1.
 
 Agents: --agent builtin:oracle (reference answer and fix), builtin:null (does nothing), builtin:self (this
-project's diagnose, no edits; the default), builtin:fix (`warp-compile fix --write`: the diagnosis and the fixes
-it proved), or any command after `--`. A copy the agent left unchanged is not
+project's diagnose, no edits; the default), builtin:fix (`warp-compile fix --write --unsafe-fixes`: the diagnosis
+and the fixes it proved), or any command after `--`. A copy the agent left unchanged is not
 measured unless --measure-unchanged (the A/A control).
 
 Exit status: 0 scored, 1 some case flagged, 2 unusable input.

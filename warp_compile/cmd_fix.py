@@ -1,7 +1,8 @@
 """`warp-compile fix`: apply each finding's edits to a scratch copy, measure them against the original, keep the
 ones proven.
 
-    warp-compile fix [--finding CS-n ...] [--write] [--pairs N | --until-decided] [--json FILE] [--diff] -- CMD...
+    warp-compile fix [--finding CS-n ...] [--write [--unsafe-fixes]] [--pairs N | --until-decided] [--json FILE]
+                     [--diff] -- CMD...
 
 Exit 0 when the fixes were judged (whatever the verdicts), 1 when the command failed, 2 on bad input.
 """
@@ -17,9 +18,9 @@ from warp_compile.io import check_dir, check_json_dest, clip_path, emit, progres
 from warp_compile.probe.errors import UsageError
 
 USAGE = """\
-%(prog)s [--finding CS-n ...] [--write] [--pairs N | --until-decided [--max-pairs M]] [--diagnosis FILE]
-                        [--cuda-arch N] [--cwd DIR] [--source DIR] [--timeout S] [--json FILE] [--diff] [--quiet]
-                        -- CMD..."""
+%(prog)s [--finding CS-n ...] [--write [--unsafe-fixes]] [--pairs N | --until-decided [--max-pairs M]]
+                        [--diagnosis FILE] [--cuda-arch N] [--cwd DIR] [--source DIR] [--timeout S] [--json FILE]
+                        [--diff] [--quiet] -- CMD..."""
 
 DESCRIPTION = """\
 Diagnose CMD (after `--`), or read a diagnosis saved by `diagnose --json`, then for every finding with an edit:
@@ -30,6 +31,8 @@ decided), then the fixes that improved together. Each copy must behave like the 
 (e.g. a --rebuild flag) printing the same. Without --write nothing in the project changes. With --write, the
 fixes proven IMPROVED with behaviour kept (the combination when it improved, else the best one) are written into
 the project, all or nothing, after checking the files still hold what was measured; the diff written is printed.
+--write writes only fixes rated automatic; --unsafe-fixes also writes those rated review (what to check is
+printed with each); a fix left out is named, with why.
 
 Exit status: 0 judged, 1 the command failed, 2 unusable input.
 """
@@ -41,7 +44,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--finding", action="append", default=[], metavar="CS-n",
                    help="only this finding (repeatable; CS-n#k picks one of several findings of a mechanism)")
     p.add_argument("--write", action="store_true",
-                   help="write the fixes proven IMPROVED with behaviour kept into the project (default: dry run)")
+                   help="write the fixes proven IMPROVED with behaviour kept and rated automatic into the project "
+                   "(default: dry run)")
+    p.add_argument("--unsafe-fixes", action="store_true",
+                   help="also write fixes rated review (ruff's convention; manual ones have no edit and never are)")
     p.add_argument("--pairs", type=int, metavar="N", help="exactly N samples per candidate instead of stopping when "
                    "decided")
     p.add_argument("--until-decided", action="store_true",
@@ -85,8 +91,9 @@ def options_from(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
             raise UsageError(f"fix: {flag} must be at least 1")
     if ns.max_pairs < ns.min_pairs:
         raise UsageError(f"fix: --max-pairs {ns.max_pairs} is below --min-pairs {ns.min_pairs}")
-    return FixOptions(wanted=list(ns.finding), write=ns.write, rounds=ns.pairs, until_decided=ns.pairs is None,
-                      min_rounds=ns.min_pairs, max_rounds=ns.max_pairs, timeout_s=ns.timeout)
+    return FixOptions(wanted=list(ns.finding), write=ns.write, unsafe_fixes=ns.unsafe_fixes, rounds=ns.pairs,
+                      until_decided=ns.pairs is None, min_rounds=ns.min_pairs, max_rounds=ns.max_pairs,
+                      timeout_s=ns.timeout)
 
 
 def run(ns: argparse.Namespace) -> int:
@@ -109,7 +116,7 @@ def run(ns: argparse.Namespace) -> int:
         else:
             from warp_compile.probe.edits import unified_diff
 
-            text = unified_diff(Path(result.source_root), to_write(result)[1])
+            text = unified_diff(Path(result.source_root), to_write(result, options.unsafe_fixes)[1])
         emit(result, text or "(no proven fix: empty diff)", ns.json)
     else:
         emit(result, render_fix(result), ns.json)

@@ -19,8 +19,9 @@ from warp_compile.probe.models.report import Warn
 FIX_SCHEMA_VERSION = 1
 
 # measured: the candidate ran against the baseline; skipped: nothing to measure (no edit, an upstream report, not
-# selected); conflict: its edits did not apply to the copy; failed: the copy could not be measured (see `reason`)
-CandidateStatus = Literal["measured", "skipped", "conflict", "failed"]
+# selected); conflict: its edits did not apply to the copy; invalid: an edited file no longer parses (not run);
+# failed: the copy could not be measured (see `reason`)
+CandidateStatus = Literal["measured", "skipped", "conflict", "invalid", "failed"]
 
 
 class KeptPath(_Model):
@@ -41,6 +42,8 @@ class Behaviour(_Model):
     flags: list[str] = Field(default_factory=list)  # evals/behaviour.py flags: output_changed, launches_removed, ...
     tolerance: str = ""  # how numbers were compared
     note: str = ""
+    error_tail: list[str] = Field(default_factory=list)  # a failed run of the fixed copy: its stderr's last lines
+    cause: str = ""  # ... and who caused it (the tool's own edit, when the error names a line the edit wrote)
 
 
 class ClockSaving(_Model):
@@ -101,6 +104,14 @@ class Costs(_Model):
     wall_s: float = 0.0
 
 
+class HeldBack(_Model):
+    """A proven fix --write leaves out for its applicability (review fixes need --unsafe-fixes)."""
+
+    key: str
+    applicability: Applicability | None = None
+    reason: str = ""
+
+
 class FixResult(_Model):
     schema_version: Literal[1] = FIX_SCHEMA_VERSION
     kind: Literal["warp-compile-fix"] = "warp-compile-fix"
@@ -117,6 +128,7 @@ class FixResult(_Model):
     written: list[str] = Field(default_factory=list)  # project files --write changed (empty: nothing written)
     written_diff: str = ""  # exactly what --write wrote
     applied: list[str] = Field(default_factory=list)  # candidate keys whose edits were written
+    held_back: list[HeldBack] = Field(default_factory=list)  # proven, but not --write's to write (applicability)
     costs: Costs = Field(default_factory=Costs)
     warnings: list[Warn] = Field(default_factory=list)
     rule: str = ""  # how each arm was stopped

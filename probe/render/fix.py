@@ -37,6 +37,9 @@ def _candidate(c: CandidateFix, show_diff: bool) -> list[str]:
     if c.behaviour is not None:
         for k in c.behaviour.kept:
             lines.append(f"    must keep `{' '.join(k.argv)}`: {'ok' if k.ok else 'BROKEN'} ({k.note})")
+        if c.behaviour.cause:
+            lines.append(f"    failed run: {c.behaviour.cause}; its stderr ends:")
+            lines += [f"      | {ln}" for ln in c.behaviour.error_tail]
     if c.command:
         lines.append(f"    runs as: {' '.join(c.command)}  (the edit creates this launcher)")
     if c.improved and c.upstream:
@@ -71,8 +74,12 @@ def render_fix(r: FixResult, show_diff: bool = True) -> str:
     if r.write:
         if r.written:
             out += ["", f"wrote {', '.join(r.written)} ({', '.join(r.applied)}):", r.written_diff.rstrip("\n")]
+        elif r.held_back:
+            out += ["", "wrote nothing: every fix that improved with behaviour kept is rated review"]
         else:
             out += ["", "wrote nothing: no fix improved with behaviour kept"]
     else:
-        out.append("dry run: nothing in the project was changed (--write applies the proven fixes)")
+        out.append("dry run: nothing in the project was changed (--write applies the proven automatic fixes; "
+                   "--unsafe-fixes adds those rated review)")
+    out += [f"held back: {h.reason}" for h in r.held_back]
     return "\n".join(out).rstrip() + "\n"

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from warp_compile.probe.edits import insert_before, replace_lines, settings_edit
+from warp_compile.probe.edits import insert_before, replace_lines, settings_edits, settings_place
 from warp_compile.probe.models import EntryPoint
 from warp_compile.probe.models.diagnosis import Edit, Location
 from warp_compile.probe.models.scan import ModuleInfo
@@ -48,17 +48,26 @@ def launcher(entry: EntryPoint) -> str:
 
 
 def entry_line_fix(ctx: RuleContext, why: str) -> tuple[str, Location | None]:
-    """One line where the measured command enters Python, or a launcher when that file is an installed one."""
+    """One line where the measured command enters Python, or a launcher when that file is an installed one. The
+    text and the location name the place the edit goes (`placement`): after the file's header, or right after its
+    own `import warp`, which it then reuses."""
     entry = ctx.report.entry
     if entry is not None and entry.owner == "dependency":
         return launcher(entry), None
     if entry is not None and entry.file and entry.owner == "project":
         where = ctx.rel(entry.file)
+        p = settings_place(ctx.sources, entry.file)
+        if p is None:
+            place, line, lines = "at the top", 1, f"import warp as wp\n{LINE}\n"
+        else:
+            place, line, lines = f"{p.where}, at line {p.line}", p.line, p.block(LINE).strip("\n") + "\n"
+            if p.move is not None:
+                lines += f"and take warp out of the import at line {p.move[0]} (it moves here)\n"
         return (
-            f"At the top of the entry point {where} ({why}), before anything imports the kernel modules, add:\n"
-            f"import warp as wp\n{LINE}\n"
+            f"In the entry point {where} ({why}), {place}, before anything imports the kernel modules, add:\n"
+            f"{lines}"
             "A module copies enable_backward from wp.config when it is created, so the line must run first.",
-            ctx.loc(entry.file, 1, "set wp.config.enable_backward = False at the top"),
+            ctx.loc(entry.file, line, "set wp.config.enable_backward = False here"),
         )
     return (
         f"At the top of the script or module you run ({why}), before anything imports the kernel modules, add:\n"
@@ -81,7 +90,7 @@ def module_lines(names: list[str]) -> tuple[str, list[str]]:
 
 def can_edit(ctx: RuleContext) -> bool:
     """The diagnosis was given the project's sources (without them no rule can quote the text an edit replaces)."""
-    return ctx.sources.has_sources
+    return ctx.sources.available
 
 
 def entry_point(ctx: RuleContext, scanned: ModuleInfo | None = None) -> EntryPoint | None:
@@ -105,8 +114,7 @@ def entry_settings_edits(
     entry = entry_point(ctx, scanned)
     if entry is not None and entry.owner == "project" and (not entry.file or ctx.sources.rel(entry.file) is None):
         return []  # the project's own entry point, outside the sources given: a launcher would be the wrong place
-    e = settings_edit(ctx.sources, entry, settings, comment)
-    return [e] if e is not None else []
+    return settings_edits(ctx.sources, entry, settings, comment)
 
 
 def statement_end(ctx: RuleContext, file: str, line: int) -> int:

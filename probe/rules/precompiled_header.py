@@ -401,7 +401,8 @@ def _header_trade(ctx: RuleContext, version: tuple[int, int] | None) -> Finding 
     )
     entry = ctx.report.entry
     locations = (
-        [ctx.loc(entry.file, 1, "set wp.config.use_precompiled_headers = False before anything compiles")]
+        [ctx.loc(entry.file, edits[0].start_line if edits and not edits[0].create else 1,
+                 "set wp.config.use_precompiled_headers = False here, before anything compiles")]
         if entry is not None and entry.file and entry.owner == "project"
         else []
     )

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from warp_compile.probe.edits import top_insert
+from warp_compile.probe.edits import reuse_warp_import, top_insert
 from warp_compile.probe.models import Build
 from warp_compile.probe.models.diagnosis import Applicability, Edit, Evidence, Finding, Location, RuledOut, RuleResult
 from warp_compile.probe.models.scan import (
@@ -364,10 +364,10 @@ def _fix_edits(
         text = "import warp as wp\n" + getmodule_lines + "\n"
         own = first_import is not None and ctx.sources.rel(first_import.file) == ctx.sources.rel(entry.file)
         last = _last_kernel_import(scan, first_import.file) if own and scan is not None else None
-        if last is not None:
-            e = after_statement_edit(ctx, entry.file, last.line, text)
-        else:
-            e = top_insert(ctx.sources, entry.file, text)
+        if last is None:
+            return top_insert(ctx.sources, entry.file, text)
+        text = reuse_warp_import(ctx.sources, entry.file, last.line, text)
+        e = after_statement_edit(ctx, entry.file, last.line, text)
         return [e] if e is not None else []
     comment = "forward-only run; delete to revert"
     return entry_settings_edits(ctx, {"enable_backward": False}, comment, _entry_module(ctx))

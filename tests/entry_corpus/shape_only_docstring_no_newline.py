@@ -1,0 +1,1 @@
+"""Nothing but a docstring, and no newline at the end."""
