@@ -75,9 +75,15 @@ def _run_data(phase: str, outcome: RunOutcome) -> RunData:
     events = read_events(outcome.events_path)
     if (events.warp_imported and events.hook.mode == "log") or (not events.hello and "Module " in outcome.stdout):
         events.builds = builds_from_log(outcome.stdout)
+    exit_cpu = events.exit_work_cpu_ms if events.exit_work_ms is not None else 0.0
+    cpu = outcome.cpu_ms
     result = RunResult(
         phase=phase,  # type: ignore[arg-type]
-        wall_ms=round(outcome.wall_ms - events.cuda_replay_ms, 3),  # the --cuda-arch replay ran after the app
+        wall_ms=round(outcome.wall_ms - events.hook_exit_ms, 3),  # the replay and rebuilds ran after the app
+        exit_work_ms=round(events.hook_exit_ms, 3),
+        cpu_ms=round(cpu - exit_cpu, 3) if cpu is not None and exit_cpu is not None else None,
+        user_ms=round(outcome.user_ms, 3) if outcome.user_ms is not None else None,
+        sys_ms=round(outcome.sys_ms, 3) if outcome.sys_ms is not None else None,
         exit_code=outcome.exit_code,
         timed_out=outcome.timed_out,
         **events.totals(),
@@ -284,6 +290,12 @@ def _warnings(data: list[SampleData], ok: list[SampleData], ref: SampleData | No
     return out
 
 
+def _cuda_cpu(s: SampleData) -> float | None:
+    """Summed thread CPU time of a sample's --cuda-arch replay builds (None if one did not record it)."""
+    done = [b.cpu_ms for b in s.cold.events.cuda_builds if b.status == "compiled"]
+    return None if None in done else sum(v or 0.0 for v in done)
+
+
 def build_report(
     command: list[str],
     cwd: Path,
@@ -302,6 +314,15 @@ def build_report(
         return stat_of([round(get(s), 3) for s in ok])
 
     elapsed = [s.cold.result.wall_ms - s.warm.result.wall_ms for s in ok if s.warm]
+
+    def cpu_clock(get: Callable[[SampleData], float | None]) -> object:
+        """A CPU clock only where every successful sample measured it (a partial one would not compare)."""
+        values = [get(s) for s in ok]
+        return stat_of([round(v, 3) for v in values]) if values and None not in values else stat_of([])
+
+    def compile_cpu(s: SampleData) -> float | None:
+        cold, warm = s.cold.result.cpu_ms, s.warm.result.cpu_ms if s.warm else None
+        return None if cold is None or warm is None else cold - warm
     report = Report(
         tool_version=__version__,
         command=list(command),
@@ -327,6 +348,14 @@ def build_report(
         else stat_of([]),
         sample_results=[s.to_result() for s in samples],
         warnings=_warnings(samples, ok, ref, Path(cwd)),
+        cold_cpu_ms=cpu_clock(lambda s: s.cold.result.cpu_ms),
+        warm_cpu_ms=cpu_clock(lambda s: s.warm.result.cpu_ms if s.warm else None),
+        compile_cpu_ms=cpu_clock(compile_cpu),
+        cold_module_cpu_ms=cpu_clock(lambda s: s.cold.result.module_cpu_ms),
+        native_compile_cpu_ms=cpu_clock(lambda s: s.cold.result.native_cpu_ms),
+        pch_cpu_ms=cpu_clock(lambda s: s.cold.result.pch_cpu_ms),
+        cuda_compile_cpu_ms=cpu_clock(_cuda_cpu) if any(s.cold.events.cuda_builds for s in ok) else stat_of([]),
+        rebuild=next((s.cold.events.rebuild for s in samples if s.cold.events.rebuild is not None), None),
     )
     if ref_any is not None:
         ev = ref_any.cold.events
