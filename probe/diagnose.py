@@ -21,6 +21,7 @@ from warp_compile.probe.hashdiff import explain_changes
 from warp_compile.probe.models import Report, Warn, WarningCode, warn
 from warp_compile.probe.models.diagnosis import Diagnosis, Finding, NotReached, RuleResult, Totals
 from warp_compile.probe.models.scan import ScanFacts
+from warp_compile.probe.pricing import price
 from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules import load_rules
 from warp_compile.probe.rules.context import RuleContext, dedupe_locations, plan_removals
@@ -221,6 +222,8 @@ def diagnose(
         _stamp_owners(f, report, base)
         _guard_edits(f)
     add_settings_edits(findings, ctx.sources, report.entry)
+    price(findings, report)  # on the CPU clock: rebuild-measured where the run rebuilt, else the builds' CPU share
+    d.rebuild = report.rebuild
     d.findings = sorted(findings, key=_rank_key)
     fired = {f.mechanism for f in findings}
     seen: set[tuple[str, str]] = set()
@@ -302,15 +305,21 @@ def diagnose_command(
     timeout_s: float = 900.0,
     label: str = "",
     cuda_arch: int | None = None,
+    rebuild_limit_s: float | None = None,
 ) -> tuple[Report, Diagnosis]:
-    """Measure `command`, scan `source` (default: `cwd`), diagnose. The source is checked before anything runs."""
+    """Measure `command`, scan `source` (default: `cwd`), diagnose. The source is checked before anything runs.
+
+    The first cold run rebuilds its modules at exit with the settings CS-10 and CS-12 would change, within
+    `rebuild_limit_s` CPU seconds (None: the default, probe/pricing.py; 0: no rebuilds), to price those findings."""
     from warp_compile.probe.measure import measure
+    from warp_compile.probe.pricing import DEFAULT_LIMIT_S, rebuild_env
 
     if source is not None and not Path(source).expanduser().is_dir():
         raise UsageError(f"source directory does not exist or is not a directory: {source}")
     report = measure(
         command, Path(cwd), samples=samples, timeout_s=timeout_s, label=label, progress=progress, cancel=cancel,
         cuda_arch=cuda_arch,
+        first_cold_env=rebuild_env(DEFAULT_LIMIT_S if rebuild_limit_s is None else rebuild_limit_s),
     )
     src = Path(source).expanduser().resolve() if source is not None else Path(report.cwd)
     return report, diagnose_sources(report, src, progress)

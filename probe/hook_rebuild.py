@@ -25,11 +25,15 @@ import tempfile
 import time
 
 ENV = "WARP_COMPILE_REBUILD"
-MAX_HEADER_MODULES = 3  # the header pays from about the second module: beyond this the trade is not in question
+# the header step runs for at most this many modules when the run had the header on (from about the second module
+# the header pays, so turning it off is not in question), and for any number when the run had it off
+MAX_HEADER_MODULES = 2
 HEADER_GUESS_MS = 1600.0  # a header build's CPU time for the budget when the run measured none (1.19, 2-core VM)
 
 _mode = {}  # the build_cpu substitutions of the step running now: {"pch_dir": str | None, "use_pch": bool}
-_state = {"takes_header": False}  # whether this Warp's build_cpu takes a header switch and directory
+# takes_header: whether this Warp's build_cpu takes a header switch and directory; kept: a private directory holding
+# links to the headers the app's builds made (Warp deletes its own header directories before exit handlers run)
+_state = {"takes_header": False, "kept": None}
 
 
 def _config():
@@ -84,7 +88,11 @@ def _build_cpu_wrapper(fn):
             kwargs = dict(kwargs)
             kwargs["use_precompiled_headers"] = bool(_mode.get("use_pch"))
             kwargs["pch_dir"] = _mode.get("pch_dir") if _mode.get("use_pch") else None
-        return fn(*args, **kwargs)
+            return fn(*args, **kwargs)
+        result = fn(*args, **kwargs)
+        if takes_header and kwargs.get("pch_dir"):
+            _keep_headers(kwargs["pch_dir"])
+        return result
 
     build_cpu.__warp_compile_hook__ = True
     build_cpu.__wrapped__ = fn
@@ -92,6 +100,33 @@ def _build_cpu_wrapper(fn):
     build_cpu.__doc__ = getattr(fn, "__doc__", None)
     build_cpu.takes_header = takes_header
     return build_cpu
+
+
+def _keep_headers(pch_dir):
+    """Link each header the app's build made into a private directory, so the rebuilds at exit can start from it."""
+    try:
+        kept = _state["kept"]
+        if kept is None:
+            base = os.environ.get("TMPDIR") or tempfile.gettempdir()
+            kept = _state["kept"] = tempfile.mkdtemp(prefix="warp-compile-pch-", dir=base)
+        for name in _headers(pch_dir) - _headers(kept):
+            src, dst = os.path.join(pch_dir, name), os.path.join(kept, name)
+            try:
+                os.link(src, dst)
+            except OSError:
+                shutil.copyfile(src, dst)
+    except Exception:
+        pass
+
+
+def _seed_headers(pch_dir):
+    """Start a step's header directory with the app's own headers (links; nothing is rebuilt for them)."""
+    kept = _state["kept"]
+    for name in _headers(kept) if kept else ():
+        try:
+            os.link(os.path.join(kept, name), os.path.join(pch_dir, name))
+        except OSError:
+            pass
 
 
 # ---------------------------------------------------------------------------------------------- what was built
@@ -270,6 +305,7 @@ def _backward_pass(p, entries):
     """Each module with adjoint code, as it is (A) and forward-only (B), A B then B A, on one warm header."""
     pch = os.path.join(p.root, "pch-backward")
     os.makedirs(pch, exist_ok=True)
+    _seed_headers(pch)
     out, headers = [], []
     todo = sorted((e for e in entries if e["backward"]), key=lambda e: -_predicted(e))
     for i, e in enumerate(todo):
@@ -291,8 +327,8 @@ def _backward_pass(p, entries):
 
 def _header_pass(p, entries, run_headers):
     """Few modules: each with the header off and on, after one build that makes a fresh header (timed alone)."""
-    todo = [e for e in entries]
-    if not todo or len(todo) > MAX_HEADER_MODULES:
+    todo = list(entries)
+    if not todo or (all(e["use_pch"] for e in todo) and len(todo) > MAX_HEADER_MODULES):
         return None
     header_guess = HEADER_GUESS_MS
     cost = header_guess + sum(2.0 * _predicted(e) + header_guess * 0.6 for e in todo)
@@ -355,6 +391,8 @@ def rebuild(warp_mod, ctx, cfg_req):
         except Exception:
             pass
         shutil.rmtree(p.root, ignore_errors=True)
+        if _state["kept"]:
+            shutil.rmtree(_state["kept"], ignore_errors=True)
     result["cpu_ms"] = round(p.spent_ms, 3)
     result["builds"] = p.builds
     return result

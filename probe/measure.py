@@ -123,6 +123,7 @@ def run_sample(
     extra_env: dict[str, str] | None = None,
     cuda_arch: int | None = None,
     on_cold: Callable[[RunData], None] | None = None,
+    cold_env: dict[str, str] | None = None,
 ) -> SampleData:
     """One cold + one warm run in a fresh sandbox (removed afterwards, whatever happens).
 
@@ -130,12 +131,14 @@ def run_sample(
     `expected_compiles` (an earlier sample's count) fills in the "3 of N" of those lines. `extra_env` carries an
     experiment's settings to the hook (`warp-compile try`); `cuda_arch` asks the cold run for the NVRTC replay.
     `on_cold` sees the cold run before the warm run starts (measure starts the ownership query there).
+    `cold_env` is extra environment for the cold run only (diagnose's settings rebuilds, see probe/pricing.py).
     """
     n = index + 1
     with Sandbox(extra_env) as box:
         if progress:
             progress(f"sample {n}: cold run")
-        cuda_env = {CUDA_ARCH_ENV: str(cuda_arch)} if cuda_arch else None  # only the cold run replays
+        cuda_env = {CUDA_ARCH_ENV: str(cuda_arch)} if cuda_arch else {}  # only the cold run replays
+        cuda_env = {**cuda_env, **(cold_env or {})} or None
         cold_out = box.run(
             command, cwd, timeout_s, cancel, _ticker(progress, f"sample {n} cold", expected_compiles),
             extra_env=cuda_env,
@@ -173,7 +176,10 @@ def measure(
     cancel: threading.Event | None = None,
     extra_env: dict[str, str] | None = None,
     cuda_arch: int | None = None,
+    first_cold_env: dict[str, str] | None = None,
 ) -> Report:
+    """`samples` cold + warm samples into a Report; `first_cold_env` goes to the first cold run only (diagnose's
+    settings rebuilds run there once, not in every sample)."""
     cwd = check_inputs(command, cwd, samples, timeout_s)
     data: list[SampleData] = []
     owners: list[OwnerQuery] = []
@@ -191,7 +197,7 @@ def measure(
             data.append(
                 run_sample(
                     command, cwd, i, timeout_s, progress, cancel, expected, extra_env=extra_env, cuda_arch=cuda_arch,
-                    on_cold=ask_owners_early if i == 0 else None,
+                    on_cold=ask_owners_early if i == 0 else None, cold_env=first_cold_env if i == 0 else None,
                 )
             )
         report = build_report(command, cwd, data, label=label, requested=samples)

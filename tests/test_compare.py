@@ -595,7 +595,7 @@ def test_until_decided_stops_at_four_pairs_on_a_clear_improvement(tmp_path):
     assert c.verdict == "IMPROVED" and c.interleaved.settled == "IMPROVED" and not c.warnings
     el = next(d for d in c.interleaved.clocks if d.name == "compile_elapsed")
     assert el.outcome == "improved" and el.ci_high_ms < -el.band_ms
-    assert "bootstrap" in c.interleaved.rule
+    assert "Student-t interval" in c.interleaved.rule
     assert "Interleaved (A B, B A, A B, ..., after 1 discarded warm-up sample(s) per arm): 4 pairs, decided" in (
         render_text(c)
     )
