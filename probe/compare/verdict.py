@@ -503,9 +503,8 @@ def compare(
         acts_through=acts_through,
         moved_costs=[moved] if moved else [],
         drift=drift,
-        clock_basis=basis,  # type: ignore[arg-type]
+        clock_basis=basis,
         clock_basis_reason=basis_reason,
-        paired=paired,
     )
 
 

@@ -279,9 +279,8 @@ class Comparison(_Model):
     drift: Drift | None = None  # saved-report compares: machine drift estimated on identical work
     gate: Gate | None = None  # --max-regression
     # which clocks decide, in words: "cpu" (the CPU clocks decide, wall clocks beside them) or "wall", and why
-    clock_basis: Literal["cpu", "wall", ""] = ""
+    clock_basis: str = ""
     clock_basis_reason: str = ""
-    paired: bool = False  # samples at one position were measured together (interleaved): intervals are paired
 
     def clock(self, name: str) -> Clock | None:
         for c in self.clocks:

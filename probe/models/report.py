@@ -100,7 +100,7 @@ def warn(code: WarningCode, **params: Any) -> Warn:
 
 
 class Stat(_Model):
-    """A clock over the successful samples: median and median absolute deviation (both ms)."""
+    """A clock: median and raw MAD (ms) over the successful samples."""
 
     median: float | None = None
     mad: float | None = None

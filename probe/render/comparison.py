@@ -48,7 +48,7 @@ def render_comparison(c: Comparison) -> str:
 
     corrected = ", AFTER drift-corrected" if c.drift is not None and c.drift.trusted else ""
     lines.append(f"Clocks (median ms{corrected}; band = max(1% of before median, 2 x before raw MAD); interval = 95% "
-                 f"interval of the effect, {'paired t' if c.paired else 'Welch t'}):")
+                 f"interval of the effect, {_method(c)}):")
     table = [("clock", "before", "after", "delta", "band", "interval", "judged", "")]
     for k in c.clocks:
         delta = fmt_num(k.delta_ms, sign=True)
@@ -157,6 +157,11 @@ def render_comparison(c: Comparison) -> str:
         lines.append("Warnings:")
         lines.extend(f"  - {warning_text(w)}" for w in c.warnings)
     return "\n".join(lines) + "\n"
+
+
+def _method(c: Comparison) -> str:
+    methods = sorted({k.interval.method for k in c.clocks if k.interval is not None})
+    return ", ".join(methods) or "none: one sample a side"
 
 
 def _drift_lines(c: Comparison) -> list[str]:

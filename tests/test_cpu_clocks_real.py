@@ -1,0 +1,77 @@
+"""The settings rebuilds at exit (probe/hook_rebuild.py) on a real Warp CPU compile, and what they leave behind.
+
+One cold run of tests/apps/fix_small (one module, two kernels with backward code) with the rebuilds asked for is
+shared by the tests: its rebuild record, the hook's exit-work clock, and the sandbox's directories before they are
+removed. The assertions are relations that hold on any machine (forward-only is less work than with adjoints, a
+module parsing the whole header costs more than one that reads it precompiled), never a figure.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from warp_compile.probe.measure import _run_data
+from warp_compile.probe.pricing import rebuild_env
+from warp_compile.probe.sandbox import Sandbox
+
+pytestmark = pytest.mark.slow
+
+APP = Path(__file__).parent / "apps" / "fix_small"
+
+
+@pytest.fixture(scope="module")
+def rebuilt():  # type: ignore[no-untyped-def]
+    with Sandbox() as box:
+        out = box.run([sys.executable, "main.py"], APP, 600.0, extra_env=rebuild_env(60))
+        data = _run_data("cold", out)
+        left = {
+            "tmp": sorted(p.name for p in box.tmp.iterdir()),
+            "cache": sorted(p.name for p in box.warp_cache.rglob("*") if p.is_dir() and p.name.startswith("wp_")),
+        }
+    return out, data, left
+
+
+def test_the_rebuild_prices_forward_only_and_the_header_on_the_building_threads_cpu(rebuilt) -> None:
+    out, data, _left = rebuilt
+    assert out.exit_code == 0 and not data.events.hook.errors, data.events.hook.errors
+    r = data.events.rebuild
+    assert r is not None and not r.errors, r
+    back = r.steps["backward"].entries
+    assert [e.module for e in back] == ["__main__"]
+    assert 0 < back[0].changed.cpu_ms < back[0].as_is.cpu_ms  # the adjoint code is work: forward-only is less
+    head = r.steps["header"]
+    assert head.entries and head.headers and head.run_headers == 1
+    e = head.entries[0]
+    assert e.run_header and e.changed.cpu_ms > e.as_is.cpu_ms  # without the header each module parses it whole
+    assert head.headers[0].cpu_ms > 0
+    assert r.builds >= 5 and r.cpu_ms > 0 and not r.skipped
+
+
+def test_the_rebuild_runs_outside_the_runs_clocks_and_leaves_nothing_behind(rebuilt) -> None:
+    out, data, left = rebuilt
+    r = data.events.rebuild
+    ev = data.events
+    assert ev.exit_work_ms is not None and ev.exit_work_ms >= r.ms  # the bracket holds the whole rebuild
+    assert data.result.exit_work_ms == pytest.approx(ev.exit_work_ms, abs=0.01)
+    assert data.result.wall_ms == pytest.approx(out.wall_ms - ev.exit_work_ms, abs=0.01)
+    assert data.result.cpu_ms == pytest.approx(out.cpu_ms - ev.exit_work_cpu_ms, abs=0.01)
+    assert data.result.cpu_ms > 0 and data.result.module_cpu_ms > 0
+    # the app's own cache holds the run's module only, and the rebuilds' private directories are gone
+    assert len(left["cache"]) == 1, left
+    assert not [n for n in left["tmp"] if n.startswith(("warp-compile-rebuild-", "warp-compile-pch-"))], left
+
+
+def test_a_zero_limit_rebuilds_nothing_and_says_what_it_skipped(tmp_path: Path) -> None:
+    import json
+
+    with Sandbox() as box:
+        env = {"WARP_COMPILE_REBUILD": json.dumps({"limit_s": 0.001})}
+        out = box.run([sys.executable, "main.py"], APP, 600.0, extra_env=env)
+        data = _run_data("cold", out)
+    r = data.events.rebuild
+    assert out.exit_code == 0 and r is not None
+    assert r.builds == 0 and {s.step for s in r.skipped} == {"backward", "header"}
+    assert all(s.why == "over the rebuild limit" and s.predicted_ms > 0 for s in r.skipped)
