@@ -423,14 +423,13 @@ class RunResult(_Model):
     native_ms: float = 0.0
     codegen_ms: float = 0.0
     pch_ms: float = 0.0
-    # CPU clocks (None: not measured). cpu_ms: user + system time of the whole run (os.wait4: the process and every
-    # descendant it waited for), the hook's exit work taken out; module/native/pch: the builds' thread CPU time
-    cpu_ms: float | None = None
-    user_ms: float | None = None
-    sys_ms: float | None = None
-    module_cpu_ms: float | None = None
-    native_cpu_ms: float | None = None
-    pch_cpu_ms: float | None = None
+    # CPU clocks (None: not measured)
+    cpu_ms: float | None = None  # user + system time of the run and the descendants it waited for, exit work out
+    user_ms: float | None = None  # as os.wait4 reported it (exit work included)
+    sys_ms: float | None = None  # as os.wait4 reported it (exit work included)
+    module_cpu_ms: float | None = None  # summed thread CPU time of the run's builds, headers excluded
+    native_cpu_ms: float | None = None  # of which native compile
+    pch_cpu_ms: float | None = None  # the headers' share of their builds' thread CPU time
     exit_work_ms: float = 0.0  # wall time of the hook's own exit work (replay, rebuilds), taken out of wall_ms
     compiled: int = 0
     cached: int = 0
@@ -521,14 +520,14 @@ class Report(_Model):
     cuda_builds: list[CudaBuild] = Field(default_factory=list)  # reference sample, cold run (--cuda-arch)
     cuda_concurrent: CudaConcurrent | None = None
     cuda_replay: CudaReplay | None = None
-    # CPU clocks (ms, over the successful samples): the whole run's CPU time cold and warm, their difference (what
-    # compiling cost the CPU), and the builds' thread CPU time; empty when a sample did not measure them
-    cold_cpu_ms: Stat = Field(default_factory=Stat)
-    warm_cpu_ms: Stat = Field(default_factory=Stat)
-    compile_cpu_ms: Stat = Field(default_factory=Stat)
-    cold_module_cpu_ms: Stat = Field(default_factory=Stat)
-    native_compile_cpu_ms: Stat = Field(default_factory=Stat)
-    pch_cpu_ms: Stat = Field(default_factory=Stat)
+    # CPU clocks, over the successful samples (empty when a sample did not measure one): what the work needed,
+    # whatever else ran on the machine. Compare decides CPU compile work on them (docs/ci.md)
+    cold_cpu_ms: Stat = Field(default_factory=Stat)  # the cold run's user + system time (os.wait4), exit work out
+    warm_cpu_ms: Stat = Field(default_factory=Stat)  # the warm run's user + system time
+    compile_cpu_ms: Stat = Field(default_factory=Stat)  # cold CPU - warm CPU: what compiling cost, header included
+    cold_module_cpu_ms: Stat = Field(default_factory=Stat)  # summed thread CPU time of the cold run's builds
+    native_compile_cpu_ms: Stat = Field(default_factory=Stat)  # of which native compile (LLVM), header excluded
+    pch_cpu_ms: Stat = Field(default_factory=Stat)  # the precompiled headers' share of their builds' CPU time
     cuda_compile_cpu_ms: Stat = Field(default_factory=Stat)  # summed thread CPU time of the --cuda-arch builds
     rebuild: Rebuild | None = None  # diagnose's settings rebuilds (first sample that ran them)
 
