@@ -159,6 +159,7 @@ def parse_lines(lines: list[str]) -> RunEvents:
     a process that died before exiting keeps count 1 per record."""
     run = RunEvents()
     launch_index: dict[tuple[object, object], int] = {}  # (pid, launch id) -> index in run.launches
+    main_pid: object = None  # the first process the hook started in
     for raw in lines:
         raw = raw.strip()
         if not raw:
@@ -173,6 +174,7 @@ def parse_lines(lines: list[str]) -> RunEvents:
             continue
         kind = e.get("kind")
         if kind == "hello":
+            main_pid = e.get("pid") if main_pid is None else main_pid
             run.hello = True
             run.python = run.python or e.get("python")
             run.executable = run.executable or e.get("executable")
@@ -251,7 +253,10 @@ def parse_lines(lines: list[str]) -> RunEvents:
         elif kind in ("cuda_build", "cuda_concurrent", "cuda_replay"):
             _cuda_event(run, kind, e)
         elif kind == "exit_work":
-            run.exit_work_ms = (run.exit_work_ms or 0.0) + (_num(e.get("wall_ms")) or 0.0)
+            # CPU: every process's (its rusage reaches the parent's); wall: the first process's only (a child's
+            # exit work overlaps its parent's run)
+            if main_pid in (None, e.get("pid")):
+                run.exit_work_ms = (run.exit_work_ms or 0.0) + (_num(e.get("wall_ms")) or 0.0)
             cpu = _num(e.get("cpu_ms"))
             run.exit_work_cpu_ms = None if cpu is None else (run.exit_work_cpu_ms or 0.0) + cpu
         elif kind == "rebuild":

@@ -517,8 +517,9 @@ def _informational(cpu: bool, warm_compiles: bool) -> set[str]:
     codegen, whole runs); a warm run that compiled makes the repeat run's whole clock the one that decides."""
     if cpu:
         out = set(INFORMATIONAL) | set(CPU_INFORMATIONAL) | {"compile_elapsed", "cold_module", "cuda_compile"}
-        if warm_compiles:
+        if warm_compiles:  # the warm CPU decides; the warm run's module wall time beside it
             out.discard("warm_cpu")
+            out.add("warm_repeat")
         return out
     out = set(INFORMATIONAL) | set(CPU_CLOCKS)
     if warm_compiles:
