@@ -75,3 +75,47 @@ def test_a_zero_limit_rebuilds_nothing_and_says_what_it_skipped(tmp_path: Path) 
     assert out.exit_code == 0 and r is not None
     assert r.builds == 0 and {s.step for s in r.skipped} == {"backward", "header"}
     assert all(s.why == "over the rebuild limit" and s.predicted_ms > 0 for s in r.skipped)
+
+
+def _venv_with_solverlib(where: Path) -> str:
+    """A real venv whose site-packages holds tests/apps/solverlib (with its dist-info) and sees this interpreter's
+    packages (warp, numpy) through a .pth file: to the app's interpreter solverlib is an installed distribution."""
+    import shutil
+    import subprocess
+    import sysconfig
+
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True, timeout=300)
+    python = str(where / "bin" / "python")
+    site = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+    (site / "base_env.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    for item in (Path(__file__).parent / "apps" / "solverlib" / "site-packages").iterdir():
+        shutil.copytree(item, site / item.name)
+    return python
+
+
+@pytest.mark.heavy
+def test_cs10_priced_by_rebuilding_agrees_with_verify_on_an_app_over_an_installed_library(tmp_path: Path) -> None:
+    """grid_app's kernels live in the installed solverlib: the rebuild at exit prices CS-10 on the CPU clock, and
+    --verify measures the fix at the app's entry point on the same clock; they agree within a quarter (or the
+    estimate lies inside the measurement's interval)."""
+    import shutil
+
+    from warp_compile.probe.diagnose import diagnose_command
+    from warp_compile.probe.verify import verify
+
+    python = _venv_with_solverlib(tmp_path / "venv")
+    app = tmp_path / "grid_app"
+    shutil.copytree(Path(__file__).parent / "apps" / "solverlib" / "grid_app", app)
+    argv = [python, "main.py"]
+    _report, d = diagnose_command(argv, app, timeout_s=900)
+    cs10 = next(f for f in d.findings if f.mechanism == "CS-10")
+    assert cs10.saving_source == "rebuild" and cs10.saving_clock == "compile_cpu", cs10.saving_basis
+    assert [e.file for e in cs10.edits] == ["main.py"]
+    d = verify(d, argv, app, timeout_s=900)
+    cs10 = next(f for f in d.findings if f.mechanism == "CS-10")
+    m = cs10.measured
+    assert m is not None and m.verdict == "IMPROVED" and m.clock == "compile_cpu", m
+    est, got = cs10.estimated_saving_ms, m.saving_ms
+    inside = m.saving_low_ms is not None and m.saving_low_ms <= est <= m.saving_high_ms
+    assert inside or abs(est - got) <= 0.25 * got, (est, m)
