@@ -44,7 +44,7 @@ def _row(name: str, argv: list[str], cwd: Path | None, pairs: int) -> list[dict]
     with tempfile.TemporaryDirectory(prefix="warp-compile-bench-") as tmp:
         where = cwd or Path(tmp)
         t0 = time.perf_counter()
-        report, d = diagnose_command(argv, where, samples=1, timeout_s=900)
+        report, d = diagnose_command(argv, where, samples=1, timeout_s=900, rebuild_limit_s=60)
         d = verify(d, argv, where, pairs=pairs, timeout_s=900)
         took = time.perf_counter() - t0
     rows = []

@@ -309,17 +309,18 @@ def diagnose_command(
 ) -> tuple[Report, Diagnosis]:
     """Measure `command`, scan `source` (default: `cwd`), diagnose. The source is checked before anything runs.
 
-    The first cold run rebuilds its modules at exit with the settings CS-10 and CS-12 would change, within
-    `rebuild_limit_s` CPU seconds (None: the default, probe/pricing.py; 0: no rebuilds), to price those findings."""
+    With `rebuild_limit_s` (CPU seconds; the CLI and the MCP server pass probe/pricing.DEFAULT_LIMIT_S unless told
+    otherwise) the first cold run rebuilds its modules at exit with the settings CS-10 and CS-12 would change, to
+    price those findings; None or 0: no rebuilds (the library default, so callers that only need the findings,
+    the evals among them, pay nothing for it)."""
     from warp_compile.probe.measure import measure
-    from warp_compile.probe.pricing import DEFAULT_LIMIT_S, rebuild_env
+    from warp_compile.probe.pricing import rebuild_env
 
     if source is not None and not Path(source).expanduser().is_dir():
         raise UsageError(f"source directory does not exist or is not a directory: {source}")
     report = measure(
         command, Path(cwd), samples=samples, timeout_s=timeout_s, label=label, progress=progress, cancel=cancel,
-        cuda_arch=cuda_arch,
-        first_cold_env=rebuild_env(DEFAULT_LIMIT_S if rebuild_limit_s is None else rebuild_limit_s),
+        cuda_arch=cuda_arch, first_cold_env=rebuild_env(rebuild_limit_s),
     )
     src = Path(source).expanduser().resolve() if source is not None else Path(report.cwd)
     return report, diagnose_sources(report, src, progress)

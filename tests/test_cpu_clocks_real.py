@@ -108,7 +108,7 @@ def test_cs10_priced_by_rebuilding_agrees_with_verify_on_an_app_over_an_installe
     app = tmp_path / "grid_app"
     shutil.copytree(Path(__file__).parent / "apps" / "solverlib" / "grid_app", app)
     argv = [python, "main.py"]
-    _report, d = diagnose_command(argv, app, timeout_s=900)
+    _report, d = diagnose_command(argv, app, timeout_s=900, rebuild_limit_s=60)
     cs10 = next(f for f in d.findings if f.mechanism == "CS-10")
     assert cs10.saving_source == "rebuild" and cs10.saving_clock == "compile_cpu", cs10.saving_basis
     assert [e.file for e in cs10.edits] == ["main.py"]
