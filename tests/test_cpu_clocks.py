@@ -269,3 +269,29 @@ def test_a_run_reports_the_childs_cpu_time_whatever_the_load(tmp_path: Path) -> 
     assert out.cpu_ms >= 300.0 and out.user_ms is not None and out.sys_ms is not None
     if os.cpu_count():
         assert out.cpu_ms <= out.wall_ms * 1.05 + 5.0  # one thread: never more CPU than wall
+
+
+def test_saved_reports_correct_their_cpu_clocks_by_the_cpu_drift_not_the_wall_drift() -> None:
+    """A loaded machine doubled the AFTER report's wall times; its CPU times moved 2%. The CPU clocks are judged on
+    their own drift factor: identical work stays a non-verdict on them, whatever the wall drift says."""
+    from warp_compile.probe.compare import compare_reports
+
+    def saved(wall_scale: float, cpu_scale: float):  # type: ignore[no-untyped-def]
+        builds = [build("app", "a1", ms=900.0 * wall_scale, cpu_ms=880.0 * cpu_scale),
+                  build("lib", "b1", seq=1, ms=600.0 * wall_scale, cpu_ms=590.0 * cpu_scale)]
+        r = cpu_report(elapsed=[1500.0 * wall_scale * f for f in (1.0, 1.01, 0.99)],
+                       cpu=[1470.0 * cpu_scale * f for f in (1.0, 1.004, 0.996)],
+                       module_cpu=[1470.0 * cpu_scale * f for f in (1.0, 1.004, 0.996)], builds=builds)
+        r.cold_module_ms = stats.stat_of([1500.0 * wall_scale * f for f in (1.0, 1.01, 0.99)])
+        for s, f in zip(r.sample_results, (1.0, 1.004, 0.996), strict=True):
+            s.cold.module_ms = 1500.0 * wall_scale * f
+            s.cold.module_cpu_ms, s.cold.pch_cpu_ms = 1470.0 * cpu_scale * f, 0.0
+        return r
+
+    c = compare_reports(saved(1.0, 1.0), saved(2.0, 1.02))
+    assert c.drift is not None and c.drift.factor == pytest.approx(2.0, rel=0.02)
+    assert c.drift.cpu is not None and c.drift.cpu.trusted and c.drift.cpu.factor == pytest.approx(1.02, rel=0.01)
+    head = c.clock("compile_cpu")
+    assert c.clock_basis == "cpu" and head is not None and head.drift_corrected
+    assert head.after.median == pytest.approx(head.before.median, rel=0.005)  # divided by 1.02, not by 2
+    assert c.verdict not in ("IMPROVED", "REGRESSION"), c.reason

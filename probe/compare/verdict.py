@@ -382,6 +382,8 @@ def compare(
     by = {c.name: c for c in clocks}
     basis, basis_reason = clock_basis(before, after, clocks, acts_through)
     cpu = basis == "cpu"
+    # the drift of the clocks that decide: a saved report's CPU clocks are corrected by their own factor
+    deciding_drift = drift.cpu if cpu and drift is not None and drift.cpu is not None else drift
     elapsed, cold = by["compile_cpu" if cpu else "compile_elapsed"], by["cold_module_cpu" if cpu else "cold_module"]
     warm_compiles = (st.warm_compiled_events.before or 0) > 0 or (st.warm_compiled_events.after or 0) > 0
     headline = _headline(clocks, warm_compiles, cpu)
@@ -462,13 +464,13 @@ def compare(
             reason += "; " + "; ".join(_ignored(c) for c in ignored)
         if st.identical_work and any(c.name == "compile_elapsed" for c in (*regressed, *improved)):
             reason += "; identical work (same identities, hashes and source): the difference is scheduling"
-        if drift is not None and not drift.trusted and clock_verdict in ("IMPROVED", "REGRESSION"):
+        if drift is not None and not deciding_drift.trusted and clock_verdict in ("IMPROVED", "REGRESSION"):
             timed = [c for c in (*regressed, *improved) if c.judged != "counts"]
             if timed:
                 reason = (
                     f"{clock_verdict} by the raw clocks only, which machine drift between the two reports can explain "
-                    f"({drift.reason}): {reason}; measure both trees interleaved (compare --before-cwd A --after-cwd "
-                    "B -- CMD) to judge the change"
+                    f"({deciding_drift.reason}): {reason}; measure both trees interleaved (compare --before-cwd A "
+                    "--after-cwd B -- CMD) to judge the change"
                 )
                 clock_verdict = "INCONCLUSIVE"
         if eq.status == "unverified":
@@ -477,11 +479,11 @@ def compare(
         else:
             verdict = clock_verdict
     if drift is not None:
-        if drift.trusted:
-            warnings.append(warn(WarningCode.DRIFT_CORRECTED, factor=round(drift.factor or 1.0, 3),
-                                 band=round(drift.band_pct or 0.0, 1), yardstick=drift.yardstick))
+        if deciding_drift.trusted:
+            warnings.append(warn(WarningCode.DRIFT_CORRECTED, factor=round(deciding_drift.factor or 1.0, 3),
+                                 band=round(deciding_drift.band_pct or 0.0, 1), yardstick=deciding_drift.yardstick))
         else:
-            warnings.append(warn(WarningCode.DRIFT_UNCORRECTED, reason=drift.reason))
+            warnings.append(warn(WarningCode.DRIFT_UNCORRECTED, reason=deciding_drift.reason))
 
     return Comparison(
         verdict=verdict,  # type: ignore[arg-type]
