@@ -320,7 +320,7 @@ def diagnose_command(
         raise UsageError(f"source directory does not exist or is not a directory: {source}")
     report = measure(
         command, Path(cwd), samples=samples, timeout_s=timeout_s, label=label, progress=progress, cancel=cancel,
-        cuda_arch=cuda_arch, first_cold_env=rebuild_env(rebuild_limit_s),
+        cuda_arch=cuda_arch, first_cold_env=rebuild_env(rebuild_limit_s, timeout_s),
     )
     src = Path(source).expanduser().resolve() if source is not None else Path(report.cwd)
     return report, diagnose_sources(report, src, progress)

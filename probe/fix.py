@@ -444,7 +444,7 @@ def diagnose_with_sample(command: list[str], cwd: Path, source: Path | None, tim
 
     kw: dict[str, Any] = {"cuda_arch": cuda_arch} if cuda_arch else {}
     if rebuild_env(rebuild_limit_s):
-        kw["cold_env"] = rebuild_env(rebuild_limit_s)
+        kw["cold_env"] = rebuild_env(rebuild_limit_s, timeout_s)
     data = engine.run_sample(command, cwd, 0, timeout_s=timeout_s, progress=progress, **kw)
     report = engine.build_report(command, cwd, [data], label="", requested=1)
     if report.all_failed:

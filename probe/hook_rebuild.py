@@ -250,8 +250,9 @@ def _headers(pch_dir):
 class _Pass:
     """The rebuilds of one exit: a private root, a CPU-time budget, and what was built and skipped."""
 
-    def __init__(self, warp_mod, ctx, cfg, limit_s):
+    def __init__(self, warp_mod, ctx, cfg, limit_s, deadline=None):
         self.cfg, self.limit_ms = cfg, float(limit_s) * 1000.0
+        self.deadline = deadline  # time.time() the run's timeout comes near: nothing starts that would pass it
         self.device = _cpu_device(warp_mod, ctx)
         base = os.environ.get("TMPDIR") or tempfile.gettempdir()
         self.root = tempfile.mkdtemp(prefix="warp-compile-rebuild-", dir=base)
@@ -260,7 +261,14 @@ class _Pass:
         self.skipped = []
 
     def afford(self, predicted_ms):
-        return self.spent_ms + predicted_ms <= self.limit_ms
+        return self.spent_ms + predicted_ms <= self.limit_ms and self.in_time(predicted_ms)
+
+    def in_time(self, predicted_ms):
+        """A step whose CPU time, twice over (a busy machine gives it half a core), ends before the deadline."""
+        return self.deadline is None or time.time() + 2.0 * predicted_ms / 1000.0 <= self.deadline
+
+    def why_not(self, predicted_ms):
+        return "over the rebuild limit" if self.in_time(predicted_ms) else "too close to the run's timeout"
 
     def build(self, entry, tag, overrides, use_pch, pch_dir):
         """One timed build: (thread CPU ms, wall ms, whether it made a header)."""
@@ -311,7 +319,7 @@ def _backward_pass(p, entries):
     for i, e in enumerate(todo):
         cost = 2.0 * _predicted(e)
         if not p.afford(cost):
-            _skip(p, "backward", e, cost, "over the rebuild limit")
+            _skip(p, "backward", e, cost, p.why_not(cost))
             continue
         got = {}
         for variant in (("as_is", "forward") if i % 2 == 0 else ("forward", "as_is")):
@@ -334,7 +342,7 @@ def _header_pass(p, entries, run_headers):
     cost = header_guess + sum(2.0 * _predicted(e) + header_guess * 0.6 for e in todo)
     if not p.afford(cost):
         for e in todo:
-            _skip(p, "header", e, cost / len(todo), "over the rebuild limit")
+            _skip(p, "header", e, cost / len(todo), p.why_not(cost))
         return None
     pch = os.path.join(p.root, "pch-header")
     os.makedirs(pch, exist_ok=True)
@@ -361,7 +369,7 @@ def rebuild(warp_mod, ctx, cfg_req):
     """Both passes, as far as the limit allows; every change to Warp's config is restored."""
     cfg = getattr(warp_mod, "config", None)
     builds, run_headers = _compiled_here(os.environ.get("WARP_COMPILE_EVENTS", ""))
-    p = _Pass(warp_mod, ctx, cfg, cfg_req.get("limit_s", 60))
+    p = _Pass(warp_mod, ctx, cfg, cfg_req.get("limit_s", 60), cfg_req.get("deadline"))
     saved_cache = getattr(cfg, "kernel_cache_dir", None)
     result = {"limit_s": cfg_req.get("limit_s"), "steps": {}, "skipped": p.skipped, "errors": []}
     try:

@@ -12,6 +12,7 @@ share. Pure: a Report and its findings in, the findings' estimates and bases cha
 from __future__ import annotations
 
 import json
+import time
 
 from warp_compile.probe.models import Build, Report
 from warp_compile.probe.models.diagnosis import Evidence, Finding
@@ -28,11 +29,15 @@ DEFAULT_LIMIT_S = 60.0  # CPU seconds the rebuilds may take by default; 0 turns 
 CPU_CLOCK = "compile_cpu"
 
 
-def rebuild_env(limit_s: float | None) -> dict[str, str]:
-    """The environment that asks a cold run for the settings rebuilds (empty: none asked for)."""
+def rebuild_env(limit_s: float | None, timeout_s: float | None = None) -> dict[str, str]:
+    """The environment that asks a cold run for the settings rebuilds (empty: none asked for). With `timeout_s` (the
+    run's, starting about now) the rebuilds also stop short of it: they never make a run time out."""
     if not limit_s or limit_s <= 0:
         return {}
-    return {REBUILD_ENV: json.dumps({"limit_s": float(limit_s)})}
+    ask: dict[str, float] = {"limit_s": float(limit_s)}
+    if timeout_s:
+        ask["deadline"] = time.time() + 0.9 * float(timeout_s)
+    return {REBUILD_ENV: json.dumps(ask)}
 
 
 def _cpu(b: Build) -> float | None:

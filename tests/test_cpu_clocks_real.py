@@ -64,17 +64,18 @@ def test_the_rebuild_runs_outside_the_runs_clocks_and_leaves_nothing_behind(rebu
     assert not [n for n in left["tmp"] if n.startswith(("warp-compile-rebuild-", "warp-compile-pch-"))], left
 
 
-def test_a_zero_limit_rebuilds_nothing_and_says_what_it_skipped(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("ask", "why"), [({"limit_s": 0.001}, "over the rebuild limit"),
+                                         ({"limit_s": 60, "deadline": 0}, "too close to the run's timeout")])
+def test_a_limit_or_a_near_timeout_rebuilds_nothing_and_says_what_it_skipped(ask: dict, why: str) -> None:
     import json
 
     with Sandbox() as box:
-        env = {"WARP_COMPILE_REBUILD": json.dumps({"limit_s": 0.001})}
-        out = box.run([sys.executable, "main.py"], APP, 600.0, extra_env=env)
+        out = box.run([sys.executable, "main.py"], APP, 600.0, extra_env={"WARP_COMPILE_REBUILD": json.dumps(ask)})
         data = _run_data("cold", out)
     r = data.events.rebuild
     assert out.exit_code == 0 and r is not None
     assert r.builds == 0 and {s.step for s in r.skipped} == {"backward", "header"}
-    assert all(s.why == "over the rebuild limit" and s.predicted_ms > 0 for s in r.skipped)
+    assert all(s.why == why and s.predicted_ms > 0 for s in r.skipped), r.skipped
 
 
 def _venv_with_solverlib(where: Path) -> str:
