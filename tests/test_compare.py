@@ -165,7 +165,8 @@ def test_churn_fix_is_improved():
     assert not next(r for r in c.module_hashes if r.module == "lib").changed
     text = render_text(c)
     first = text.splitlines()[0]
-    assert first.startswith("IMPROVED: compile elapsed 3,120 -> 1,450 ms (-53.5%, band ±31 ms).")
+    assert first.startswith("IMPROVED: compile elapsed 3,120 -> 1,450 ms (-53.5%, band ±31 ms, 95% interval -1,701 to "
+                            "-1,633 ms).")
 
 
 def test_dropped_launch_is_invalid():

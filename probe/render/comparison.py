@@ -204,5 +204,8 @@ def _clock_phrase(c: Clock, *, with_band: bool = True) -> str:
         bits.append(f"{fmt_num(c.delta_ms, sign=True)} ms")
     if with_band and c.band_ms is not None:
         bits.append(f"band ±{fmt_num(c.band_ms)} ms")
+    if with_band and c.interval is not None:
+        iv = c.interval
+        bits.append(f"95% interval {fmt_num(iv.low_ms, sign=True)} to {fmt_num(iv.high_ms, sign=True)} ms")
     return head + " (" + ", ".join(bits) + ")"
 

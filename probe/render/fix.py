@@ -25,7 +25,8 @@ def _measured(c: CandidateFix) -> str:
             parts.append(f"saves {fmt_ms(c.saving_ms)}{pct} on {c.clock}{band}")
         else:
             parts.append(f"costs {fmt_ms(-c.saving_ms)}{pct} more on {c.clock}{band}")
-    moved = [k for k in c.savings if k.outcome == "improved" and k.name != c.clock and k.saving_ms is not None]
+    moved = [k for k in c.savings
+             if k.outcome == "improved" and k.decisive and k.name != c.clock and k.saving_ms is not None]
     if moved:
         parts.append("beyond its band on " + ", ".join(f"{k.name} ({fmt_ms(k.saving_ms)}{_iv(k)})" for k in moved))
     if c.estimated_saving_ms is not None:
