@@ -120,3 +120,23 @@ def test_cs10_priced_by_rebuilding_agrees_with_verify_on_an_app_over_an_installe
     est, got = cs10.estimated_saving_ms, m.saving_ms
     inside = m.saving_low_ms is not None and m.saving_low_ms <= est <= m.saving_high_ms
     assert inside or abs(est - got) <= 0.25 * got, (est, m)
+
+
+@pytest.mark.heavy
+def test_fix_proves_and_writes_both_fixes_of_a_late_option_and_a_late_instance(tmp_path: Path) -> None:
+    """tests/apps/late_pair: CS-3 (an option switched on after the first launch) and CS-6 (a float64 instance after
+    its module loaded) are each about a small share of the compile; on the CPU clock both are proven and written."""
+    import shutil
+
+    from warp_compile.probe.fix import FixOptions, run_fix
+
+    app = tmp_path / "late_pair"
+    shutil.copytree(Path(__file__).parent / "apps" / "late_pair", app)
+    before = {p.name: p.read_text() for p in (app / "latepair").glob("*.py")}
+    result, _d = run_fix([sys.executable, "-m", "latepair"], app, FixOptions(write=True, timeout_s=900))
+    proven = {c.key for c in result.candidates if c.improved}
+    assert proven == {"CS-3", "CS-6"}, [(c.key, c.verdict, c.verdict_reason) for c in result.candidates]
+    assert all(c.clock == "compile_cpu" for c in result.candidates if c.status == "measured")
+    assert sorted(result.applied) == ["CS-3", "CS-6"] and result.written
+    after = {p.name: p.read_text() for p in (app / "latepair").glob("*.py")}
+    assert after != before
