@@ -142,7 +142,7 @@ def saving(comparison) -> tuple[float | None, str | None]:  # type: ignore[no-un
     case first, then the headline: compile elapsed, warm repeat for a cache fix; cold module work when only the
     summed build time moved), else the first of them that was measured."""
     # a --cuda-arch judgement is about the GPU start-up: its CUDA compile clock comes first where it was measured
-    order = ["cuda_compile", comparison.headline, "compile_elapsed", "warm_repeat", "cold_module"]
+    order = ["cuda_compile_cpu", "cuda_compile", comparison.headline, "compile_elapsed", "warm_repeat", "cold_module"]
     clocks = [c for name in order for c in comparison.clocks if c.name == name and c.delta_pct is not None]
     moved = [c for c in clocks if c.judged == "improved"]
     pick = (moved or clocks or [None])[0]

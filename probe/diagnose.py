@@ -24,6 +24,7 @@ from warp_compile.probe.hashdiff import explain_changes
 from warp_compile.probe.models import Report, Warn, WarningCode, warn
 from warp_compile.probe.models.diagnosis import Diagnosis, Finding, NotReached, RuleResult, Totals
 from warp_compile.probe.models.scan import ScanFacts
+from warp_compile.probe.pricing import price
 from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules import load_rules
 from warp_compile.probe.rules.context import RuleContext, dedupe_locations, plan_removals
@@ -241,6 +242,8 @@ def diagnose(
         _guard_edits(f)
     add_settings_edits(findings, ctx.sources, report.entry)
     findings, priced_out = compose(findings)
+    price(findings, report)  # on the CPU clock: rebuild-measured where the run rebuilt, else the builds' CPU share
+    d.rebuild = report.rebuild
     d.findings = sorted(findings, key=_rank_key)
     d.ruled_out += priced_out
     fired = {f.mechanism for f in findings}
@@ -323,15 +326,22 @@ def diagnose_command(
     timeout_s: float = 900.0,
     label: str = "",
     cuda_arch: int | None = None,
+    rebuild_limit_s: float | None = None,
 ) -> tuple[Report, Diagnosis]:
-    """Measure `command`, scan `source` (default: `cwd`), diagnose. The source is checked before anything runs."""
+    """Measure `command`, scan `source` (default: `cwd`), diagnose. The source is checked before anything runs.
+
+    With `rebuild_limit_s` (CPU seconds; the CLI and the MCP server pass probe/pricing.DEFAULT_LIMIT_S unless told
+    otherwise) the first cold run rebuilds its modules at exit with the settings CS-10 and CS-12 would change, to
+    price those findings; None or 0: no rebuilds (the library default, so callers that only need the findings,
+    the evals among them, pay nothing for it)."""
     from warp_compile.probe.measure import measure
+    from warp_compile.probe.pricing import rebuild_env
 
     if source is not None and not Path(source).expanduser().is_dir():
         raise UsageError(f"source directory does not exist or is not a directory: {source}")
     report = measure(
         command, Path(cwd), samples=samples, timeout_s=timeout_s, label=label, progress=progress, cancel=cancel,
-        cuda_arch=cuda_arch,
+        cuda_arch=cuda_arch, first_cold_env=rebuild_env(rebuild_limit_s, timeout_s),
     )
     src = Path(source).expanduser().resolve() if source is not None else Path(report.cwd)
     return report, diagnose_sources(report, src, progress)

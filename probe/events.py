@@ -18,6 +18,7 @@ from warp_compile.probe.models import (
     ModuleCreation,
     PchBuild,
     PhaseSpan,
+    Rebuild,
     Site,
     Trigger,
 )
@@ -55,19 +56,35 @@ class RunEvents:
     cuda_builds: list[CudaBuild] = field(default_factory=list)
     cuda_concurrent: CudaConcurrent | None = None
     cuda_replay: CudaReplay | None = None
+    # the hook's own work at exit (replay, rebuilds), on both clocks; None: the hook did not time it
+    exit_work_ms: float | None = None
+    exit_work_cpu_ms: float | None = None
+    rebuild: Rebuild | None = None
 
     @property
     def cuda_replay_ms(self) -> float:
         """Time the --cuda-arch replay took at exit: not part of the app's run."""
         return self.cuda_replay.ms if self.cuda_replay is not None else 0.0
 
-    def totals(self) -> dict[str, float]:
-        """The run's clocks, summed over its builds (ms): module work, native compile, codegen, headers."""
+    @property
+    def hook_exit_ms(self) -> float:
+        """Wall time of everything the hook added at exit (the replay and the rebuilds included)."""
+        return self.exit_work_ms if self.exit_work_ms is not None else self.cuda_replay_ms
+
+    def totals(self) -> dict[str, float | None]:
+        """The run's clocks, summed over its builds (ms): module work, native compile, codegen, headers; and the
+        same on the building threads' CPU clocks where every build and header recorded one (else None)."""
+        def cpu(values: list[float | None]) -> float | None:
+            return None if any(v is None for v in values) else round(sum(v or 0.0 for v in values), 3)
+
         return {
             "module_ms": round(sum(b.ms for b in self.builds), 3),
             "native_ms": round(sum(b.native_ms for b in self.builds), 3),
             "codegen_ms": round(sum(b.codegen_ms for b in self.builds), 3),
             "pch_ms": round(sum(p.ms for p in self.pch), 3),
+            "module_cpu_ms": cpu([b.cpu_ms for b in self.builds]),
+            "native_cpu_ms": cpu([b.native_cpu_ms for b in self.builds]),
+            "pch_cpu_ms": cpu([p.cpu_ms for p in self.pch]),
         }
 
     def count(self, status: str) -> int:
@@ -93,6 +110,10 @@ def _trigger(d: object) -> Trigger | None:
     )
 
 
+def _num(v: object) -> float | None:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
 def _build(e: dict) -> Build:
     h = str(e.get("hash", ""))
     return Build(
@@ -110,6 +131,8 @@ def _build(e: dict) -> Build:
         native_load_ms=float(e.get("native_load_ms", 0.0)),
         other_ms=float(e.get("other_ms", 0.0)),
         pch_ms=float(e.get("pch_ms", 0.0)),
+        cpu_ms=_num(e.get("cpu_ms")),
+        native_cpu_ms=_num(e.get("native_cpu_ms")),
         source_bytes=int(e.get("source_bytes") or 0),
         backward_in_source=e.get("backward_in_source"),
         backward_source_bytes=e.get("backward_source_bytes"),
@@ -136,6 +159,7 @@ def parse_lines(lines: list[str]) -> RunEvents:
     a process that died before exiting keeps count 1 per record."""
     run = RunEvents()
     launch_index: dict[tuple[object, object], int] = {}  # (pid, launch id) -> index in run.launches
+    main_pid: object = None  # the first process the hook started in
     for raw in lines:
         raw = raw.strip()
         if not raw:
@@ -150,6 +174,7 @@ def parse_lines(lines: list[str]) -> RunEvents:
             continue
         kind = e.get("kind")
         if kind == "hello":
+            main_pid = e.get("pid") if main_pid is None else main_pid
             run.hello = True
             run.python = run.python or e.get("python")
             run.executable = run.executable or e.get("executable")
@@ -180,6 +205,7 @@ def parse_lines(lines: list[str]) -> RunEvents:
                     during_module=e.get("during_module"),
                     during_seq=e.get("during_seq"),
                     start_ms=e.get("start_ms"),
+                    cpu_ms=_num(e.get("cpu_ms")),
                 )
             )
         elif kind == "launch":
@@ -226,6 +252,18 @@ def parse_lines(lines: list[str]) -> RunEvents:
             )
         elif kind in ("cuda_build", "cuda_concurrent", "cuda_replay"):
             _cuda_event(run, kind, e)
+        elif kind == "exit_work":
+            # CPU: every process's (its rusage reaches the parent's); wall: the first process's only (a child's
+            # exit work overlaps its parent's run)
+            if main_pid in (None, e.get("pid")):
+                run.exit_work_ms = (run.exit_work_ms or 0.0) + (_num(e.get("wall_ms")) or 0.0)
+            cpu = _num(e.get("cpu_ms"))
+            run.exit_work_cpu_ms = None if cpu is None else (run.exit_work_cpu_ms or 0.0) + cpu
+        elif kind == "rebuild":
+            try:
+                run.rebuild = Rebuild.model_validate(e)
+            except ValueError:
+                run.malformed_lines += 1
         elif kind == "hook_error":
             run.hook.errors.append(f"{e.get('where')}: {e.get('error')}")
         elif kind == "exit":

@@ -390,21 +390,21 @@ def real_engine(cancel: threading.Event | None) -> Engine:
 
 
 def _clock_saving(c: CandidateFix, comparison: Comparison) -> None:
-    name = c.clock or "compile_elapsed"
+    from warp_compile.probe.clocks import finding_clock, saving_interval
+
+    name = finding_clock(comparison, c.clock or "compile_elapsed")  # the one clock diagnose --verify reads too
     k = comparison.clock(name)
-    if name == "cuda_compile" and (k is None or k.before.median is None):
-        name, k = "compile_elapsed", comparison.clock("compile_elapsed")
-    if name == "compile_elapsed" and k is not None and not k.decisive:
-        name, k = comparison.headline, comparison.clock(comparison.headline)  # the warm run compiled: see compare
     c.clock = name
     if k is not None and k.before.median is not None and k.after.median is not None:
         c.saving_ms = round(k.before.median - k.after.median, 3)
         c.band_ms = k.band_ms
         c.saving_pct = round(-k.delta_pct, 2) if k.delta_pct is not None else None
+        c.saving_low_ms, c.saving_high_ms = saving_interval(k)
     c.savings = [
         ClockSaving(name=k.name, band_ms=k.band_ms, outcome=k.outcome, decisive=k.decisive,
                     saving_ms=round(k.before.median - k.after.median, 3)
-                    if k.before.median is not None and k.after.median is not None else None)
+                    if k.before.median is not None and k.after.median is not None else None,
+                    saving_low_ms=saving_interval(k)[0], saving_high_ms=saving_interval(k)[1])
         for k in comparison.clocks
     ]
 
@@ -525,13 +525,18 @@ class FixOptions:
 
 def diagnose_with_sample(command: list[str], cwd: Path, source: Path | None, timeout_s: float,
                          progress: Progress | None, engine: Engine,
-                         cuda_arch: int | None = None) -> tuple[Any, Diagnosis, Any]:
+                         cuda_arch: int | None = None,
+                         rebuild_limit_s: float | None = None) -> tuple[Any, Diagnosis, Any]:
     """Measure once (cold + warm) and diagnose: (report, diagnosis, sample); the sample can serve as the baseline's
-    first."""
+    first. `rebuild_limit_s` asks its cold run for the settings rebuilds that price CS-10 / CS-12 (probe/pricing.py;
+    they run after the app, outside its clocks)."""
     from warp_compile.probe.diagnose import diagnose_sources
     from warp_compile.probe.measure import attach_places
+    from warp_compile.probe.pricing import rebuild_env
 
-    kw = {"cuda_arch": cuda_arch} if cuda_arch else {}
+    kw: dict[str, Any] = {"cuda_arch": cuda_arch} if cuda_arch else {}
+    if rebuild_env(rebuild_limit_s):
+        kw["cold_env"] = rebuild_env(rebuild_limit_s, timeout_s)
     data = engine.run_sample(command, cwd, 0, timeout_s=timeout_s, progress=progress, **kw)
     report = engine.build_report(command, cwd, [data], label="", requested=1)
     if report.all_failed:

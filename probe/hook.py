@@ -56,6 +56,8 @@ def _load_companion(name, module):
 
 
 _reach = _load_companion("hook_reach.py", "_warp_compile_hook_reach") if _OUT else None
+_clocks = _load_companion("hook_clocks.py", "_warp_compile_hook_clocks") if _OUT else None
+_cpu = _clocks.thread_cpu if _clocks is not None else (lambda: None)
 _EXPERIMENT = _reach.read_experiment() if _reach is not None else {}
 
 
@@ -184,11 +186,12 @@ def _api_name(qualname):
 class _Load:
     __slots__ = (
         "t0", "mark", "stack", "phases", "ran", "source_bytes", "backward", "backward_bytes", "pch_ms", "pch_files",
-        "module", "announced", "spans",
+        "module", "announced", "spans", "cpu0", "native_cpu",
     )
 
     def __init__(self, t0=None, module=None):
         self.t0 = self.mark = time.perf_counter() if t0 is None else t0
+        self.cpu0, self.native_cpu = _cpu(), 0.0  # this thread's CPU clock: the build runs LLVM on it
         self.module, self.announced, self.stack, self.phases, self.ran = module, False, [], {}, set()
         self.spans = []  # [phase, start, end] of each outermost phase call, for the timeline
         self.source_bytes = self.backward = self.backward_bytes = None
@@ -303,9 +306,11 @@ def _native_wrap(fn):
                 before = set(os.listdir(pch_dir)) if os.path.isdir(pch_dir) else set()
             except Exception:
                 before = None
-        t0_ns = time.time_ns()
-        t0 = time.perf_counter()
+        t0_ns, t0, cpu0 = time.time_ns(), time.perf_counter(), _cpu()
         result = inner(*args, **kwargs)
+        cpu = _clocks.since(cpu0) if cur is not None and _clocks is not None else None
+        if cpu is not None:
+            cur.native_cpu += cpu  # ms
         if cur is not None and before is not None:
             try:
                 for name in sorted(set(os.listdir(pch_dir)) - before):
@@ -314,7 +319,8 @@ def _native_wrap(fn):
                         continue
                     ms = max(0.0, (os.stat(path).st_mtime_ns - t0_ns) / 1e6)
                     cur.pch_ms += ms
-                    cur.pch_files.append((name, ms, t0))
+                    wall = (time.perf_counter() - t0) * 1000.0
+                    cur.pch_files.append((name, ms, t0, _clocks.header_share(cpu, wall, ms) if _clocks else None))
             except Exception as exc:
                 _hook_error("pch", exc)
         return result
@@ -558,6 +564,8 @@ def _record_load(module, args, kwargs, result, rec, exc, warp_mod):
     native = phases.get("native", 0.0) * 1000.0
     pch = min(rec.pch_ms, native) if native else rec.pch_ms
     wall = (end - rec.t0) * 1000.0
+    pch_cpu = sum(f[3] or 0.0 for f in rec.pch_files)
+    cpu = _clocks.since(rec.cpu0) if _clocks is not None else None
     snap = _snapshot(module, block_dim, cfg)
     source_bytes = rec.source_bytes
     if source_bytes is None and mhash:
@@ -574,6 +582,8 @@ def _record_load(module, args, kwargs, result, rec, exc, warp_mod):
         "native_ms": round(native - pch, 3),
         "pch_ms": round(pch, 3),
         "source_bytes": source_bytes or 0,
+        "cpu_ms": None if cpu is None else round(max(0.0, cpu - pch_cpu), 3),
+        "native_cpu_ms": None if cpu is None else round(max(0.0, rec.native_cpu - pch_cpu), 3),
         "backward_in_source": rec.backward,
         "backward_source_bytes": rec.backward_bytes,
         "start_ms": round((rec.t0 - _T0) * 1000.0, 3),
@@ -589,9 +599,9 @@ def _record_load(module, args, kwargs, result, rec, exc, warp_mod):
     if exc is not None:
         event["error"] = ("%s: %s" % (type(exc).__name__, exc))[:500]
     _emit("load", event)
-    for name, ms, t0 in rec.pch_files:
+    for name, ms, t0, cpu_ms in rec.pch_files:
         _emit("pch", {"ms": round(ms, 3), "file": name, "during_module": module.name, "during_seq": _seq[0],
-                      "start_ms": round((t0 - _T0) * 1000.0, 3)})
+                      "start_ms": round((t0 - _T0) * 1000.0, 3), "cpu_ms": cpu_ms})
 
 
 # ---------------------------------------------------------------------------------------------- launches
@@ -825,24 +835,6 @@ def _make_init_wrapper(orig, ctx_mod):
 # ---------------------------------------------------------------------------------------------- install
 
 
-def _config_snapshot(cfg):
-    out = {}
-    if cfg is None:
-        return out
-    for name in dir(cfg):
-        if name.startswith("_"):
-            continue
-        try:
-            v = getattr(cfg, name)
-        except Exception:
-            continue
-        if isinstance(v, (bool, int, float, str, type(None))):
-            out[name] = str(v)
-        elif isinstance(v, (list, tuple)) and len(v) < 20:
-            out[name] = str(v)
-    return out
-
-
 def _rebind(old, new):
     """Point every warp.* module attribute that held `old` at `new` (re-exports included)."""
     for name, mod in list(sys.modules.items()):
@@ -876,7 +868,7 @@ def _install(warp_mod):
     if _state["installed"]:
         return
     _state["installed"] = True
-    targets = _state["targets"] = {}
+    targets, opening = _state.setdefault("targets", {}), None
     try:
         _state["warp_dir"] = os.path.dirname(os.path.abspath(warp_mod.__file__))
         ctx, bld = _warp_module("context"), _warp_module("build")
@@ -930,8 +922,12 @@ def _install(warp_mod):
             new = _make_api_wrapper(fn, api, bulk=bulk)
             _rebind(fn, new)
             targets[api] = "wrapped"
+        opening = _clocks.exit_bracket(_emit) if _clocks is not None else None
         if os.environ.get("WARP_COMPILE_CUDA_ARCH"):
             _install_cuda(warp_mod, ctx, bld, targets)
+        if _clocks is not None:
+            _clocks.load_rebuild(_load_companion, warp_mod, ctx, bld, dict(emit=_emit, hook_error=_hook_error,
+                                                                         targets=targets, rebind=_rebind))
         if mode != "wrap":
             _enable_log_fallback(warp_mod, cfg, targets)
             mode = "log"
@@ -940,7 +936,7 @@ def _install(warp_mod):
             {
                 "warp_version": str(getattr(warp_mod, "__version__", getattr(cfg, "version", ""))),
                 "warp_dir": _state["warp_dir"],
-                "config": _config_snapshot(cfg),
+                "config": (_reach.config_snapshot(cfg) if _reach is not None else {}),
                 "mode": mode,
                 "targets": targets,
                 "experiment": experiment,
@@ -950,6 +946,8 @@ def _install(warp_mod):
     except Exception as exc:
         _hook_error("install", exc)
     atexit.register(_at_exit, warp_mod)
+    if opening is not None:
+        atexit.register(opening)  # runs first at exit: the hook's exit work is timed from here
 
 
 def _patch(targets, key, owner, name, make, label="wrapped", rebind=False):
@@ -999,7 +997,7 @@ def _at_exit(warp_mod):
             {
                 "kernel_cache_dir": str(getattr(cfg, "kernel_cache_dir", "") or ""),
                 "cache_kernels": getattr(cfg, "cache_kernels", None),
-                "config": _config_snapshot(cfg),
+                "config": (_reach.config_snapshot(cfg) if _reach is not None else {}),
                 "launch_total": total,
                 "launch_records": len(counts),
                 "launch_counts": counts,

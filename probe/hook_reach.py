@@ -41,6 +41,21 @@ def apply_experiment(cfg, experiment):
     return applied
 
 
+def config_snapshot(cfg):
+    """wp.config's plain values (numbers, strings, short lists) as text: what the app ran with."""
+    out = {}
+    for name in dir(cfg) if cfg is not None else ():
+        if name.startswith("_"):
+            continue
+        try:
+            v = getattr(cfg, name)
+        except Exception:
+            continue
+        if isinstance(v, (bool, int, float, str, type(None))) or (isinstance(v, (list, tuple)) and len(v) < 20):
+            out[name] = str(v)
+    return out
+
+
 def tape_wrapper(orig, user_site, emit, hook_error):
     """wp.Tape.__init__ that reports the first tape created at each call site: this process differentiates."""
     seen = set()

@@ -75,9 +75,15 @@ def _run_data(phase: str, outcome: RunOutcome) -> RunData:
     events = read_events(outcome.events_path)
     if (events.warp_imported and events.hook.mode == "log") or (not events.hello and "Module " in outcome.stdout):
         events.builds = builds_from_log(outcome.stdout)
+    exit_cpu = events.exit_work_cpu_ms if events.exit_work_ms is not None else 0.0
+    cpu = outcome.cpu_ms
     result = RunResult(
         phase=phase,  # type: ignore[arg-type]
-        wall_ms=round(outcome.wall_ms - events.cuda_replay_ms, 3),  # the --cuda-arch replay ran after the app
+        wall_ms=round(outcome.wall_ms - events.hook_exit_ms, 3),  # the replay and rebuilds ran after the app
+        exit_work_ms=round(events.hook_exit_ms, 3),
+        cpu_ms=round(cpu - exit_cpu, 3) if cpu is not None and exit_cpu is not None else None,
+        user_ms=round(outcome.user_ms, 3) if outcome.user_ms is not None else None,
+        sys_ms=round(outcome.sys_ms, 3) if outcome.sys_ms is not None else None,
         exit_code=outcome.exit_code,
         timed_out=outcome.timed_out,
         **events.totals(),
@@ -117,6 +123,7 @@ def run_sample(
     extra_env: dict[str, str] | None = None,
     cuda_arch: int | None = None,
     on_cold: Callable[[RunData], None] | None = None,
+    cold_env: dict[str, str] | None = None,
 ) -> SampleData:
     """One cold + one warm run in a fresh sandbox (removed afterwards, whatever happens).
 
@@ -124,12 +131,14 @@ def run_sample(
     `expected_compiles` (an earlier sample's count) fills in the "3 of N" of those lines. `extra_env` carries an
     experiment's settings to the hook (`warp-compile try`); `cuda_arch` asks the cold run for the NVRTC replay.
     `on_cold` sees the cold run before the warm run starts (measure starts the ownership query there).
+    `cold_env` is extra environment for the cold run only (diagnose's settings rebuilds, see probe/pricing.py).
     """
     n = index + 1
     with Sandbox(extra_env) as box:
         if progress:
             progress(f"sample {n}: cold run")
-        cuda_env = {CUDA_ARCH_ENV: str(cuda_arch)} if cuda_arch else None  # only the cold run replays
+        cuda_env = {CUDA_ARCH_ENV: str(cuda_arch)} if cuda_arch else {}  # only the cold run replays
+        cuda_env = {**cuda_env, **(cold_env or {})} or None
         cold_out = box.run(
             command, cwd, timeout_s, cancel, _ticker(progress, f"sample {n} cold", expected_compiles),
             extra_env=cuda_env,
@@ -167,7 +176,10 @@ def measure(
     cancel: threading.Event | None = None,
     extra_env: dict[str, str] | None = None,
     cuda_arch: int | None = None,
+    first_cold_env: dict[str, str] | None = None,
 ) -> Report:
+    """`samples` cold + warm samples into a Report; `first_cold_env` goes to the first cold run only (diagnose's
+    settings rebuilds run there once, not in every sample)."""
     cwd = check_inputs(command, cwd, samples, timeout_s)
     data: list[SampleData] = []
     owners: list[OwnerQuery] = []
@@ -185,7 +197,7 @@ def measure(
             data.append(
                 run_sample(
                     command, cwd, i, timeout_s, progress, cancel, expected, extra_env=extra_env, cuda_arch=cuda_arch,
-                    on_cold=ask_owners_early if i == 0 else None,
+                    on_cold=ask_owners_early if i == 0 else None, cold_env=first_cold_env if i == 0 else None,
                 )
             )
         report = build_report(command, cwd, data, label=label, requested=samples)
@@ -284,6 +296,12 @@ def _warnings(data: list[SampleData], ok: list[SampleData], ref: SampleData | No
     return out
 
 
+def _cuda_cpu(s: SampleData) -> float | None:
+    """Summed thread CPU time of a sample's --cuda-arch replay builds (None if one did not record it)."""
+    done = [b.cpu_ms for b in s.cold.events.cuda_builds if b.status == "compiled"]
+    return None if None in done else sum(v or 0.0 for v in done)
+
+
 def build_report(
     command: list[str],
     cwd: Path,
@@ -302,6 +320,15 @@ def build_report(
         return stat_of([round(get(s), 3) for s in ok])
 
     elapsed = [s.cold.result.wall_ms - s.warm.result.wall_ms for s in ok if s.warm]
+
+    def cpu_clock(get: Callable[[SampleData], float | None]) -> object:
+        """A CPU clock only where every successful sample measured it (a partial one would not compare)."""
+        values = [get(s) for s in ok]
+        return stat_of([round(v, 3) for v in values]) if values and None not in values else stat_of([])
+
+    def compile_cpu(s: SampleData) -> float | None:
+        cold, warm = s.cold.result.cpu_ms, s.warm.result.cpu_ms if s.warm else None
+        return None if cold is None or warm is None else cold - warm
     report = Report(
         tool_version=__version__,
         command=list(command),
@@ -327,6 +354,14 @@ def build_report(
         else stat_of([]),
         sample_results=[s.to_result() for s in samples],
         warnings=_warnings(samples, ok, ref, Path(cwd)),
+        cold_cpu_ms=cpu_clock(lambda s: s.cold.result.cpu_ms),
+        warm_cpu_ms=cpu_clock(lambda s: s.warm.result.cpu_ms if s.warm else None),
+        compile_cpu_ms=cpu_clock(compile_cpu),
+        cold_module_cpu_ms=cpu_clock(lambda s: s.cold.result.module_cpu_ms),
+        native_compile_cpu_ms=cpu_clock(lambda s: s.cold.result.native_cpu_ms),
+        pch_cpu_ms=cpu_clock(lambda s: s.cold.result.pch_cpu_ms),
+        cuda_compile_cpu_ms=cpu_clock(_cuda_cpu) if any(s.cold.events.cuda_builds for s in ok) else stat_of([]),
+        rebuild=next((s.cold.events.rebuild for s in samples if s.cold.events.rebuild is not None), None),
     )
     if ref_any is not None:
         ev = ref_any.cold.events

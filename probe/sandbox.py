@@ -99,6 +99,14 @@ class RunOutcome:
     stdout: str
     stderr: str
     events_path: Path
+    # the child's CPU time and that of every descendant it waited for (os.wait4), in ms; None where not available
+    user_ms: float | None = None
+    sys_ms: float | None = None
+
+    @property
+    def cpu_ms(self) -> float | None:
+        """User + system CPU time of the run: what the work needed, whatever else ran on the machine."""
+        return None if self.user_ms is None or self.sys_ms is None else self.user_ms + self.sys_ms
 
 
 def last_lines(text: str, n: int = 15) -> str:
@@ -176,9 +184,12 @@ class Sandbox:
         for d in (self.warp_cache, self.warp_root, self.cuda_cache, self.tmp, self.hook_dir):
             d.mkdir()
         write_hook(self.hook_dir)
-        write_hook(self.hook_dir, "hook_reach.py", "hook_reach.py")  # loaded by path in every run (try, reach)
-        # only --cuda-arch loads this one: its source is enough (compiling it would cost every other measurement)
-        (self.hook_dir / "hook_cuda.py").write_text(_hook_source("hook_cuda.py"), encoding="utf-8")
+        for name in ("hook_reach.py", "hook_clocks.py"):  # loaded by path in every run (try, reach, CPU clocks)
+            write_hook(self.hook_dir, name, name)
+        # only --cuda-arch and diagnose's rebuilds load these: their source is enough (compiling them would cost
+        # every other measurement)
+        for name in ("hook_cuda.py", "hook_rebuild.py"):
+            (self.hook_dir / name).write_text(_hook_source(name), encoding="utf-8")
         self._runs = 0
 
     def __enter__(self) -> Sandbox:
@@ -260,7 +271,8 @@ class Sandbox:
             t.start()
         timed_out = False
         exited = threading.Event()
-        threading.Thread(target=_wait_exit, args=(proc, exited), daemon=True).start()
+        usage: list = []
+        threading.Thread(target=_wait_exit, args=(proc, exited, usage), daemon=True).start()
         try:
             deadline = t0 + timeout_s
             # the exit is seen the moment it happens (a thread blocks in waitpid); this loop only wakes every 50 ms
@@ -280,6 +292,7 @@ class Sandbox:
                 _live.pop(proc.pid, None)
             for t in readers:
                 t.join(timeout=5)
+        ru = usage[0] if usage and not timed_out else None
         return RunOutcome(
             exit_code=None if timed_out else proc.returncode,
             wall_ms=wall_ms,
@@ -287,12 +300,29 @@ class Sandbox:
             stdout=out.text(),
             stderr=err.text(),
             events_path=events,
+            user_ms=ru.ru_utime * 1000.0 if ru is not None else None,
+            sys_ms=ru.ru_stime * 1000.0 if ru is not None else None,
         )
 
 
-def _wait_exit(proc: subprocess.Popen, exited: threading.Event) -> None:  # type: ignore[type-arg]
-    """Block until the child exits (no polling: the wall clock stops when it does), then say so."""
+def _wait_exit(proc: subprocess.Popen, exited: threading.Event, usage: list) -> None:  # type: ignore[type-arg]
+    """Block until the child exits (no polling: the wall clock stops when it does), then say so.
+
+    Where the platform has os.wait4 the child is reaped here, which also returns its resource usage: its CPU time
+    and that of the descendants it waited for. Popen's own lock is held meanwhile, as Popen.wait holds it, so no
+    other caller reaps the same child."""
     try:
+        lock = getattr(proc, "_waitpid_lock", None)
+        if hasattr(os, "wait4") and lock is not None:
+            with lock:
+                if proc.returncode is None:
+                    try:
+                        _pid, status, ru = os.wait4(proc.pid, 0)
+                    except ChildProcessError:
+                        pass
+                    else:
+                        proc.returncode = os.waitstatus_to_exitcode(status)
+                        usage.append(ru)
         proc.wait()
     except Exception:  # noqa: BLE001  (the caller's deadline and kill_tree still apply)
         return

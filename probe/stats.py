@@ -11,8 +11,12 @@ Conventions
 * `band(baseline)` = ``max(0.01 * |median|, 2 * MAD)`` in the clock's own unit (ms): a change smaller than this is
   treated as noise. It is always built from the BEFORE (baseline) arm. (`compare` additionally never lets a band
   fall below its 5 ms timing floor.)
+* `effect_interval` is the 95% interval of the effect (after - before) a saving is reported with: Student's t over the
+  paired differences of interleaved pairs (each pair shares the machine's state of its moment), Welch's t over two
+  independent arms otherwise. It is built to cover the true effect (bench/COVERAGE.md counts how often it does on a
+  loaded machine); the band above is a threshold for "too small to count", not an interval.
 * `until_decided` (one clock) and `settled_verdict` (all deciding clocks) are the stopping rule of
-  `compare --until-decided`: a bootstrap interval against the band, not a p-value.
+  `compare --until-decided`: that interval against the band, not a p-value.
 """
 
 from __future__ import annotations
@@ -243,11 +247,125 @@ def bootstrap_median_diff(
 
 
 # ----------------------------------------------------------------------------------------------------------------
+# Student's t: the interval of the effect
+
+
+def _betacf(a: float, b: float, x: float) -> float:
+    """Continued fraction of the regularized incomplete beta function (modified Lentz)."""
+    tiny = 1e-300
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 300):
+        m2 = 2 * m
+        for aa in (m * (b - m) * x / ((qam + m2) * (a + m2)), -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):
+            d = 1.0 + aa * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + aa / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1.0) < 1e-14:
+            break
+    return h
+
+
+def _betainc(a: float, b: float, x: float) -> float:
+    """Regularized incomplete beta I_x(a, b)."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _betacf(a, b, x) / a
+    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
+
+
+def t_cdf(t: float, df: float) -> float:
+    """P(T <= t) for Student's t with `df` degrees of freedom (df may be fractional, as Welch's is)."""
+    x = df / (df + t * t)
+    tail = 0.5 * _betainc(df / 2.0, 0.5, x)
+    return 1.0 - tail if t > 0 else tail
+
+
+def t_quantile(p: float, df: float) -> float:
+    """The t with P(T <= t) = p (0 < p < 1), by bisection on `t_cdf`: exact to 1e-9, no table."""
+    if not 0.0 < p < 1.0 or df <= 0:
+        raise ValueError("t_quantile needs 0 < p < 1 and df > 0")
+    if p < 0.5:
+        return -t_quantile(1.0 - p, df)
+    lo, hi = 0.0, 1.0
+    while t_cdf(hi, df) < p:
+        hi *= 2.0
+    for _ in range(200):
+        mid = (lo + hi) / 2.0
+        if t_cdf(mid, df) < p:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-9:
+            break
+    return (lo + hi) / 2.0
+
+
+@dataclass(frozen=True)
+class Effect:
+    """The `confidence` interval of the effect after - before (ms): its centre `mean`, bounds, and how it was made."""
+
+    mean: float
+    low: float
+    high: float
+    n: int  # pairs (paired) or the smaller arm (Welch)
+    method: Literal["paired t", "welch t"]
+    confidence: float = 0.95
+
+
+def _sd(xs: Sequence[float]) -> float:
+    m = sum(xs) / len(xs)
+    return math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
+
+
+def effect_interval(
+    before: Sequence[float], after: Sequence[float], *, paired: bool, confidence: float = 0.95
+) -> Effect | None:
+    """The interval of after - before, or None with fewer than two values a side (one sample says nothing of its
+    spread).
+
+    `paired`: the values at one position were measured together (an interleaved pair, a round of the fix engine),
+    so their differences carry the effect without the machine's drift between pairs; Student's t over those
+    differences. Otherwise Welch's t over two independent arms (its degrees of freedom from both spreads).
+    """
+    b = [float(v) for v in before]
+    a = [float(v) for v in after]
+    q = 1.0 - (1.0 - confidence) / 2.0
+    if paired:
+        n = min(len(a), len(b))
+        if n < 2:
+            return None
+        d = [a[i] - b[i] for i in range(n)]
+        mean = sum(d) / n
+        half = t_quantile(q, n - 1) * _sd(d) / math.sqrt(n)
+        return Effect(mean=mean, low=mean - half, high=mean + half, n=n, method="paired t", confidence=confidence)
+    if len(a) < 2 or len(b) < 2:
+        return None
+    va, vb = _sd(a) ** 2 / len(a), _sd(b) ** 2 / len(b)
+    mean = sum(a) / len(a) - sum(b) / len(b)
+    se = math.sqrt(va + vb)
+    if se == 0:
+        return Effect(mean=mean, low=mean, high=mean, n=min(len(a), len(b)), method="welch t", confidence=confidence)
+    df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
+    half = t_quantile(q, df) * se
+    return Effect(mean=mean, low=mean - half, high=mean + half, n=min(len(a), len(b)), method="welch t",
+                  confidence=confidence)
+
+
+# ----------------------------------------------------------------------------------------------------------------
 # The stopping rule of --until-decided
 
 UNTIL_DECIDED_RULE = (
-    "per clock, the 95% percentile bootstrap interval (2000 seeded resamples, paired by interleaved pair) of "
-    "median(after) - median(before) against that clock's band max(1% of the before median, 2 x raw MAD); "
+    "per clock, the 95% Student-t interval of the effect after - before over the paired differences of the "
+    "interleaved pairs against that clock's band max(1% of the before median, 2 x raw MAD); "
     "stop once the verdict cannot change: REGRESSION when one interval lies entirely above +band, IMPROVED when "
     "one lies entirely below -band and no interval reaches above +band, INCONCLUSIVE when every interval lies "
     "inside +-band; at least {min_pairs} pairs, at most {max_samples}"
@@ -290,11 +408,11 @@ def until_decided(
     resamples: int = 2000,
     seed: int = 0,
 ) -> Decision:
-    """Has this clock's comparison settled? The rule (a bootstrap interval against the band, not a p-value):
+    """Has this clock's comparison settled? The rule (an interval of the effect against the band, not a p-value):
 
     1. Fewer than `min_pairs` (default 4, never less than 2) complete pairs: not yet.
-    2. Compute the `confidence` (95%) percentile bootstrap interval [lo, hi] of median(after) - median(before),
-       seeded, paired by index when both arms have the same length (interleaved pairs), independent otherwise.
+    2. Compute the `confidence` (95%) interval [lo, hi] of the effect after - before (`effect_interval`): Student's
+       t over the paired differences when both arms have the same length (interleaved pairs), Welch's otherwise.
     3. hi < -band: decided, "improved".  lo > +band: decided, "regressed".
        -band <= lo and hi <= +band: decided, "equivalent" (the whole interval is inside the noise band).
     4. Otherwise not yet; at `max_samples` pairs the caller stops anyway: `exhausted`, outcome "undecided".
@@ -302,9 +420,10 @@ def until_decided(
     Why an interval against the band and not a rank test: the rank test only says "different or not" and with
     3 vs 3 values its smallest two-sided p is 0.1, so it can never stop early; the interval says by how much, so
     it can also stop on "no change larger than the noise band", which is what an INCONCLUSIVE verdict needs.
-    The Mann-Whitney result is attached (`rank_test`) for the report, but does not decide. With very few pairs
-    the percentile interval of a median spans roughly the whole range of each arm, so an early stop requires
-    every after value to beat every before value by more than the band.
+    The Mann-Whitney result is attached (`rank_test`) for the report, but does not decide. Why t and not the
+    percentile bootstrap of medians used before: with 4-6 pairs that bootstrap interval is too narrow to hold the
+    true effect as often as it claims, while t's width grows as it should with few pairs and a wide spread (the
+    coverage benchmark, bench/COVERAGE.md, measures both).
     """
     b = [float(v) for v in before]
     a = [float(v) for v in after]
@@ -318,7 +437,12 @@ def until_decided(
         reason = f"{pairs} of at least {floor} pairs"
     else:
         paired = len(a) == len(b)
-        iv = bootstrap_median_diff(b, a, confidence=confidence, resamples=resamples, seed=seed, paired=paired)
+        eff = effect_interval(b, a, paired=paired, confidence=confidence)
+        if eff is None:  # one value on a side (unpaired): the bootstrap is all there is
+            iv = bootstrap_median_diff(b, a, confidence=confidence, resamples=resamples, seed=seed, paired=paired)
+        else:
+            iv = Interval(low=eff.low, high=eff.high, observed=eff.mean, confidence=confidence, resamples=0,
+                          paired=paired)
         rt = mann_whitney(b, a)
         outcome, reason = _against_band(iv, band_ms, confidence)
     decided = outcome != "undecided"

@@ -10,8 +10,10 @@ stopped per finding by the sequential test. Then:
 * REGRESSION, INVALID, changed behaviour or an edit that does not apply: withdrawn from `findings` into
   `withdrawn`, with the evidence (that is a defect of its rule).
 
-The measured saving compared with the estimate is on the clock the estimate is about (cold module work: the summed
-build time); `compile_elapsed_saving_ms` is what the user waits for.
+The measured saving is read on the same clock `fix` reports and `compare` decides on (probe/clocks.py): compile CPU
+for CPU compile work where both arms measured the CPU clocks, its wall twin otherwise; `diagnose` puts its estimates
+on that clock too (probe/pricing.py). Its band is the 95% interval of the effect over the paired rounds;
+`compile_elapsed_saving_ms` is the wall time the user waited, for reference.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from warp_compile.probe.models.diagnosis import Diagnosis, Finding, MeasuredSavi
 from warp_compile.probe.models.fix import CandidateFix
 from warp_compile.probe.render.fmt import fmt_ms
 
-ESTIMATE_CLOCK = "cold_module"
+ESTIMATE_CLOCK = "compile_cpu"  # where a comparison has no other: see `measured_saving`
 AGREE_SHARE = 0.25  # estimate within a quarter of the measurement (or within the band) counts as agreeing
 MIN_ROUNDS, MAX_ROUNDS = 2, 3  # per finding: the cost bound of issue 16 (at most ~12 runs for one fix)
 
@@ -34,6 +36,10 @@ MIN_ROUNDS, MAX_ROUNDS = 2, 3  # per finding: the cost bound of issue 16 (at mos
 def agreement(f: Finding, m: MeasuredSaving, applied: dict[str, str] | None = None) -> str:
     """One sentence: does the estimate hold, and if not, the likeliest reason."""
     est, got, band = f.estimated_saving_ms, m.saving_ms, m.band_ms or 0.0
+    low, high = m.saving_low_ms, m.saving_high_ms
+    within = low is not None and high is not None and est is not None and low <= est <= high
+    if low is not None and high is not None:
+        band = max(abs(high - (got or 0.0)), abs((got or 0.0) - low))
     if got is None:
         return "not measured: the comparison produced no timing on this clock"
     if m.verdict == "INVALID":
@@ -48,7 +54,7 @@ def agreement(f: Finding, m: MeasuredSaving, applied: dict[str, str] | None = No
     if est is None:
         return f"measured {fmt_ms(got)} (band ±{fmt_ms(band)}); the finding had no estimate"
     gap = abs(got - est)
-    if gap <= max(band, AGREE_SHARE * max(abs(got), abs(est))):
+    if within or gap <= max(band, AGREE_SHARE * max(abs(got), abs(est))):
         return f"the estimate ({fmt_ms(est)}) agrees with the measurement ({fmt_ms(got)}, band ±{fmt_ms(band)})"
     if got < est:
         return (
@@ -68,9 +74,11 @@ def _saving(c: CandidateFix, name: str) -> tuple[float | None, float | None]:
 
 
 def measured_saving(f: Finding, c: CandidateFix) -> MeasuredSaving:
-    saving, band = _saving(c, ESTIMATE_CLOCK)
+    """The fix engine's measurement on the finding's one clock (the candidate's, as `fix` reports it)."""
+    clock = c.clock or ESTIMATE_CLOCK
     m = MeasuredSaving(
-        settings=dict(f.experiment or {}), clock=ESTIMATE_CLOCK, saving_ms=saving, band_ms=band,
+        settings=dict(f.experiment or {}), clock=clock, saving_ms=c.saving_ms, band_ms=c.band_ms,
+        saving_low_ms=c.saving_low_ms, saving_high_ms=c.saving_high_ms,
         compile_elapsed_saving_ms=_saving(c, "compile_elapsed")[0], verdict=c.verdict or "", pairs=c.pairs,
     )
     m.agreement = agreement(f, m)

@@ -301,11 +301,12 @@ async def diagnose(
             run, note = _command(command)
             check_inputs(run, where, samples, timeout_s)
             from warp_compile.probe.diagnose import diagnose_command
+            from warp_compile.probe.pricing import DEFAULT_LIMIT_S
 
             rep, diagnosis = await run_core(
                 lambda progress, cancel: diagnose_command(
                     run, where, samples=samples, progress=progress, cancel=cancel, timeout_s=timeout_s,
-                    **_cuda_kw(cuda_arch),
+                    rebuild_limit_s=DEFAULT_LIMIT_S, **_cuda_kw(cuda_arch),
                 ),
                 Progress(ctx, expected=2 * samples + 2),
             )

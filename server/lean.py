@@ -20,6 +20,7 @@ from warp_compile.probe.knowledge import MechanismFields
 
 DESCRIPTION_CHARS = 90
 KEEP = ("type", "enum", "const")
+MAX_ENUM = 10  # a longer enum (the 16 clock names) is published as its type only: docs/report.md lists the values
 
 
 def _resolve(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
@@ -54,6 +55,8 @@ def _compact(node: dict[str, Any], defs: dict[str, Any], depth: int, describe: b
             out = {"type": types if len(types) > 1 else types[0]} if types else {}
     else:
         out = {k: node[k] for k in KEEP if k in node}
+        if len(out.get("enum") or ()) > MAX_ENUM:
+            del out["enum"]
         if node.get("type") == "object" and depth > 0:
             props = node.get("properties") or {}
             if props:

@@ -165,7 +165,8 @@ def test_churn_fix_is_improved():
     assert not next(r for r in c.module_hashes if r.module == "lib").changed
     text = render_text(c)
     first = text.splitlines()[0]
-    assert first.startswith("IMPROVED: compile elapsed 3,120 -> 1,450 ms (-53.5%, band ±31 ms).")
+    assert first.startswith("IMPROVED: compile elapsed 3,120 -> 1,450 ms (-53.5%, band ±31 ms, 95% interval -1,701 to "
+                            "-1,633 ms).")
 
 
 def test_dropped_launch_is_invalid():
@@ -595,7 +596,7 @@ def test_until_decided_stops_at_four_pairs_on_a_clear_improvement(tmp_path):
     assert c.verdict == "IMPROVED" and c.interleaved.settled == "IMPROVED" and not c.warnings
     el = next(d for d in c.interleaved.clocks if d.name == "compile_elapsed")
     assert el.outcome == "improved" and el.ci_high_ms < -el.band_ms
-    assert "bootstrap" in c.interleaved.rule
+    assert "Student-t interval" in c.interleaved.rule
     assert "Interleaved (A B, B A, A B, ..., after 1 discarded warm-up sample(s) per arm): 4 pairs, decided" in (
         render_text(c)
     )

@@ -103,12 +103,22 @@ def test_bad_report_is_one_line_exit_2(
         ["diagnose", "--report", "X.json", "--", "python", "app.py"],
         ["diagnose", "--source", "/nonexistent/dir", "--", sys.executable, "-c", "pass"],
         ["diagnose", "--samples", "0", "--", sys.executable, "-c", "pass"],
+        ["diagnose", "--report", "X.json", "--rebuild-limit", "5"],
     ],
 )
 def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("warp-compile: error:")
+
+
+@pytest.mark.parametrize("value", ["-1", "nan", "soon"])
+def test_a_bad_rebuild_limit_is_one_line_and_exit_2(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["diagnose", f"--rebuild-limit={value}", "--", sys.executable, "-c", "pass"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--rebuild-limit" in err
 
 
 def test_every_sample_failed_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -41,9 +41,17 @@ def test_option_change_two_builds_and_triggers(python, tmp_path):
     assert {k.key for k in builds[1].kernels} == {"scale", "shift"}
     assert [lc.kernel for lc in report.launches] == ["scale", "shift"]
     assert report.hook.mode == "wrap" and not report.hook.errors
+    # the CPU clocks (issue 25): each build's thread CPU time, never more than its wall time (one thread), and the
+    # run's rusage, on every release
+    for b in builds:
+        assert b.cpu_ms is not None and 0 < b.cpu_ms <= b.ms * 1.05 + 2.0, (b.cpu_ms, b.ms)
+        assert b.native_cpu_ms is not None and b.native_cpu_ms <= b.cpu_ms + 0.5
+    assert report.compile_cpu_ms.median and report.cold_module_cpu_ms.median
+    assert report.cold_cpu_ms.median > report.compile_cpu_ms.median
     if tuple(int(x) for x in report.warp_version.split(".")[:2]) >= (1, 13):
         assert report.pch_ms.median > 0  # CPU precompiled headers exist from 1.13 on
         assert max(b.ms for b in builds) < report.pch_ms.median
+        assert 0 < report.pch_cpu_ms.median <= report.pch_ms.median * 1.05 + 2.0
 
 
 @pytest.mark.slow

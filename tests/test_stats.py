@@ -188,7 +188,7 @@ def test_until_decided_straddling_edge_is_not_decided():
 
 def test_until_decided_rule_text_names_the_rule():
     text = stats.UNTIL_DECIDED_RULE.format(min_pairs=3, max_samples=20)
-    assert "bootstrap" in text and "band" in text and "3 pairs" in text
+    assert "Student-t interval" in text and "band" in text and "3 pairs" in text
 
 
 def _dec(before, after, band, max_samples=20):

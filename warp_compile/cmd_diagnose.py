@@ -17,7 +17,7 @@ from warp_compile.io import check_dir, check_json_dest, clip_path, emit, progres
 from warp_compile.probe.errors import UsageError
 
 USAGE = """\
-%(prog)s [--samples N] [--cwd DIR] [--source DIR] [--timeout S] [--label TEXT]
+%(prog)s [--samples N] [--cwd DIR] [--source DIR] [--timeout S] [--label TEXT] [--rebuild-limit S]
                              [--cuda-arch N] [--json FILE] [--diff] [--verify] [--quiet] -- CMD...
        %(prog)s --report REPORT.json [--source DIR] [--json FILE] [--diff] [--quiet]"""
 
@@ -60,6 +60,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     g.add_argument("--label", metavar="TEXT", help="a name for the measurement (default: none)")
     g.add_argument(
+        "--rebuild-limit", type=_limit, metavar="S",
+        help="CPU seconds the first cold run may spend, after the app, rebuilding its modules with enable_backward "
+        "off and (with few modules) the precompiled header toggled, to price CS-10 / CS-12 by measurement (default "
+        "60; 0: no rebuilds, the modelled estimates stay); what did not fit is named in the diagnosis",
+    )
+    g.add_argument(
         "--cuda-arch", type=cuda_arch, metavar="N",
         help="also build the cold run's modules for sm_N through NVRTC after it ran (no GPU needed), so the CUDA "
         "mechanisms (CS-5, CS-7, CS-13) are judged on measured CUDA builds",
@@ -79,6 +85,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def _limit(text: str) -> float:
+    """argparse type of --rebuild-limit: seconds, 0 or more (0 turns the rebuilds off)."""
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds (a number), got {text[:40]!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds, 0 or more, got {text[:40]!r}")
+    return value
+
+
 def _source_dir(value: str) -> Path:
     return check_dir(value, "diagnose: --source")
 
@@ -90,7 +109,7 @@ def _from_report(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
     # --label names a new measurement; a saved report keeps the label it was measured with
     opts = (
         ("--samples", ns.samples), ("--cwd", ns.cwd), ("--timeout", ns.timeout), ("--label", ns.label),
-        ("--cuda-arch", ns.cuda_arch),
+        ("--cuda-arch", ns.cuda_arch), ("--rebuild-limit", ns.rebuild_limit),
     )
     given = [flag for flag, v in opts if v is not None]
     if given or ns.cmd_argv:
@@ -120,11 +139,14 @@ def _from_command(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
     cwd = check_inputs(ns.cmd_argv, check_dir(ns.cwd or ".", "--cwd"), samples, timeout)
     source = _source_dir(ns.source) if ns.source else None
     check_json_dest(ns.json)
+    from warp_compile.probe.pricing import DEFAULT_LIMIT_S
+
+    limit = DEFAULT_LIMIT_S if ns.rebuild_limit is None else ns.rebuild_limit
     if ns.verify and samples == 1:
         from warp_compile.probe.fix import diagnose_with_sample, real_engine
 
         return diagnose_with_sample(ns.cmd_argv, cwd, source, timeout, progress_printer(ns.quiet), real_engine(None),
-                                    ns.cuda_arch)
+                                    ns.cuda_arch, rebuild_limit_s=limit)
     report, diagnosis = diagnose_command(
         ns.cmd_argv,
         cwd,
@@ -134,6 +156,7 @@ def _from_command(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
         timeout_s=timeout,
         label=ns.label or "",
         cuda_arch=ns.cuda_arch,
+        rebuild_limit_s=limit,
     )
     return report, diagnosis, None
 

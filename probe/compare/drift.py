@@ -37,38 +37,58 @@ def _compiled(r: Report) -> dict[tuple[str, str, int | None, str], Build]:
     return {(b.module, b.device, b.block_dim, b.hash): b for b in r.builds if b.status == "compiled"}
 
 
-def _pieces(before: Report, after: Report) -> tuple[list[str], float, float]:
+def _ms(x: object, cpu: bool) -> float:
+    """A build's or header's time on the clock asked for (its CPU time, or its wall time)."""
+    value = getattr(x, "cpu_ms", None) if cpu else getattr(x, "ms", 0.0)
+    return float(value or 0.0)
+
+
+def _pieces(before: Report, after: Report, cpu: bool = False) -> tuple[list[str], float, float]:
     """The yardstick from the reference samples: modules compiled with the same hash and source in both, plus the
-    precompiled header when both built one. (names, ms before, ms after)"""
+    precompiled header when both built one. (names, ms before, ms after), on the CPU clock with `cpu`."""
     b_builds, a_builds = _compiled(before), _compiled(after)
     names: list[str] = []
     tb = ta = 0.0
     for key, b in b_builds.items():
         a = a_builds.get(key)
-        if a is None or abs(a.source_bytes - b.source_bytes) > SOURCE_BYTES_SLACK or b.ms <= 0 or a.ms <= 0:
+        if a is None or abs(a.source_bytes - b.source_bytes) > SOURCE_BYTES_SLACK or _ms(b, cpu) <= 0 \
+                or _ms(a, cpu) <= 0:
             continue
         names.append(b.module if b.device == "cpu" else f"{b.module} ({b.device})")
-        tb, ta = tb + b.ms, ta + a.ms
-    pb, pa = sum(p.ms for p in before.pch), sum(p.ms for p in after.pch)
+        tb, ta = tb + _ms(b, cpu), ta + _ms(a, cpu)
+    pb, pa = sum(_ms(p, cpu) for p in before.pch), sum(_ms(p, cpu) for p in after.pch)
     if before.pch and after.pch and pb > 0 and pa > 0:
         names.append("the precompiled header")
         tb, ta = tb + pb, ta + pa
     return names, tb, ta
 
 
-def _whole_work(r: Report) -> Stat:
+def _whole_work(r: Report, cpu: bool = False) -> Stat:
     """Per-sample module + header time of the cold run: the yardstick when all the work is identical."""
+    if cpu:
+        vals = [(s.cold.module_cpu_ms or 0.0) + (s.cold.pch_cpu_ms or 0.0) for s in r.sample_results if s.ok]
+        return stats.stat_of(vals) if vals else r.cold_module_cpu_ms
     vals = [s.cold.module_ms + s.cold.pch_ms for s in r.sample_results if s.ok]
     return stats.stat_of(vals) if vals else r.cold_module_ms
 
 
-def estimate_drift(before: Report, after: Report) -> Drift:
-    """The drift factor after / before on identical work, its uncertainty, and whether a correction is trusted."""
+def has_cpu_clocks(r: Report) -> bool:
+    """The report measured the CPU clocks (a run's rusage and its builds' thread CPU time)."""
+    return bool(r.compile_cpu_ms.values) and bool(r.cold_module_cpu_ms.values)
+
+
+def estimate_drift(before: Report, after: Report, cpu: bool = False) -> Drift:
+    """The drift factor after / before on identical work, its uncertainty, and whether a correction is trusted.
+
+    With `cpu` on the CPU clocks (a loaded machine drifts far less there); otherwise on wall time, and then the CPU
+    clocks' own factor is attached as `cpu` when both reports measured them."""
     d = Drift(limit_pct=DRIFT_LIMIT_PCT)
+    if not cpu and has_cpu_clocks(before) and has_cpu_clocks(after):
+        d.cpu = estimate_drift(before, after, cpu=True)
     st = structure(before, after, module_hash_rows(before, after))
-    names, tb, ta = _pieces(before, after)
+    names, tb, ta = _pieces(before, after, cpu)
     if st.identical_work and not st.headers.changed:
-        wb, wa = _whole_work(before), _whole_work(after)
+        wb, wa = _whole_work(before, cpu), _whole_work(after, cpu)
         mb, ma = stats.stat_median(wb), stats.stat_median(wa)
         if mb and ma:
             tb, ta = mb, ma
@@ -78,9 +98,10 @@ def estimate_drift(before: Report, after: Report) -> Drift:
     else:
         # the header's per-sample times when it is in the yardstick (the same build in every sample), else the
         # cold wall's spread as the machine's noise
-        pb, pa = before.pch_ms, after.pch_ms
+        pb, pa = (before.pch_cpu_ms, after.pch_cpu_ms) if cpu else (before.pch_ms, after.pch_ms)
         header = "the precompiled header" in names and len(pb.values) >= 2 and len(pa.values) >= 2
-        noise = (pb, pa) if header else (before.cold_wall_ms, after.cold_wall_ms)
+        walls = (before.cold_cpu_ms, after.cold_cpu_ms) if cpu else (before.cold_wall_ms, after.cold_wall_ms)
+        noise = (pb, pa) if header else walls
         spread = 2.0 * math.hypot(_rel_mad(noise[0]), _rel_mad(noise[1]))  # independent arms: in quadrature
         if names:
             d.yardstick = "work identical in both reports: " + ", ".join(names[:6]) + (

@@ -229,4 +229,4 @@ def _compare_arms(
     before = build_report(command, before_cwd, list(arms[0]), label="before", requested=n)
     after = build_report(command, after_cwd, list(arms[1]), label="after", requested=n)
     names = labels or (f"before ({before_cwd})", f"after ({after_cwd})")
-    return compare(before, after, before_label=names[0], after_label=names[1], acts_through=acts_through)
+    return compare(before, after, before_label=names[0], after_label=names[1], acts_through=acts_through, paired=True)

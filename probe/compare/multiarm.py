@@ -41,6 +41,8 @@ class Arm:
     decided: bool | None = None
     decisions: list[ClockDecision] = field(default_factory=list)
     acts_through: str | None = None  # this arm's change ("scheduling" for a preload); None: the run's default
+    # per sample of a candidate, the index of the baseline sample of the same round: the pairs it is judged on
+    rounds_with: list[int] = field(default_factory=list)
 
 
 def _accepts(fn: Callable[..., Any], name: str) -> bool:
@@ -50,11 +52,14 @@ def _accepts(fn: Callable[..., Any], name: str) -> bool:
         return False
 
 
-def compare_arm(base: Report, after: Report, base_name: str, arm_name: str, acts_through: str | None) -> Comparison:
+def compare_arm(base: Report, after: Report, base_name: str, arm_name: str, acts_through: str | None,
+                paired: bool = False) -> Comparison:
     """`compare`, with `acts_through` passed only where this version of compare takes it (issue 17 adds it)."""
     kw: dict[str, Any] = {}
     if acts_through is not None and _accepts(compare, "acts_through"):
         kw["acts_through"] = acts_through
+    if paired and _accepts(compare, "paired"):
+        kw["paired"] = True
     return compare(base, after, before_label=base_name, after_label=arm_name, **kw)
 
 
@@ -117,7 +122,7 @@ def multiarm_compare(
             say(f"warm-up {w + 1}/{warmup}: {arm.name}, not counted")
             extra = {"extra_env": arm.env} if arm.env else {}
             run_sample(arm.command, arm.cwd, -1 - w, timeout_s=timeout_s, progress=None, **extra)
-    base_report: tuple[int, Report] | None = None
+    start = len(baseline.samples) - min(skip_baseline_rounds, len(baseline.samples))  # this call's first round
     for r in range(limit):
         active = [a for a in arms if a.active]
         if not active:
@@ -129,14 +134,17 @@ def multiarm_compare(
             if arm is baseline and r < skip_baseline_rounds:
                 continue  # a sample measured before the rounds stands for the baseline's run of this round
             sample(arm)
-        n_base = len(baseline.samples)
-        if base_report is None or base_report[0] != n_base:
-            base_report = (n_base, build_report(baseline.command, baseline.cwd, list(baseline.samples),
-                                                label="before", requested=n_base))
+            if arm is not baseline:
+                arm.rounds_with.append(start + r)
         for arm in active:
+            # judged against the baseline samples of its own rounds, pair by pair: each pair shares its moment's
+            # machine state, which a load that comes and goes would otherwise put between the arms
+            mine = [baseline.samples[i] for i in arm.rounds_with if i < len(baseline.samples)]
+            base = build_report(baseline.command, baseline.cwd, mine, label="before", requested=len(mine))
             n = len(arm.samples)
             after = build_report(arm.command, arm.cwd, list(arm.samples), label="after", requested=n)
-            c = compare_arm(base_report[1], after, baseline.name, arm.name, arm.acts_through or acts_through)
+            c = compare_arm(base, after, baseline.name, arm.name, arm.acts_through or acts_through,
+                            paired=len(mine) == n)
             step = _decide(c, limit, floor, n)
             arm.comparison, arm.decisions = c, step.decisions
             if c.verdict == "INVALID":

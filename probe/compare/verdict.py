@@ -32,12 +32,14 @@ from warp_compile.probe.compare.equivalence import check_equivalence, module_has
 from warp_compile.probe.models import Build, Report, Stat, Warn, WarningCode, warn
 from warp_compile.probe.models.comparison import (
     CLOCK_TITLES,
+    CPU_TWIN,
     EXIT_CODES,
     ActsThrough,
     Clock,
     Comparison,
     Count,
     Drift,
+    EffectInterval,
     Equivalence,
     Structure,
 )
@@ -63,6 +65,7 @@ def _judge_clock(
     floor: float,
     counts_only: str = "",
     widen: float = 0.0,
+    paired: bool = False,
 ) -> Clock:
     c = Clock(name=name, title=CLOCK_TITLES[name], before=b, after=a)  # type: ignore[arg-type]
     c.counts_label = counts_label
@@ -104,6 +107,7 @@ def _judge_clock(
         )
     if bm > 0:
         c.delta_pct = 100.0 * c.delta_ms / bm
+    c.interval = _interval(b, a, paired, widen * abs(bm))
     band_ms = c.band_ms
     if c.delta_ms < -band_ms:
         c.judged, c.outcome = "improved", "improved"
@@ -111,7 +115,26 @@ def _judge_clock(
         c.judged, c.outcome = "regressed", "regressed"
     else:
         c.judged, c.outcome = "within band", "unchanged"
+    iv = c.interval
+    if iv is not None and not paired and c.outcome != "unchanged" and (iv.low_ms <= 0.0 <= iv.high_ms):
+        # the medians moved beyond the band, but the interval of the effect still holds no change at all (paired
+        # compares hold their intervals against the band instead: see interleave._decide and the tentative check)
+        c.judged, c.outcome = "within band", "unchanged"
+        c.note = _join(c.note, f"the median moved {fmt_num(c.delta_ms, sign=True)} ms, beyond the band, but the "
+                               f"{iv.confidence:.0%} interval of the effect [{fmt_num(iv.low_ms, sign=True)}, "
+                               f"{fmt_num(iv.high_ms, sign=True)}] ms ({iv.method}, n={iv.n}) holds zero")
     return c
+
+
+def _interval(b: Stat, a: Stat, paired: bool, widen_ms: float) -> EffectInterval | None:
+    """The 95% interval of after - before from the samples (paired when they were measured in pairs), widened in
+    quadrature by the drift factor's uncertainty of a saved-report compare; None with one sample a side."""
+    eff = stats.effect_interval(b.values, a.values, paired=paired and len(a.values) == len(b.values))
+    if eff is None:
+        return None
+    half = math.hypot((eff.high - eff.low) / 2.0, widen_ms)
+    return EffectInterval(mean_ms=round(eff.mean, 3), low_ms=round(eff.mean - half, 3),
+                          high_ms=round(eff.mean + half, 3), n=eff.n, method=eff.method, confidence=eff.confidence)
 
 
 def _cuda_clock(r: Report) -> Stat:
@@ -172,7 +195,9 @@ def _warnings(before: Report, after: Report, eq: Equivalence) -> list[Warn]:
 
 
 TIME_CLOCKS = ("compile_elapsed", "warm_repeat", "cold_module", "cuda_compile", "cold_wall", "warm_wall", "pch",
-               "native", "codegen")  # fmt: skip
+               "native", "codegen", "compile_cpu", "cold_module_cpu", "cold_cpu", "warm_cpu", "pch_cpu", "native_cpu",
+               "cuda_compile_cpu")  # fmt: skip
+CPU_CLOCKS = frozenset(CPU_TWIN.values())
 
 
 def _corrected(s: Stat, factor: float | None) -> Stat:
@@ -182,16 +207,18 @@ def _corrected(s: Stat, factor: float | None) -> Stat:
     return stats.stat_of([round(v / factor, 3) for v in s.values])
 
 
-def _clocks(before: Report, after: Report, st: Structure, floor: float, drift: Drift | None) -> list[Clock]:
+def _clocks(before: Report, after: Report, st: Structure, floor: float, drift: Drift | None,
+            paired: bool = False) -> list[Clock]:
     """Every clock of the comparison, judged against its band; roles and decisiveness are set by `compare`."""
-    factor = drift.factor if drift is not None and drift.trusted else None
-    widen = (drift.band_pct or 0.0) / 100.0 if factor else 0.0
 
     def clock(name: str, b: Stat, a: Stat, counts: Count, label: str = "compiled events", counts_only: str = ""
               ) -> Clock:
+        d = drift.cpu if drift is not None and name in CPU_CLOCKS else drift  # the CPU clocks drift on their own
+        factor = d.factor if d is not None and d.trusted else None
+        widen = (d.band_pct or 0.0) / 100.0 if factor else 0.0
         c = _judge_clock(
             name, b, _corrected(a, factor), counts_label=label, counts_before=counts.before,
-            counts_after=counts.after, floor=floor, counts_only=counts_only, widen=widen,
+            counts_after=counts.after, floor=floor, counts_only=counts_only, widen=widen, paired=paired,
         )
         if factor and a.values:
             c.drift_corrected, c.after_raw_median = True, stats.stat_median(a)
@@ -219,55 +246,101 @@ def _clocks(before: Report, after: Report, st: Structure, floor: float, drift: D
     ):
         if b.values or a.values or b.median is not None or a.median is not None:  # absent from both: not measured
             out.append(clock(name, b, a, cnt, label=label))
+    for name, b, a, cnt, label in (
+        ("compile_cpu", before.compile_cpu_ms, after.compile_cpu_ms, st.compiled_events, "compiled events"),
+        ("cold_module_cpu", before.cold_module_cpu_ms, after.cold_module_cpu_ms, st.compiled_events,
+         "compiled events"),
+        ("cold_cpu", before.cold_cpu_ms, after.cold_cpu_ms, st.compiled_events, "compiled events"),
+        ("warm_cpu", before.warm_cpu_ms, after.warm_cpu_ms, st.warm_compiled_events,
+         "compiled events in the warm run"),
+        ("pch_cpu", before.pch_cpu_ms, after.pch_cpu_ms, headers, "header builds"),
+        ("native_cpu", before.native_compile_cpu_ms, after.native_compile_cpu_ms, st.compiled_events,
+         "compiled events"),
+        ("cuda_compile_cpu", before.cuda_compile_cpu_ms, after.cuda_compile_cpu_ms,
+         Count(before=len(before.cuda_builds), after=len(after.cuda_builds)), "CUDA builds"),
+    ):
+        if b.values and a.values:  # a CPU clock only where both reports measured it
+            out.append(clock(name, b, a, cnt, label=label))
     return out
 
 
-def _headline(clocks: list[Clock], warm_compiles: bool) -> str:
+def _headline(clocks: list[Clock], warm_compiles: bool, cpu: bool = False) -> str:
     """The clock the comparison is about: the repeat run's wall time when a warm run compiled (a cache fix: what
     every later run waits, header rebuilds included), the CUDA compile clock in a --cuda-arch compare, else compile
-    elapsed (what the user waited for compilation)."""
+    elapsed (what the user waited for compilation). With `cpu` the same on the CPU clock (warm CPU, CUDA compile CPU,
+    compile CPU) wherever both reports measured it."""
     names = {c.name for c in clocks}
     if warm_compiles and "warm_wall" in names:
-        return "warm_wall"
-    if warm_compiles:
-        return "warm_repeat"
-    if "cuda_compile" in names:
-        return "cuda_compile"
-    return "compile_elapsed"
+        head = "warm_wall"
+    elif warm_compiles:
+        head = "warm_repeat"
+    elif "cuda_compile" in names:
+        head = "cuda_compile"
+    else:
+        head = "compile_elapsed"
+    twin = CPU_TWIN.get(head)
+    return twin if cpu and twin in names else head
 
 
-def _header_move(clocks: list[Clock], st: Structure) -> str:
+CPU_REASON = (
+    "CPU clocks decide: Warp's CPU build (LLVM) and the NVRTC replay run in-process, so compiling is CPU work on the "
+    "building thread; a machine shared with other jobs stretches its wall time, not the CPU time it needs (on the "
+    "2-core test VM three compile jobs beside a build doubled its wall time and moved its CPU time by ~3%, "
+    "bench/CPU_CLOCKS.md); the wall clocks are shown beside them"
+)
+
+
+def clock_basis(before: Report, after: Report, clocks: list[Clock], acts_through: ActsThrough) -> tuple[str, str]:
+    """Which family of clocks decides ("cpu" or "wall") and why, in words."""
+    names = {c.name for c in clocks}
+    if "compile_cpu" not in names or "cold_module_cpu" not in names:
+        return "wall", ("wall clocks decide: one of the reports has no CPU clocks (an older report, a platform "
+                        "without os.wait4, or a run in Warp's log fallback)")
+    if acts_through == "scheduling":
+        return "wall", ("wall clocks decide: the change acts on when builds run (threads, preloads), which saves "
+                        "waiting, not CPU work; the CPU clocks are shown beside them")
+    overlap = max(before.overlap_factor or 1.0, after.overlap_factor or 1.0)
+    if overlap > 1.05:
+        return "wall", (f"wall clocks decide: builds overlapped on several threads (overlap {overlap:.2f}), so wall "
+                        "time carries what concurrency saves and CPU time cannot; the CPU clocks are shown beside them")
+    return "cpu", CPU_REASON
+
+
+def _header_move(clocks: list[Clock], st: Structure, cpu: bool = False) -> str:
     """A cost that moved between the header and the summed module clocks, in words ("" when none did).
 
     Cold module work and native compile exclude the precompiled header: turning the header off moves its cost into
     each module's native compile (turning it on moves it out). When the module clock moved by no more than the
     header did, the cost moved; it did not grow (or shrink)."""
     by = {c.name: c for c in clocks}
-    pch, cold = by.get("pch"), by.get("cold_module")
+    pch, cold = (by.get("pch_cpu"), by.get("cold_module_cpu")) if cpu else (by.get("pch"), by.get("cold_module"))
     if cold is None or cold.delta_ms is None:
         return ""
     pb = (stats.stat_median(pch.before) if pch else None) or 0.0
     pa = (stats.stat_median(pch.after) if pch else None) or 0.0
     hb, ha = st.headers.before or 0, st.headers.after or 0
     slack = cold.band_ms or 0.0
-    header = f"{fmt_num(pa - pb, sign=True)} ms of header (pch)"
+    header = f"{fmt_num(pa - pb, sign=True)} ms of {'header CPU' if cpu else 'header (pch)'}"
+    work = cold.title
     if (hb > ha or (pb > 0 and pa == 0)) and 0 < cold.delta_ms <= (pb - pa) + slack:
-        return f"header cost moved into native compile: {fmt_num(cold.delta_ms, sign=True)} ms of cold module work " \
+        return f"header cost moved into native compile: {fmt_num(cold.delta_ms, sign=True)} ms of {work} " \
                f"against {header}"
     if (ha > hb or (pa > 0 and pb == 0)) and 0 < -cold.delta_ms <= (pa - pb) + slack:
-        return f"native compile moved into the header: {fmt_num(cold.delta_ms, sign=True)} ms of cold module work " \
+        return f"native compile moved into the header: {fmt_num(cold.delta_ms, sign=True)} ms of {work} " \
                f"against {header}"
     return ""
 
 
 def _not_a_time(elapsed: Clock, st: Structure, warm_compiles: bool) -> None:
-    """Cold wall - warm wall is a compile time only when the warm run compiled nothing; never show it negative."""
+    """Cold wall - warm wall is a compile time only when the warm run compiled nothing; never show it negative (the
+    same for cold CPU - warm CPU)."""
     bm, am = stats.stat_median(elapsed.before), stats.stat_median(elapsed.after)
+    diff = "cold CPU - warm CPU" if elapsed.name == "compile_cpu" else "cold wall - warm wall"
     if warm_compiles:
-        what = (f"cold wall - warm wall, not a compile time: the warm run compiled too "
+        what = (f"{diff}, not a compile time: the warm run compiled too "
                 f"({st.warm_compiled_events.before} compiled events before, {st.warm_compiled_events.after} after)")
     elif (bm is not None and bm < 0) or (am is not None and am < 0):
-        what = "cold wall - warm wall is below zero: nothing measurable was compiled, the runs differ by noise"
+        what = f"{diff} is below zero: nothing measurable was compiled, the runs differ by noise"
     else:
         return
     elapsed.note = "; ".join(part for part in elapsed.note.split("; ") if "baseline median -" not in part)
@@ -287,27 +360,38 @@ def compare(
     after_label: str = "",
     acts_through: ActsThrough = "unknown",
     drift: Drift | None = None,
+    paired: bool = False,
 ) -> Comparison:
     """Judge AFTER against BEFORE. Pure: no I/O, no clock reads.
 
     `acts_through` "compiled" (a settings experiment, a code fix meant to remove builds) turns identical work into
     NO_EFFECT; "scheduling" and "unknown" judge identical work on time. `drift` (saved-report compares, see
     `compare.drift`) divides the AFTER time clocks by its factor and widens the bands by its uncertainty; an
-    untrusted drift sets timed verdicts aside.
+    untrusted drift sets timed verdicts aside. `paired`: the samples at one position were measured together
+    (interleaved compares, the fix engine's rounds), so each clock's interval is made from paired differences.
+
+    The CPU clocks decide where both reports measured them and the change acts on what is built (`clock_basis`):
+    compile CPU is then the headline and cold module CPU the deciding secondary, and the wall clocks are shown
+    beside them, informational; otherwise the wall clocks decide and the CPU clocks are informational.
     """
     eq = check_equivalence(before, after)
     rows = module_hash_rows(before, after)
     st = structure(before, after, rows)
     floor = TIMING_FLOOR_MS
-    clocks = _clocks(before, after, st, floor, drift)
+    clocks = _clocks(before, after, st, floor, drift, paired)
     by = {c.name: c for c in clocks}
-    elapsed, cold = by["compile_elapsed"], by["cold_module"]
+    basis, basis_reason = clock_basis(before, after, clocks, acts_through)
+    cpu = basis == "cpu"
+    # the drift of the clocks that decide: a saved report's CPU clocks are corrected by their own factor
+    deciding_drift = drift.cpu if cpu and drift is not None and drift.cpu is not None else drift
+    elapsed, cold = by["compile_cpu" if cpu else "compile_elapsed"], by["cold_module_cpu" if cpu else "cold_module"]
     warm_compiles = (st.warm_compiled_events.before or 0) > 0 or (st.warm_compiled_events.after or 0) > 0
-    headline = _headline(clocks, warm_compiles)
+    headline = _headline(clocks, warm_compiles, cpu)
+    informational = _informational(cpu, warm_compiles)
     for c in clocks:
         if c.name == headline:
             c.role = "headline"
-        elif c.name in INFORMATIONAL and not (c.name == "warm_wall" and warm_compiles):
+        elif c.name in informational:
             c.role, c.decisive = "informational", False
     if warm_compiles:
         elapsed.decisive = False
@@ -318,8 +402,9 @@ def compare(
             f"{st.warm_compiled_events.after} after), so cold - warm no longer isolates compilation; "
             f"the {CLOCK_TITLES[headline]} carries the verdict",
         )
-    _not_a_time(elapsed, st, warm_compiles)
-    moved = _header_move(clocks, st)
+    for c in [elapsed] + ([by["compile_elapsed"]] if elapsed is not by["compile_elapsed"] else []):
+        _not_a_time(c, st, warm_compiles)
+    moved = _header_move(clocks, st, cpu)
     if moved:
         cold.decisive = False
         cold.left_out = moved
@@ -379,13 +464,13 @@ def compare(
             reason += "; " + "; ".join(_ignored(c) for c in ignored)
         if st.identical_work and any(c.name == "compile_elapsed" for c in (*regressed, *improved)):
             reason += "; identical work (same identities, hashes and source): the difference is scheduling"
-        if drift is not None and not drift.trusted and clock_verdict in ("IMPROVED", "REGRESSION"):
+        if drift is not None and not deciding_drift.trusted and clock_verdict in ("IMPROVED", "REGRESSION"):
             timed = [c for c in (*regressed, *improved) if c.judged != "counts"]
             if timed:
                 reason = (
                     f"{clock_verdict} by the raw clocks only, which machine drift between the two reports can explain "
-                    f"({drift.reason}): {reason}; measure both trees interleaved (compare --before-cwd A --after-cwd "
-                    "B -- CMD) to judge the change"
+                    f"({deciding_drift.reason}): {reason}; measure both trees interleaved (compare --before-cwd A "
+                    "--after-cwd B -- CMD) to judge the change"
                 )
                 clock_verdict = "INCONCLUSIVE"
         if eq.status == "unverified":
@@ -394,11 +479,11 @@ def compare(
         else:
             verdict = clock_verdict
     if drift is not None:
-        if drift.trusted:
-            warnings.append(warn(WarningCode.DRIFT_CORRECTED, factor=round(drift.factor or 1.0, 3),
-                                 band=round(drift.band_pct or 0.0, 1), yardstick=drift.yardstick))
+        if deciding_drift.trusted:
+            warnings.append(warn(WarningCode.DRIFT_CORRECTED, factor=round(deciding_drift.factor or 1.0, 3),
+                                 band=round(deciding_drift.band_pct or 0.0, 1), yardstick=deciding_drift.yardstick))
         else:
-            warnings.append(warn(WarningCode.DRIFT_UNCORRECTED, reason=drift.reason))
+            warnings.append(warn(WarningCode.DRIFT_UNCORRECTED, reason=deciding_drift.reason))
 
     return Comparison(
         verdict=verdict,  # type: ignore[arg-type]
@@ -420,10 +505,28 @@ def compare(
         acts_through=acts_through,
         moved_costs=[moved] if moved else [],
         drift=drift,
+        clock_basis=basis,
+        clock_basis_reason=basis_reason,
     )
 
 
 INFORMATIONAL = ("cold_wall", "warm_wall", "pch", "native", "codegen")
+CPU_INFORMATIONAL = ("cold_cpu", "warm_cpu", "pch_cpu", "native_cpu")
+
+
+def _informational(cpu: bool, warm_compiles: bool) -> set[str]:
+    """The clocks shown but never deciding: the other family's clocks, and each family's parts (header, native,
+    codegen, whole runs); a warm run that compiled makes the repeat run's whole clock the one that decides."""
+    if cpu:
+        out = set(INFORMATIONAL) | set(CPU_INFORMATIONAL) | {"compile_elapsed", "cold_module", "cuda_compile"}
+        if warm_compiles:  # the warm CPU decides; the warm run's module wall time beside it
+            out.discard("warm_cpu")
+            out.add("warm_repeat")
+        return out
+    out = set(INFORMATIONAL) | set(CPU_CLOCKS)
+    if warm_compiles:
+        out.discard("warm_wall")
+    return out
 
 
 def _invalid(before: Report, after: Report, eq: Equivalence) -> list[str]:

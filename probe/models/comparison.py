@@ -20,7 +20,7 @@ COMPARISON_SCHEMA_VERSION = 1
 Verdict = Literal["IMPROVED", "INCONCLUSIVE", "REGRESSION", "INVALID", "UNVERIFIED", "NO_EFFECT"]
 ClockName = Literal[
     "compile_elapsed", "warm_repeat", "cold_module", "cuda_compile", "cold_wall", "warm_wall", "pch", "native",
-    "codegen",
+    "codegen", "compile_cpu", "cold_module_cpu", "cold_cpu", "warm_cpu", "pch_cpu", "native_cpu", "cuda_compile_cpu",
 ]
 # what a change can act through: "compiled" (settings, code fixes: identical work means no effect), "scheduling"
 # (preloads, worker threads: identical work, judged on time), "unknown" (a plain compare: judged on time)
@@ -41,7 +41,33 @@ CLOCK_TITLES: dict[str, str] = {
     "pch": "header (pch)",  # the CPU precompiled header built in the cold run
     "native": "native compile",  # clang / NVRTC in the cold run, header excluded
     "codegen": "codegen",  # Python -> C++/CUDA source generation in the cold run
+    # CPU clocks: user + system time of a whole run (os.wait4), and the building threads' CPU time
+    "compile_cpu": "compile CPU",  # cold run CPU - warm run CPU: what compiling cost the CPU, header included
+    "cold_module_cpu": "cold module CPU",  # summed CPU time of the cold run's builds (header excluded)
+    "cold_cpu": "cold CPU",  # the whole cold run's CPU time
+    "warm_cpu": "warm CPU",  # the whole repeat run's CPU time: what every later run costs, header rebuilds included
+    "pch_cpu": "header CPU",  # the CPU precompiled header's share of its build's CPU time
+    "native_cpu": "native compile CPU",  # the builds' native compile on their threads' CPU clock, header excluded
+    "cuda_compile_cpu": "CUDA compile CPU",  # the --cuda-arch replay builds on their thread's CPU clock
 }
+# the clock a CPU-clock comparison reads for each wall clock it sets aside (the same work, the other clock)
+CPU_TWIN: dict[str, str] = {
+    "compile_elapsed": "compile_cpu", "cold_module": "cold_module_cpu", "cold_wall": "cold_cpu",
+    "warm_wall": "warm_cpu", "pch": "pch_cpu", "native": "native_cpu", "cuda_compile": "cuda_compile_cpu",
+}
+
+
+class EffectInterval(_Model):
+    """The 95% interval of the effect after - before, in ms (see `stats.effect_interval`): Student's t over the paired
+    differences of interleaved samples, Welch's t over two independent arms. What a saving is reported with: made to
+    cover the true effect, where the band only says how small a change is too small to count."""
+
+    mean_ms: float
+    low_ms: float
+    high_ms: float
+    n: int  # pairs, or the smaller arm
+    method: str  # "paired t" | "welch t"
+    confidence: float = 0.95
 
 
 class Clock(_Model):
@@ -80,6 +106,7 @@ class Clock(_Model):
     not_a_time: str = ""
     drift_corrected: bool = False  # AFTER median divided by the drift factor (saved-report compares)
     after_raw_median: float | None = None  # the AFTER median as measured, before the drift correction
+    interval: EffectInterval | None = None  # of after - before; None with one sample a side (no spread to go by)
 
 
 class Drift(_Model):
@@ -100,6 +127,7 @@ class Drift(_Model):
     limit_pct: float = 0.0
     trusted: bool = False
     reason: str = ""
+    cpu: Drift | None = None  # the same estimate on the CPU clocks, which correct the CPU clocks
 
 
 class Gate(_Model):
@@ -250,6 +278,9 @@ class Comparison(_Model):
     moved_costs: list[str] = Field(default_factory=list)  # costs that moved between clocks, in words
     drift: Drift | None = None  # saved-report compares: machine drift estimated on identical work
     gate: Gate | None = None  # --max-regression
+    # which clocks decide, in words: "cpu" (the CPU clocks decide, wall clocks beside them) or "wall", and why
+    clock_basis: str = ""
+    clock_basis_reason: str = ""
 
     def clock(self, name: str) -> Clock | None:
         for c in self.clocks:

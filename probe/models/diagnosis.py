@@ -10,7 +10,7 @@ from typing import Literal
 from pydantic import Field
 
 from warp_compile.probe.models.base import Model as _Model
-from warp_compile.probe.models.report import Warn
+from warp_compile.probe.models.report import Rebuild, Warn
 
 Severity = Literal["high", "medium", "low", "info"]
 Confidence = Literal["high", "medium", "low"]
@@ -76,9 +76,11 @@ class MeasuredSaving(_Model):
     """What `diagnose --verify` measured by running the finding's experiment (`warp-compile try`)."""
 
     settings: dict[str, bool | int | str | None]
-    clock: str  # the clock the estimate is about, e.g. "cold_module"
+    clock: str  # the finding's one clock (as `fix` reports it), e.g. "compile_cpu"; "cold_module" in older diagnoses
     saving_ms: float | None = None  # before median - after median on that clock (positive: the fix saves)
-    band_ms: float | None = None  # the clock's noise band in the comparison
+    band_ms: float | None = None  # the clock's noise band in the comparison (the smallest change it counts)
+    saving_low_ms: float | None = None  # the 95% interval of the saving (paired t; None: one sample a side)
+    saving_high_ms: float | None = None
     compile_elapsed_saving_ms: float | None = None  # what the user waits for, for reference
     verdict: str = ""  # the comparison's verdict
     pairs: int = 0
@@ -96,6 +98,11 @@ class Finding(_Model):
     fix: str
     estimated_saving_ms: float | None = None
     saving_basis: str = ""  # how the estimate was derived (e.g. "sum of the 2 redundant builds, 1 sample")
+    # the clock the estimate is on ("compile_cpu": CPU time, the clock fix and --verify measure it on; "": wall time)
+    saving_clock: str = ""
+    # where the figure comes from: "rebuild" (the modules rebuilt at exit with the setting changed, measured),
+    # "rebuild+model" (partly), "builds" (the run's own builds, e.g. the superseded ones), "model", "" (not said)
+    saving_source: str = ""
     caveats: list[str] = Field(default_factory=list)
     excerpt: str = ""  # from knowledge/CS-n.md
     samples: int = 0  # how many measured samples the timing claims rest on
@@ -205,6 +212,7 @@ class Diagnosis(_Model):
     findings: list[Finding] = Field(default_factory=list)  # ranked by estimated saving, then severity
     withdrawn: list[Withdrawn] = Field(default_factory=list)  # taken back by `diagnose --verify`, with the reason
     verification: Verification | None = None  # filled by `diagnose --verify`
+    rebuild: Rebuild | None = None  # the settings rebuilds that priced CS-10 / CS-12: their cost, what was skipped
     hash_changes: list[HashChange] = Field(default_factory=list)
     ruled_out: list[RuledOut] = Field(default_factory=list)
     not_reached: list[NotReached] = Field(default_factory=list)

@@ -54,6 +54,8 @@ class ClockSaving(_Model):
     band_ms: float | None = None
     outcome: str = ""  # the comparison's reading: improved / regressed / unchanged / not judged
     decisive: bool = True
+    saving_low_ms: float | None = None  # the 95% interval of the saving (None: one sample a side)
+    saving_high_ms: float | None = None
 
 
 class CandidateFix(_Model):
@@ -78,10 +80,16 @@ class CandidateFix(_Model):
     reason: str = ""  # why it was skipped, did not apply, or failed
     verdict: str | None = None  # the comparison's verdict (IMPROVED / INCONCLUSIVE / REGRESSION / INVALID / ...)
     verdict_reason: str = ""
-    clock: str | None = None  # the clock the fix is about: compile_elapsed, cuda_compile, warm_repeat, cold_module
+    # the clock the fix is about: compile_cpu (CPU compile work), warm_cpu (a cache fix), cuda_compile_cpu, or their
+    # wall twins (compile_elapsed, warm_repeat, cuda_compile) where the comparison decides on wall time
+    clock: str | None = None
     saving_ms: float | None = None  # baseline median - candidate median on that clock (positive: it saves)
-    band_ms: float | None = None  # that clock's noise band
+    band_ms: float | None = None  # that clock's noise band: the smallest change it counts, not the saving's interval
     saving_pct: float | None = None
+    # the 95% interval of the saving on that clock (paired t over the rounds; None: one sample a side), the band a
+    # saving is reported with
+    saving_low_ms: float | None = None
+    saving_high_ms: float | None = None
     savings: list[ClockSaving] = Field(default_factory=list)  # every clock of the comparison
     estimated_saving_ms: float | None = None
     pairs: int = 0  # samples of this arm (each a cold and a warm run)

@@ -100,7 +100,7 @@ def warn(code: WarningCode, **params: Any) -> Warn:
 
 
 class Stat(_Model):
-    """A clock over the successful samples: median and median absolute deviation (both ms)."""
+    """A clock: median and raw MAD (ms) over the successful samples."""
 
     median: float | None = None
     mad: float | None = None
@@ -157,6 +157,10 @@ class Build(_Model):
     native_load_ms: float = 0.0
     other_ms: float = 0.0
     pch_ms: float = 0.0  # PCH built during this load; already subtracted from ms and native_ms
+    # CPU time of the loading thread (the CPU build runs LLVM on it), PCH excluded by its share of the native call's
+    # CPU time; None: not recorded (older hook, log fallback, no per-thread clock)
+    cpu_ms: float | None = None
+    native_cpu_ms: float | None = None  # of which the native compile
     source_bytes: int = 0
     backward_in_source: bool | None = None  # the generated source holds adjoint (backward) kernels
     backward_source_bytes: int | None = None  # bytes of that adjoint code (None: not generated in this run)
@@ -183,6 +187,9 @@ class PchBuild(_Model):
     during_module: str | None = None
     during_seq: int | None = None
     start_ms: float | None = None  # on the hook's clock (the PCH is built first, at the start of the native phase)
+    # CPU time of the building thread spent on it: its wall time times the CPU share of the native call it was built
+    # in (one call into LLVM builds header and module, so the clock cannot be read in between); None: not recorded
+    cpu_ms: float | None = None
 
 
 class Launch(_Model):
@@ -352,6 +359,59 @@ class CudaReplay(_Model):
         return f"sm_{self.arch} via NVRTC, no device" if not self.driver else f"sm_{self.arch} via NVRTC"
 
 
+class RebuildSide(_Model):
+    """One timed rebuild of a module: its thread's CPU time and its wall time."""
+
+    cpu_ms: float | None = None
+    ms: float = 0.0
+
+
+class RebuildEntry(_Model):
+    """One module rebuilt at exit both ways: as the run built it, and with the setting changed."""
+
+    module: str
+    block_dim: int | None = None
+    hash: str = ""  # the identity rebuilt (16 hex digits): the module's last build in the run
+    as_is: RebuildSide = Field(default_factory=RebuildSide)
+    changed: RebuildSide = Field(default_factory=RebuildSide)
+    order: str = ""  # "AB" (as is first) or "BA": the order alternates from module to module
+    run_header: bool | None = None  # header step: the run built it with the precompiled header on
+
+    @property
+    def saving_cpu_ms(self) -> float | None:
+        a, b = self.as_is.cpu_ms, self.changed.cpu_ms
+        return None if a is None or b is None else a - b
+
+
+class RebuildStep(_Model):
+    """One rebuild step: a setting changed for the modules it applies to."""
+
+    setting: dict[str, Any] = Field(default_factory=dict)
+    entries: list[RebuildEntry] = Field(default_factory=list)
+    headers: list[RebuildSide] = Field(default_factory=list)  # headers the step built (their own cost)
+    run_headers: int | None = None  # header builds the run itself made (threads x keys)
+
+
+class RebuildSkip(_Model):
+    step: str  # "backward", "header", or "any" (not rebuilt at all)
+    module: str
+    block_dim: int | None = None
+    predicted_ms: float = 0.0  # CPU time the step was expected to take
+    why: str = ""
+
+
+class Rebuild(_Model):
+    """`diagnose`'s settings rebuilds, run at exit of its first cold run into a private cache (hook_rebuild.py)."""
+
+    limit_s: float | None = None  # the user's bound on their CPU time
+    steps: dict[str, RebuildStep] = Field(default_factory=dict)  # "backward" (CS-10), "header" (CS-12)
+    skipped: list[RebuildSkip] = Field(default_factory=list)
+    errors: list[str] = Field(default_factory=list)
+    cpu_ms: float | None = None  # what the rebuilds cost, CPU time of the building thread
+    ms: float = 0.0  # and wall time (taken out of the run's clocks with the rest of the hook's exit work)
+    builds: int = 0
+
+
 class RunResult(_Model):
     """One process run (cold or warm) of one sample."""
 
@@ -363,6 +423,14 @@ class RunResult(_Model):
     native_ms: float = 0.0
     codegen_ms: float = 0.0
     pch_ms: float = 0.0
+    # CPU clocks (None: not measured)
+    cpu_ms: float | None = None  # user + system time of the run and the descendants it waited for, exit work out
+    user_ms: float | None = None  # as os.wait4 reported it (exit work included)
+    sys_ms: float | None = None  # as os.wait4 reported it (exit work included)
+    module_cpu_ms: float | None = None  # summed thread CPU time of the run's builds, headers excluded
+    native_cpu_ms: float | None = None  # of which native compile
+    pch_cpu_ms: float | None = None  # the headers' share of their builds' thread CPU time
+    exit_work_ms: float = 0.0  # wall time of the hook's own exit work (replay, rebuilds), taken out of wall_ms
     compiled: int = 0
     cached: int = 0
     errors: int = 0
@@ -452,6 +520,16 @@ class Report(_Model):
     cuda_builds: list[CudaBuild] = Field(default_factory=list)  # reference sample, cold run (--cuda-arch)
     cuda_concurrent: CudaConcurrent | None = None
     cuda_replay: CudaReplay | None = None
+    # CPU clocks, over the successful samples (empty when a sample did not measure one): what the work needed,
+    # whatever else ran on the machine. Compare decides CPU compile work on them (docs/ci.md)
+    cold_cpu_ms: Stat = Field(default_factory=Stat)  # the cold run's user + system time (os.wait4), exit work out
+    warm_cpu_ms: Stat = Field(default_factory=Stat)  # the warm run's user + system time
+    compile_cpu_ms: Stat = Field(default_factory=Stat)  # cold CPU - warm CPU: what compiling cost, header included
+    cold_module_cpu_ms: Stat = Field(default_factory=Stat)  # summed thread CPU time of the cold run's builds
+    native_compile_cpu_ms: Stat = Field(default_factory=Stat)  # of which native compile (LLVM), header excluded
+    pch_cpu_ms: Stat = Field(default_factory=Stat)  # the precompiled headers' share of their builds' CPU time
+    cuda_compile_cpu_ms: Stat = Field(default_factory=Stat)  # summed thread CPU time of the --cuda-arch builds
+    rebuild: Rebuild | None = None  # diagnose's settings rebuilds (first sample that ran them)
 
     @property
     def all_failed(self) -> bool:

@@ -25,6 +25,8 @@ def render_comparison(c: Comparison) -> str:
         + (f", {c.after_failed_samples} failed" if c.after_failed_samples else "")
         + ")"
     )
+    if c.clock_basis_reason:
+        lines.append(f"  clocks: {c.clock_basis_reason}")
     lines.append("")
 
     eq = c.equivalence
@@ -45,8 +47,9 @@ def render_comparison(c: Comparison) -> str:
     lines.append("")
 
     corrected = ", AFTER drift-corrected" if c.drift is not None and c.drift.trusted else ""
-    lines.append(f"Clocks (median ms{corrected}; band = max(1% of before median, 2 x before raw MAD)):")
-    table = [("clock", "before", "after", "delta", "band", "judged", "")]
+    lines.append(f"Clocks (median ms{corrected}; band = max(1% of before median, 2 x before raw MAD); interval = 95% "
+                 f"interval of the effect, {_method(c)}):")
+    table = [("clock", "before", "after", "delta", "band", "interval", "judged", "")]
     for k in c.clocks:
         delta = fmt_num(k.delta_ms, sign=True)
         if k.delta_pct is not None:
@@ -67,6 +70,10 @@ def render_comparison(c: Comparison) -> str:
             flags.append("informational")
         elif not k.decisive:
             flags.append("not deciding")
+        iv = k.interval
+        ivtxt = "n/a"
+        if iv is not None and not k.not_a_time:
+            ivtxt = f"[{fmt_num(iv.low_ms, sign=True)}, {fmt_num(iv.high_ms, sign=True)}]"
         table.append(
             (
                 k.title,
@@ -74,11 +81,12 @@ def render_comparison(c: Comparison) -> str:
                 a_txt,
                 delta,
                 bandtxt,
+                ivtxt,
                 judged,
                 ", ".join(flags),
             )
         )
-    lines.extend(_table(table, right=(1, 2, 3, 4)))
+    lines.extend(_table(table, right=(1, 2, 3, 4, 5)))
     for k in c.clocks:
         if k.not_a_time:
             lines.append(f"  {k.title}: {k.not_a_time}")
@@ -151,6 +159,11 @@ def render_comparison(c: Comparison) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _method(c: Comparison) -> str:
+    methods = sorted({k.interval.method for k in c.clocks if k.interval is not None})
+    return ", ".join(methods) or "none: one sample a side"
+
+
 def _drift_lines(c: Comparison) -> list[str]:
     d = c.drift
     assert d is not None
@@ -191,5 +204,8 @@ def _clock_phrase(c: Clock, *, with_band: bool = True) -> str:
         bits.append(f"{fmt_num(c.delta_ms, sign=True)} ms")
     if with_band and c.band_ms is not None:
         bits.append(f"band ±{fmt_num(c.band_ms)} ms")
+    if with_band and c.interval is not None:
+        iv = c.interval
+        bits.append(f"95% interval {fmt_num(iv.low_ms, sign=True)} to {fmt_num(iv.high_ms, sign=True)} ms")
     return head + " (" + ", ".join(bits) + ")"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import textwrap
 
-from warp_compile.probe.models.diagnosis import Diagnosis, Finding, HashChange
+from warp_compile.probe.models.diagnosis import Diagnosis, Finding, HashChange, MeasuredSaving
 from warp_compile.probe.render.fmt import fmt_ms, pch_count, plural, warp_text
 from warp_compile.probe.render.warnings import warning_text
 
@@ -76,16 +76,40 @@ def _wrap(text: str, indent: str, first: str = "", width: int = 110) -> list[str
     return out or [indent + first]
 
 
+def _interval(m: MeasuredSaving) -> str:
+    """The measured saving's band: its 95% interval, or why there is none."""
+    if m.saving_low_ms is not None and m.saving_high_ms is not None:
+        return f"95% interval {fmt_ms(m.saving_low_ms)} to {fmt_ms(m.saving_high_ms)}"
+    return "one sample a side: no interval" if m.pairs <= 1 else f"noise band ±{fmt_ms(m.band_ms)}"
+
+
+def rebuild_line(d: Diagnosis) -> str:
+    """What the settings rebuilds cost and what they left out, in one sentence ("" when none ran)."""
+    r = d.rebuild
+    if r is None:
+        return ""
+    steps = ", ".join(f"{name} ({len(s.entries)} module(s))" for name, s in r.steps.items()) or "nothing to rebuild"
+    text = (f"Rebuilt at exit to price CS-10 / CS-12 on the CPU clock: {steps}; {r.builds} build(s), "
+            f"{fmt_ms(r.cpu_ms)} of CPU time, {fmt_ms(r.ms)} wall (limit {r.limit_s:g} s, outside the measured clocks)")
+    if r.skipped:
+        text += "; skipped: " + "; ".join(
+            f"{s.module} ({s.step}: {s.why}, ~{fmt_ms(s.predicted_ms)})" for s in r.skipped)
+    if r.errors:
+        text += "; errors: " + "; ".join(r.errors)
+    return text + "."
+
+
 def _finding_lines(i: int, f: Finding) -> list[str]:
     head = f"{i}. {f.mechanism}  {f.title}"
     out = [head, f"   {f.severity} severity, {f.confidence} confidence"]
     if f.estimated_saving_ms is not None:
-        out += _wrap(f"~{fmt_ms(f.estimated_saving_ms)} ({f.saving_basis})", "   ", "saving   ")
+        clock = " of CPU time" if f.saving_clock == "compile_cpu" else ""
+        out += _wrap(f"~{fmt_ms(f.estimated_saving_ms)}{clock} ({f.saving_basis})", "   ", "saving   ")
     elif f.saving_basis:
         out += _wrap(f.saving_basis, "   ", "saving   ")
     m = f.measured
     if m is not None:
-        got = "no timing" if m.saving_ms is None else f"{fmt_ms(m.saving_ms)} (band ±{fmt_ms(m.band_ms)})"
+        got = "no timing" if m.saving_ms is None else f"{fmt_ms(m.saving_ms)} ({_interval(m)})"
         tried = ", ".join(f"{k}={v!r}" for k, v in m.settings.items()) if not f.edits else "its edit on a copy"
         if m.verdict and m.verdict != "IMPROVED":
             got = f"no effect ({got})"
@@ -148,6 +172,8 @@ def render_text(d: Diagnosis) -> str:
         lines += ([""] if lines[-1] else []) + ["Withdrawn by --verify (the fix failed on a copy):"]
         for w in d.withdrawn:
             lines += _wrap(w.reason, "  ", f"{w.finding.mechanism:<6} {w.finding.title}: ")
+    if d.rebuild is not None and (d.rebuild.steps or d.rebuild.skipped or d.rebuild.errors):
+        lines += ([""] if lines[-1] else []) + _wrap(rebuild_line(d), "")
     if d.verification is not None:
         v = d.verification
         reused = ", the diagnosis run reused as the first" if v.reused_diagnosis_sample else ""

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-from warp_compile.probe.models.fix import CandidateFix, FixResult
+from warp_compile.probe.models.fix import CandidateFix, ClockSaving, FixResult
 from warp_compile.probe.render.fmt import fmt_ms
+
+
+def _iv(k: ClockSaving) -> str:
+    if k.saving_low_ms is None or k.saving_high_ms is None:
+        return f", band ±{fmt_ms(k.band_ms)}"
+    return f", 95% interval {fmt_ms(k.saving_low_ms)} to {fmt_ms(k.saving_high_ms)}"
 
 
 def _measured(c: CandidateFix) -> str:
@@ -11,16 +17,18 @@ def _measured(c: CandidateFix) -> str:
         return f"{c.status}: {c.reason}"
     parts = [c.verdict or "not measured"]
     if c.saving_ms is not None:
-        band = f" (band ±{fmt_ms(c.band_ms)})" if c.band_ms is not None else ""
+        band = f" (noise band ±{fmt_ms(c.band_ms)}, no interval: one sample a side)" if c.band_ms is not None else ""
+        if c.saving_low_ms is not None and c.saving_high_ms is not None:
+            band = f" (95% interval {fmt_ms(c.saving_low_ms)} to {fmt_ms(c.saving_high_ms)})"
         pct = f" ({abs(c.saving_pct):.1f}%)" if c.saving_pct is not None else ""
         if c.saving_ms >= 0:
             parts.append(f"saves {fmt_ms(c.saving_ms)}{pct} on {c.clock}{band}")
         else:
             parts.append(f"costs {fmt_ms(-c.saving_ms)}{pct} more on {c.clock}{band}")
-    moved = [k for k in c.savings if k.outcome == "improved" and k.name != c.clock and k.saving_ms is not None]
+    moved = [k for k in c.savings
+             if k.outcome == "improved" and k.decisive and k.name != c.clock and k.saving_ms is not None]
     if moved:
-        parts.append("beyond its band on " + ", ".join(
-            f"{k.name} ({fmt_ms(k.saving_ms)}, band ±{fmt_ms(k.band_ms)})" for k in moved))
+        parts.append("beyond its band on " + ", ".join(f"{k.name} ({fmt_ms(k.saving_ms)}{_iv(k)})" for k in moved))
     if c.estimated_saving_ms is not None:
         parts.append(f"estimated {fmt_ms(c.estimated_saving_ms)}")
     parts.append(f"{c.pairs} sample(s)")

@@ -58,6 +58,14 @@ def render_report(r: Report) -> str:
             elif len(r.pch) > 1:
                 text += f", {pch_count(len(r.pch), len({p.thread for p in r.pch}))}"
         lines.append(f"  {name:<40} {text}")
+    if r.compile_cpu_ms.values:  # CPU time: what the work needed, whatever else ran (compare decides on it)
+        for name, s in (
+            ("compile CPU (cold CPU - warm CPU)", r.compile_cpu_ms),
+            ("cold module CPU (builds' threads)", r.cold_module_cpu_ms),
+            ("precompiled header CPU", r.pch_cpu_ms),
+        ):
+            if s.values:
+                lines.append(f"  {name:<40} {_stat(s)}")
     ov = "-" if r.overlap_factor is None else f"{r.overlap_factor:.2f}"
     lines.append(
         f"  identities {r.identities} · modules {r.modules} · generated source {r.generated_source_bytes:,} B"
@@ -66,16 +74,20 @@ def render_report(r: Report) -> str:
     if r.builds:
         lines.append("")
         lines.append(f"  cold builds (sample {(r.reference_sample or 0) + 1}), largest first:")
-        lines.append(f"    {'ms':>9}  {'native':>8}  {'status':<9} {'module':<28} {'hash':<7} {'dev':<6} bd  trigger")
+        cpu = any(b.cpu_ms is not None for b in r.builds)
+        lines.append(f"    {'ms':>9}  {'native':>8}  " + (f"{'cpu':>8}  " if cpu else "")
+                     + f"{'status':<9} {'module':<28} {'hash':<7} {'dev':<6} bd  trigger")
         for b in sorted(r.builds, key=lambda b: -b.ms):
             bd = "-" if b.block_dim is None else str(b.block_dim)
+            c = (f"{b.cpu_ms:>8.1f}  " if b.cpu_ms is not None else f"{'-':>8}  ") if cpu else ""
             lines.append(
-                f"    {b.ms:>9.1f}  {b.native_ms:>8.1f}  {b.status:<9} {b.module[:28]:<28} {b.hash_short:<7} "
+                f"    {b.ms:>9.1f}  {b.native_ms:>8.1f}  {c}{b.status:<9} {b.module[:28]:<28} {b.hash_short:<7} "
                 f"{b.device[:6]:<6} {bd:<3} {_site(b, r.cwd)}"
             )
         for p in r.pch:
             what = f"precompiled header {p.file} (during {p.during_module})"
-            lines.append(f"    {p.ms:>9.1f}  {'':>8}  {'pch':<9} {what}")
+            c = (f"{p.cpu_ms:>8.1f}  " if p.cpu_ms is not None else f"{'-':>8}  ") if cpu else ""
+            lines.append(f"    {p.ms:>9.1f}  {'':>8}  {c}{'pch':<9} {what}")
     if r.cuda_replay is not None:
         lines.extend(_cuda_lines(r))
     warm_compiled = [b for b in r.warm_builds if b.status == "compiled"]

@@ -428,14 +428,17 @@ def dependency_of(ctx: RuleContext, file: str | None) -> str | None:
 
 
 def upstream_report(
-    dist: str, title: str, places: list[tuple[str, int, str]], measured_ms: float, measured: str, change: str
+    dist: str, title: str, places: list[tuple[str, int, str]], measured_ms: float, measured: str, change: str,
+    estimated: str = "",
 ) -> UpstreamReport:
-    """The report for a library's maintainers: what was measured, where in their code (`places`: file as they name
-    it, line, note), the change that removes the cost, and the text ready to paste into their tracker."""
+    """The report for a library's maintainers: what was measured (`measured_ms` and `measured`: figures of the run
+    only), what is estimated from them (`estimated`, said as such: never called measured), where in their code
+    (`places`: file as they name it, line, note), the change that removes the cost, and the text ready to paste."""
     where = "\n".join(f"- {f}:{n}: {note}" for f, n, note in places)
+    guess = f"\n\nEstimated, not measured: {estimated}." if estimated else ""
     text = (
-        f"{title}\n\nMeasured with warp-compile (cold Warp kernel cache): {measured}.\n\nWhere, in {dist}:\n{where}\n\n"
-        f"Suggested change in {dist}: {change}\n"
+        f"{title}\n\nMeasured with warp-compile (cold Warp kernel cache): {measured}.{guess}\n\nWhere, in {dist}:\n"
+        f"{where}\n\nSuggested change in {dist}: {change}\n"
     )
     locs = [Location(file=f, line=n, note=note, owner="dependency", distribution=dist) for f, n, note in places]
     return UpstreamReport(distribution=dist, places=locs, measured_ms=round(measured_ms, 1), change=change, text=text)

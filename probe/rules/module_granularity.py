@@ -409,8 +409,10 @@ def _finding(ctx: RuleContext, lifecycle: str, group: list[Build]) -> Finding | 
             + " The upstream report with this measurement is ready for its maintainers."
         )
         upstream = helpers.upstream_report(
-            dist, f"{n} small modules each pay the fixed per-module build cost", places, saving,
-            f"{n} modules, {fmt_ms(own)} of loads, about {fmt_ms(fixed)} of fixed cost each", change,
+            dist, f"{n} small modules each pay the fixed per-module build cost", places, own,
+            f"{n} modules, {fmt_ms(own)} of loads", change,
+            estimated=f"merging them would save about {fmt_ms(saving)}, ({n} - 1) x a fixed per-module cost of "
+            f"{fixed_basis}",
         )
     else:
         edits, applicability, review = _merge_edits(ctx, group, target, carried)
