@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from warp_compile.evals import manifest
-from warp_compile.evals.behaviour import ArmRuns, app_lines, entry_bypassed, first_difference, judge, recording
 from warp_compile.evals.contract import ENV_ANSWER, ENV_CASE, ENV_PROMPT, agent_prompt
 from warp_compile.evals.models import AgentRun, Answer, Case, CaseResult, DiagnosisScore, FixScore, MustKeep
 from warp_compile.evals.scorer import case_score, fix_credit, score_diagnosis
+from warp_compile.probe.behaviour import ArmRuns, app_lines, entry_bypassed, first_difference, judge, recording
 from warp_compile.probe.errors import UsageError
 
 Progress = Callable[[str], None]

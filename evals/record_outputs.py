@@ -19,9 +19,9 @@ import tempfile
 from pathlib import Path
 
 from warp_compile.evals import manifest
-from warp_compile.evals.behaviour import app_lines
 from warp_compile.evals.harness import _write_tree, bind_python
 from warp_compile.evals.scorer import load_cases
+from warp_compile.probe.behaviour import app_lines
 
 
 def observe(case_dir: Path, command: list[str], timeout_s: float = 900.0) -> tuple[list[str], int]:

@@ -10,11 +10,11 @@ diagnosis alone where the judge cannot tell the reference fix from noise, or 0 w
 from __future__ import annotations
 
 import json
-import re
 from importlib import resources
 from pathlib import Path
 
 from warp_compile.evals.models import Answer, Case, CaseResult, DiagnosisScore, Expected, FixScore, Site
+from warp_compile.probe.models.diagnosis import normalize_mechanism  # noqa: F401 (the scorer's API)
 
 LINE_SLACK = 2
 DIAGNOSIS_WEIGHT = 0.5
@@ -36,12 +36,6 @@ def load_cases(root: Path | None = None) -> list[Case]:
         data["path"] = str(meta.parent)
         cases.append(Case.model_validate(data))
     return cases
-
-
-def normalize_mechanism(raw: str) -> str:
-    """`cs-3`, `CS3`, `3`, `CS 3` -> `CS-3`; anything else is kept (upper-cased) and matches nothing."""
-    m = re.fullmatch(r"\s*(?:cs)?[\s_-]*0*(\d{1,2})\s*", raw, flags=re.IGNORECASE)
-    return f"CS-{int(m.group(1))}" if m else raw.strip().upper()
 
 
 def _same_file(got: str, want: str) -> bool:

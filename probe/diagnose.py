@@ -20,12 +20,12 @@ from warp_compile.probe.composition import compose
 from warp_compile.probe.dependency_advice import address_to_maintainers
 from warp_compile.probe.edits import SourceView, owned_path
 from warp_compile.probe.errors import UsageError
+from warp_compile.probe.fmt import fmt_ms
 from warp_compile.probe.hashdiff import explain_changes
 from warp_compile.probe.models import Report, Warn, WarningCode, warn
 from warp_compile.probe.models.diagnosis import Diagnosis, Finding, NotReached, RuleResult, Totals
 from warp_compile.probe.models.scan import ScanFacts
 from warp_compile.probe.pricing import price
-from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules import load_rules
 from warp_compile.probe.rules.context import RuleContext, dedupe_locations, plan_removals
 from warp_compile.probe.rules.helpers import Claim

@@ -16,11 +16,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, Field
-
 from warp_compile.probe.errors import UsageError
 from warp_compile.probe.models import Report, WarningCode, warn
-from warp_compile.probe.models.comparison import ActsThrough, Comparison
+from warp_compile.probe.models.comparison import ActsThrough
+from warp_compile.probe.models.experiment import TryResult, describe  # noqa: F401 (importable here too)
 
 ENV_VAR = "WARP_COMPILE_SET"
 
@@ -131,27 +130,9 @@ def acts_through(settings: Mapping[str, bool | int | str | None]) -> ActsThrough
     return "scheduling" if any(SETTINGS[k].scheduling for k in settings if k in SETTINGS) else "compiled"
 
 
-def describe(settings: Mapping[str, bool | int | str | None]) -> str:
-    return ", ".join(f"{k}={v!r}" for k, v in settings.items())
-
-
 # ------------------------------------------------------------------------------------------------ running one
 
 
-class TryResult(BaseModel):
-    """`warp-compile try`: the command as it is against the command with the settings, and what to paste."""
-
-    kind: str = "warp-compile-try"
-    command: list[str]
-    cwd: str
-    settings: dict[str, bool | int | str | None]
-    applied: dict[str, str] = Field(default_factory=dict)  # as the hook reported it in the "with" arm
-    paste: list[str] = Field(default_factory=list)  # the lines that make the experiment permanent
-    comparison: Comparison
-
-    @property
-    def exit_code(self) -> int:
-        return self.comparison.exit_code
 
 
 def run_try(

@@ -18,6 +18,7 @@ from typing import Any
 
 from warp_compile.probe.compare.multiarm import Arm
 from warp_compile.probe.edits import EditConflict, patched
+from warp_compile.probe.fix_plan import fix_clock
 from warp_compile.probe.models.diagnosis import Edit, Finding
 from warp_compile.probe.models.fix import CandidateFix
 
@@ -79,8 +80,6 @@ def new_findings(
 
 def stacked_candidate(f: Finding, key: str, on_top_of: CandidateFix) -> CandidateFix:
     """A next-round candidate: `f`'s edits (relative to the kept tree) on top of `on_top_of`'s."""
-    from warp_compile.probe.fix import fix_clock
-
     mechs = [*on_top_of.mechanisms, f.mechanism]
     applicability = "review" if "review" in (f.applicability, on_top_of.applicability) else f.applicability
     return CandidateFix(

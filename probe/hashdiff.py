@@ -22,9 +22,9 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from warp_compile.probe.fmt import short_path, trigger_text
 from warp_compile.probe.models import ApiCall, Build, KernelInfo, Report
 from warp_compile.probe.models.diagnosis import Cause, HashChange
-from warp_compile.probe.render.fmt import short_path, trigger_text
 
 # module="unique" modules are named `<kernel key>_<first 8 hex of the module hash>`
 _UNIQUE_RE = re.compile(r"^(?P<key>.+)_(?P<hash>[0-9a-f]{8})$")

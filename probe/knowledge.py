@@ -23,10 +23,9 @@ import math
 import re
 from importlib import resources
 
-from pydantic import BaseModel, Field
-
-from warp_compile.io import clip
 from warp_compile.probe.errors import UsageError
+from warp_compile.probe.fmt import clip
+from warp_compile.probe.models.knowledge import Mechanism, MechanismFields  # noqa: F401 (importable here too)
 
 PACKAGE = "warp_compile.knowledge"
 SUGGEST_CHARS = 200  # characters of a query compared for suggestions
@@ -48,27 +47,8 @@ _ID_RE = re.compile(r"^\s*(?:cs)?[\s_\-]*0*(\d{1,4})\s*$", re.IGNORECASE)
 _ID_STRICT_RE = re.compile(r"^CS-([1-9]\d*)$")
 
 
-class MechanismFields(BaseModel):
-    """The structured fields of a mechanism's front matter: what every view of it (file, tool result) carries."""
-
-    id: str
-    number: int
-    title: str
-    backends: list[str]
-    signals: list[str]
-    applies_when: list[str]
-    does_not_apply_when: list[str]
-    fix: list[str]
-    verification: list[str]
-    observed: list[str]
 
 
-class Mechanism(MechanismFields):
-    """One compile-time mechanism (CS-n): when it applies, what shows it, how to fix and verify the fix."""
-
-    keywords: list[str]
-    body: str = Field(description="the Markdown body after the front matter")
-    sections: dict[str, str] = Field(default_factory=dict, description="'## ' heading -> section text")
 
 
 class UnknownMechanism(UsageError):

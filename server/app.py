@@ -26,7 +26,7 @@ from warp_compile.probe.models import Report, Warn, WarningCode, warn
 from warp_compile.probe.models.comparison import Comparison
 from warp_compile.probe.models.diagnosis import Diagnosis
 from warp_compile.probe.models.fix import FixResult
-from warp_compile.probe.summary import MeasureSummary
+from warp_compile.probe.models.summary import MeasureSummary
 from warp_compile.server import prompt as prompt_text
 from warp_compile.server import resources
 from warp_compile.server.confine import Confinement, real, roots_from_uris
@@ -195,7 +195,7 @@ async def measure(
     largest builds, warnings) and a `report_id`; warp-compile://reports/{report_id} has the report's summary and
     its parts (builds, launches, ..., full). Takes tens of seconds per sample; reports progress; cancelling kills
     the run."""
-    from warp_compile.io import write_json
+    from warp_compile.probe.jsonio import write_json
     from warp_compile.probe.measure import check_inputs
     from warp_compile.probe.measure import measure as core_measure
     from warp_compile.probe.render.summary import render_summary

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import Field
 
-from warp_compile.probe.knowledge import MechanismFields
+from warp_compile.probe.models.knowledge import MechanismFields
 
 DESCRIPTION_CHARS = 90
 KEEP = ("type", "enum", "const")

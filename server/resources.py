@@ -8,15 +8,26 @@ part (`builds`, `launches`, ..., or `full`) is its own resource, read only when 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 
-from warp_compile.server.store import report_uri
+from warp_compile.server.store import ReportStore, report_uri
 
 if TYPE_CHECKING:
     from warp_compile.probe.models import Report
-    from warp_compile.server.app import WarpCompileServer
+    from warp_compile.server.confine import Confinement
+
+
+class WarpCompileServer(Protocol):
+    """What the resources read of the server (server/app.py's WarpCompileServer, which registers them): named here
+    so the two modules do not import each other."""
+
+    confinement: Confinement
+    store: ReportStore
+
+    def resource(self, uri: str, **kwargs: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]: ...
 
 ROOTS_URI = "warp-compile://roots"
 PARTS = (

@@ -85,3 +85,16 @@ def speed_ratio(run, other) -> float:  # type: ignore[no-untyped-def]
     """
     a, b = (sum(p.ms for p in r.pch) / len(r.pch) if r.pch else 0.0 for r in (run, other))
     return a / b if a > 0 and b > 0 else 1.0
+
+
+
+def wall_of(report, finding) -> float:  # type: ignore[no-untyped-def]
+    """A finding's estimate back on the wall clock of the builds it sums: probe/pricing.py restates such a sum on the
+    CPU clock by the CPU share (CPU over wall) of the builds its evidence names; this undoes that, so a test can check
+    which builds were counted against the builds' own wall times."""
+    est = finding.estimated_saving_ms or 0.0
+    if finding.saving_clock != "compile_cpu":
+        return est
+    seqs = {s for ev in finding.evidence for s in ev.builds}
+    builds = [b for b in report.builds if b.seq in seqs and b.status == "compiled"]
+    return est * sum(b.ms for b in builds) / sum(b.cpu_ms for b in builds)

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import alive as _alive
-from warp_compile import cli
+from warp_compile.cli import app as cli
 from warp_compile.cli import main
 from warp_compile.probe import knowledge
 
@@ -337,7 +337,7 @@ def test_terminated_maps_to_128_plus_signal(monkeypatch, capsys):
     def terminated(ns: argparse.Namespace) -> int:
         raise cli.Terminated(signal.SIGTERM)
 
-    monkeypatch.setattr("warp_compile.cmd_explain.run", terminated)  # register() binds it when main builds the parser
+    monkeypatch.setattr("warp_compile.cli.cmd_explain.run", terminated)  # bound when main builds the parser
     assert main(["explain", "CS-3"]) == 143
     assert "interrupted; the measured process tree was stopped" in capsys.readouterr().err
 

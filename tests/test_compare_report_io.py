@@ -12,7 +12,7 @@ from tests.test_compare import report
 from warp_compile.cli import main
 from warp_compile.probe.errors import ReportError, UsageError
 from warp_compile.probe.models import Report, Warn, WarningCode, warn
-from warp_compile.probe.render import warnings as render_warnings
+from warp_compile.probe.models import warnings as render_warnings
 from warp_compile.probe.render.report import render_report
 from warp_compile.probe.render.summary import render_summary
 from warp_compile.probe.summary import summarize

@@ -295,3 +295,18 @@ def test_saved_reports_correct_their_cpu_clocks_by_the_cpu_drift_not_the_wall_dr
     assert c.clock_basis == "cpu" and head is not None and head.drift_corrected
     assert head.after.median == pytest.approx(head.before.median, rel=0.005)  # divided by 1.02, not by 2
     assert c.verdict not in ("IMPROVED", "REGRESSION"), c.reason
+
+
+def test_the_warm_cpu_clock_reads_the_warm_runs_compile_counts() -> None:
+    """A cache fix decided on warm CPU with two samples per arm: the warm run stopped compiling, so the timed fall
+    is the work moving, not noise (the thin-timing discount must read the warm run's counts for it, as for warm
+    wall)."""
+    from warp_compile.probe.compare.verdict import _work_direction
+    from warp_compile.probe.models.comparison import Count, Structure
+
+    st = Structure(identities=Count(before=1, after=1), modules=Count(before=1, after=1),
+                   generated_source_bytes=Count(before=10, after=10), lto_artifacts=Count(before=0, after=0),
+                   compiled_events=Count(before=1, after=1), warm_compiled_events=Count(before=1, after=0),
+                   headers=Count(before=1, after=1), identical_work=True)
+    assert _work_direction(st, "warm_cpu") == _work_direction(st, "warm_wall") == -1
+    assert _work_direction(st, "compile_cpu") == 0

@@ -14,9 +14,9 @@ import pytest
 from tests.helpers import ROOT, warp110_python
 from warp_compile.probe.diagnose import diagnose
 from warp_compile.probe.edits import SourceView
+from warp_compile.probe.fmt import fmt_ms
 from warp_compile.probe.measure import measure
 from warp_compile.probe.models import Report
-from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules.cuda_pricing import startup
 from warp_compile.probe.scan import scan
 

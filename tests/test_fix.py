@@ -16,16 +16,8 @@ from tests.test_compare import build, report
 from warp_compile.probe.compare.multiarm import Arm, multiarm_compare
 from warp_compile.probe.edits import SourceView, insert_before, replace_lines
 from warp_compile.probe.errors import UsageError
-from warp_compile.probe.fix import (
-    Engine,
-    FixOptions,
-    finding_keys,
-    launcher_command,
-    map_command,
-    plan,
-    run_fix,
-    to_write,
-)
+from warp_compile.probe.fix import Engine, FixOptions, launcher_command, map_command, run_fix
+from warp_compile.probe.fix_plan import finding_keys, plan, to_write
 from warp_compile.probe.models import EntryPoint
 from warp_compile.probe.models.diagnosis import Diagnosis, Edit, Finding, UpstreamReport
 from warp_compile.probe.settings_fix import add_settings_edits
@@ -468,7 +460,7 @@ def test_a_combination_with_a_review_part_is_review_and_the_automatic_fix_alone_
 
 
 def test_diagnose_diff_names_each_finding_without_an_edit_and_why(tmp_path: Path) -> None:
-    from warp_compile.cmd_diagnose import diff_text
+    from warp_compile.cli.cmd_diagnose import diff_text
 
     root = _project(tmp_path)
     findings = [_finding("CS-10", [_settings_edit(root)], applicability="automatic"),

@@ -56,7 +56,7 @@ def test_the_cache_shape_keeps_the_cache_keeps_rebuild_and_offers_no_header_fix(
     assert any(r.mechanism == "CS-12" and "priced in the state CS-2" in r.signal for r in diagnosis.ruled_out)
     assert all("CS-12" not in c.key for c in result.next_round)  # not offered on the kept tree either
     (cs2,) = result.candidates
-    assert cs2.improved and cs2.behaviour is not None and cs2.behaviour.kept
+    assert cs2.improved and cs2.behaviour is not None and cs2.behaviour.kept, (cs2.verdict, cs2.verdict_reason)
     assert all(k.ok for k in cs2.behaviour.kept) and cs2.behaviour.kept[0].argv == ["--rebuild"]
     assert result.applied == ["CS-2"]
     assert (root / "keeper" / "maintenance.py").read_text() == before  # --rebuild still clears the cache
@@ -67,7 +67,7 @@ def test_the_cache_shape_keeps_the_cache_keeps_rebuild_and_offers_no_header_fix(
 
 def test_write_without_the_flag_holds_a_review_fix_back() -> None:
     """--write alone takes automatic fixes only (ruff's --unsafe-fixes convention); a proven review fix is named."""
-    from warp_compile.probe.fix import held_back, to_write
+    from warp_compile.probe.fix_plan import held_back, to_write
     from warp_compile.probe.models.fix import Behaviour, CandidateFix, FixResult
 
     def cand(key: str, applicability: str, saving: float) -> CandidateFix:

@@ -66,8 +66,14 @@ def test_a_settings_fix_is_proven_the_output_changer_rejected_and_write_writes_t
     assert {k for k in after if after[k] != before.get(k)} == {"main.py"} and set(after) == set(before)
     assert b"SCALE = 0.5" in after["main.py"]  # the rejected edit was not written
     # the costs are counted: the diagnosis run (2), 3 samples of each candidate and 2 more of the baseline
-    # (cold + warm each), and the must-keep runs of the improved fix (original + fixed)
-    assert result.costs.reused_diagnosis_sample and result.costs.program_runs == 2 + 2 * (3 + 3 + 2) + 2
+    # (cold + warm each), and the must-keep runs of the improved fix (original + fixed); then the next round on the
+    # kept tree: its own 3 samples and 3 of each finding that now applies (the header once CS-10 left one module)
+    measured = [c for c in result.next_round if c.status == "measured"]
+    assert all(c.on_top_of == "CS-10" for c in result.next_round)
+    next_round = 2 * 3 * (1 + len(measured)) if measured else 0
+    assert result.costs.reused_diagnosis_sample and result.costs.program_runs == 2 + 2 * (3 + 3 + 2) + 2 + next_round
+    # a review fix of the next round is held back from --write without --unsafe-fixes
+    assert all(c.applicability != "review" or c.key not in result.applied for c in result.next_round)
     (root / "main.py").write_bytes(before["main.py"])
 
 

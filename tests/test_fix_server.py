@@ -61,7 +61,7 @@ def test_cli_fix_json_and_bad_input(tmp_path: Path, capsys, monkeypatch) -> None
 
 
 def test_diagnose_diff_prints_every_finding_edit_as_one_unified_diff(tmp_path: Path) -> None:
-    from warp_compile.cmd_diagnose import diff_text
+    from warp_compile.cli.cmd_diagnose import diff_text
     from warp_compile.probe.models.diagnosis import Diagnosis, Edit, Finding
 
     proj = _tree(tmp_path)
@@ -79,8 +79,8 @@ def test_diagnose_diff_prints_every_finding_edit_as_one_unified_diff(tmp_path: P
 
 
 def test_cli_unsafe_fixes_reaches_the_engine_and_is_off_by_default() -> None:
-    from warp_compile.cli import build_parser
-    from warp_compile.cmd_fix import options_from
+    from warp_compile.cli.app import build_parser
+    from warp_compile.cli.cmd_fix import options_from
 
     parser = build_parser()
     assert options_from(parser.parse_args(["fix", "--write"])).unsafe_fixes is False

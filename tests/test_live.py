@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from warp_compile.io import progress_printer
+from warp_compile.cli.io import progress_printer
 from warp_compile.probe.live import LiveProgress
 
 
@@ -80,7 +80,7 @@ def test_printer_plain_lines_off_a_terminal_and_a_status_line_on_one(capsys) -> 
     status = progress_printer(live=True)
     status("sample 1: cold run")
     status("sample 1 cold: compiling a (1 of ?)")
-    from warp_compile.io import end_progress
+    from warp_compile.cli.io import end_progress
 
     end_progress()
     err = capsys.readouterr().err

@@ -9,9 +9,7 @@ import pytest
 
 from tests.golden_render import FIXTURES, _load_report
 from warp_compile.probe.diagnose import diagnose
-from warp_compile.probe.models import Build, Trigger
-from warp_compile.probe.render.diagnosis import render_text
-from warp_compile.probe.render.fmt import (
+from warp_compile.probe.fmt import (
     fmt_ms,
     fmt_span,
     pch_count,
@@ -21,6 +19,8 @@ from warp_compile.probe.render.fmt import (
     trigger_text,
     warp_text,
 )
+from warp_compile.probe.models import Build, Trigger
+from warp_compile.probe.render.diagnosis import render_text
 from warp_compile.probe.render.report import render_report
 from warp_compile.probe.render.summary import render_summary
 from warp_compile.probe.scan import scan
@@ -123,7 +123,7 @@ def test_no_other_millisecond_formatter_under_probe() -> None:
     found = []
     for path in sorted((ROOT / "probe").rglob("*.py")):
         rel = path.relative_to(ROOT).as_posix()
-        if rel == "probe/render/fmt.py" or rel in pending:
+        if rel == "probe/fmt.py" or rel in pending:
             continue
         for m in re.finditer(r"^\s*def (\w*(?:fmt\w*|_ms))\(.*\)\s*->\s*str\s*:", path.read_text(), re.MULTILINE):
             found.append(f"{rel}: {m.group(1)}")

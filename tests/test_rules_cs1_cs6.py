@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import speed_ratio, synth_build
+from tests.helpers import speed_ratio, synth_build, wall_of
 from tests.helpers import warp110_python as _warp110_python
 from warp_compile.probe.diagnose import arbitrate, diagnose, diagnose_command
 from warp_compile.probe.hashdiff import explain_changes
@@ -553,7 +553,7 @@ def test_real_late_registration_is_one_finding_sized_by_the_first_build(tmp_path
     assert report.failed_samples == 0, report.warnings
     (f,) = cs(d, "CS-6")
     superseded, rebuilds = _superseded_ms(report, "proj.kernels")
-    assert f.estimated_saving_ms == pytest.approx(superseded, abs=0.1) and _first_is_smaller(report)
+    assert wall_of(report, f) == pytest.approx(superseded, abs=0.2) and _first_is_smaller(report)
     call = _line(LATE, "    register_precisions()", nth=2)
     assert (f.locations[0].file, f.locations[0].line) == ("proj/stages.py", call)
     assert f"move the call at proj/stages.py:{call} above line {call - 1}" in f.fix
@@ -569,7 +569,7 @@ def test_real_lazy_instances_keep_the_launch_advice_and_add_up(tmp_path: Path) -
     assert all("wp.overload(" in f.fix and "at module scope" in f.fix for f in found)
     assert all("ran after the module loaded" not in f.title for f in found)
     superseded, _ = _superseded_ms(report, "proj.kernels")
-    assert sum(f.estimated_saving_ms or 0.0 for f in found) == pytest.approx(superseded, abs=0.5)
+    assert sum(wall_of(report, f) for f in found) == pytest.approx(superseded, abs=0.5)
     rebuilds = [e.builds[1] for f in found for e in f.evidence if len(e.builds) == 2 and "rebuilt" in e.fact]
     assert len(rebuilds) == len(set(rebuilds)) == len(report.builds) - 1  # every rebuild in exactly one finding
 
@@ -586,7 +586,7 @@ def test_real_cs1_estimate_is_nearer_the_measured_effect_than_the_rebuilds(tmp_p
     assert len([b for b in report.builds if b.module == module]) == 4
     assert len([b for b in after.builds if b.module == module]) == 1
     superseded, rebuilds = _superseded_ms(report, module)
-    assert f.estimated_saving_ms == pytest.approx(superseded, abs=0.1)
+    assert wall_of(report, f) == pytest.approx(superseded, abs=0.2)
     measured = sum(b.ms for b in report.builds) - sum(b.ms for b in after.builds) * speed_ratio(report, after)
     assert abs(f.estimated_saving_ms - measured) < abs(rebuilds - measured), (f.estimated_saving_ms, rebuilds, measured)
 
@@ -602,5 +602,5 @@ def test_real_late_registration_on_warp_1_10(tmp_path: Path) -> None:
     assert report.failed_samples == 0, report.warnings
     (f,) = cs(d, "CS-6")
     superseded, rebuilds = _superseded_ms(report, "proj.kernels")
-    assert f.estimated_saving_ms == pytest.approx(superseded, abs=0.1) and _first_is_smaller(report)
+    assert wall_of(report, f) == pytest.approx(superseded, abs=0.2) and _first_is_smaller(report)
     assert f.locations[0].line == _line(LATE, "    register_precisions()", nth=2)

@@ -642,7 +642,7 @@ def test_building_the_server_does_not_import_warp(tmp_path: Path) -> None:
     code = textwrap.dedent(
         f"""
         import sys
-        from warp_compile.cli import build_parser
+        from warp_compile.cli.app import build_parser
         build_parser().parse_args(["serve", "--root", {str(tmp_path)!r}])
         from warp_compile.server.app import WarpCompileServer, create_server
         create_server([{str(tmp_path)!r}])

@@ -1,3 +1,3 @@
-from warp_compile.cli import main
+from .cli import main
 
 raise SystemExit(main())

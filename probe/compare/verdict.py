@@ -29,6 +29,7 @@ import math
 
 from warp_compile.probe import stats
 from warp_compile.probe.compare.equivalence import check_equivalence, module_hash_rows, structure
+from warp_compile.probe.fmt import fmt_num
 from warp_compile.probe.models import Build, Report, Stat, Warn, WarningCode, warn
 from warp_compile.probe.models.comparison import (
     CLOCK_TITLES,
@@ -43,7 +44,6 @@ from warp_compile.probe.models.comparison import (
     Equivalence,
     Structure,
 )
-from warp_compile.probe.render.fmt import fmt_num
 
 TIMING_FLOOR_MS = 5.0  # below this baseline median, a percentage band is meaningless: judge on counts
 MIN_TIMING_SAMPLES = 3  # fewer per arm: a timed move counts only where the work changed the same way
@@ -607,7 +607,7 @@ def _ignored(c: Clock) -> str:
 
 def _work_direction(st: Structure, clock: str) -> int:
     """-1 when the AFTER run compiled less (by compiled events), +1 when more, 0 when the counts say nothing."""
-    cnt = st.warm_compiled_events if clock in ("warm_repeat", "warm_wall") else st.compiled_events
+    cnt = st.warm_compiled_events if clock in ("warm_repeat", "warm_wall", "warm_cpu") else st.compiled_events
     if cnt.before is None or cnt.after is None or cnt.before == cnt.after:
         return 0
     return -1 if cnt.after < cnt.before else 1

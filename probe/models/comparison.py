@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import Field
 
 from warp_compile.probe.models.base import Model as _Model
+from warp_compile.probe.models.clocks import CLOCK_TITLES, CPU_TWIN  # noqa: F401 (part of this schema's API)
 from warp_compile.probe.models.report import Launch, Stat, Warn
 
 COMPARISON_SCHEMA_VERSION = 1
@@ -31,30 +32,6 @@ EXIT_CODES: dict[str, int] = {
 }
 GATE_FAILED_EXIT = 1  # --max-regression: the verdict's clock regressed by more than the allowed percentage
 
-CLOCK_TITLES: dict[str, str] = {
-    "compile_elapsed": "compile elapsed",  # cold wall - warm wall: what the user waited for compilation
-    "warm_repeat": "warm repeat",  # module time in the warm run: what every later run pays
-    "cold_module": "cold module work",  # summed module load time in the cold run (header excluded): what was built
-    "cuda_compile": "CUDA compile",  # summed --cuda-arch replay builds (sm_N via NVRTC): what a GPU run builds
-    "cold_wall": "cold wall",  # the whole cold run (empty caches)
-    "warm_wall": "warm wall",  # the whole repeat run: what every later run waits, header rebuilds included
-    "pch": "header (pch)",  # the CPU precompiled header built in the cold run
-    "native": "native compile",  # clang / NVRTC in the cold run, header excluded
-    "codegen": "codegen",  # Python -> C++/CUDA source generation in the cold run
-    # CPU clocks: user + system time of a whole run (os.wait4), and the building threads' CPU time
-    "compile_cpu": "compile CPU",  # cold run CPU - warm run CPU: what compiling cost the CPU, header included
-    "cold_module_cpu": "cold module CPU",  # summed CPU time of the cold run's builds (header excluded)
-    "cold_cpu": "cold CPU",  # the whole cold run's CPU time
-    "warm_cpu": "warm CPU",  # the whole repeat run's CPU time: what every later run costs, header rebuilds included
-    "pch_cpu": "header CPU",  # the CPU precompiled header's share of its build's CPU time
-    "native_cpu": "native compile CPU",  # the builds' native compile on their threads' CPU clock, header excluded
-    "cuda_compile_cpu": "CUDA compile CPU",  # the --cuda-arch replay builds on their thread's CPU clock
-}
-# the clock a CPU-clock comparison reads for each wall clock it sets aside (the same work, the other clock)
-CPU_TWIN: dict[str, str] = {
-    "compile_elapsed": "compile_cpu", "cold_module": "cold_module_cpu", "cold_wall": "cold_cpu",
-    "warm_wall": "warm_cpu", "pch": "pch_cpu", "native": "native_cpu", "cuda_compile": "cuda_compile_cpu",
-}
 
 
 class EffectInterval(_Model):

@@ -5,6 +5,7 @@ Read by the CLI (`diagnose --json`), the MCP server and the eval scorer: one sch
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import Field
@@ -226,3 +227,9 @@ class RuleResult(_Model):
     findings: list[Finding] = Field(default_factory=list)
     ruled_out: list[RuledOut] = Field(default_factory=list)
     not_reached: list[NotReached] = Field(default_factory=list)
+
+
+def normalize_mechanism(raw: str) -> str:
+    """`cs-3`, `CS3`, `3`, `CS 3` -> `CS-3`; anything else is kept (upper-cased) and matches nothing."""
+    m = re.fullmatch(r"\s*(?:cs)?[\s_-]*0*(\d{1,2})\s*", raw, flags=re.IGNORECASE)
+    return f"CS-{int(m.group(1))}" if m else raw.strip().upper()

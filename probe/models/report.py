@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-from enum import Enum
 from pathlib import Path
 from typing import Any, Literal
 
@@ -16,6 +15,7 @@ from pydantic import Field, ValidationError, computed_field, model_validator
 
 from warp_compile.probe.errors import ReportError, UsageError
 from warp_compile.probe.models.base import Model as _Model
+from warp_compile.probe.models.warnings import WarningCode, warning_text
 
 SCHEMA_VERSION = 1
 REPORT_KIND = "warp-compile-report"
@@ -29,50 +29,6 @@ CONTRACT_FIELDS = (
 )  # fmt: skip
 
 BuildStatus = Literal["compiled", "cached", "error", "error_no_build", "skipped_failed_build"]
-
-
-class WarningCode(str, Enum):
-    """What a warning is about. Callers decide on the code; the text is rendered from code and params at the edge
-    (`warp_compile.probe.render.warnings`), so rewording a message never changes behaviour."""
-
-    # measure (Report.warnings)
-    SAMPLES_FAILED = "samples_failed"  # failed, samples, failures [{sample, failure}]
-    HOOK_NOT_STARTED = "hook_not_started"
-    WARP_NOT_IMPORTED = "warp_not_imported"
-    WARP_MISSING = "warp_missing"  # hint: the interpreter could not import warp, and what to pass instead
-    NO_MODULE_LOADED = "no_module_loaded"
-    LOG_FALLBACK = "log_fallback"
-    HOOK_ERROR = "hook_error"  # error
-    LAUNCHES_TRUNCATED = "launches_truncated"  # recorded, total
-    CACHE_DIR_OUTSIDE = "cache_dir_outside"  # path
-    WARM_RECOMPILED = "warm_recompiled"  # modules
-    COLD_WALL_VARIES = "cold_wall_varies"
-    # compare (Comparison.warnings)
-    DIFFERENT_COMMANDS = "different_commands"  # before, after
-    DIFFERENT_SETUP = "different_setup"  # field (warp_version, python, machine, platform, tool_version), before, after
-    BEFORE_SAMPLES_FAILED = "before_samples_failed"  # failed, samples
-    FEW_SAMPLES = "few_samples"  # side, n
-    CACHE_LEFT_SANDBOX = "cache_left_sandbox"  # side
-    HOOK_ERRORS = "hook_errors"  # side, count, first
-    HOOK_MODES_DIFFER = "hook_modes_differ"  # before, after
-    LAUNCH_PREFIX_CHECKED = "launch_prefix_checked"  # checked, total
-    BEFORE_BUILD_ERRORS = "before_build_errors"  # count, module
-    NOT_SETTLED = "not_settled"  # pairs
-    TENTATIVE = "tentative"  # clocks
-    SETTLED_DIFFERS = "settled_differs"  # settled, verdict
-    EXPERIMENT_NOT_APPLIED = "experiment_not_applied"  # settings (the `try` settings that did not take)
-    DRIFT_CORRECTED = "drift_corrected"  # factor, band, yardstick: saved reports judged on drift-corrected clocks
-    DRIFT_UNCORRECTED = "drift_uncorrected"  # reason: no trustworthy drift estimate between two saved reports
-    CACHE_DIR_OWN = "cache_dir_own"  # path: the app set its own kernel cache dir, inside the sandbox's temp root
-    # server
-    PYTHON_RESOLVED = "python_resolved"  # name, path, advice: a bare `python` in command[0] resolved on PATH
-    # diagnose (Diagnosis.warnings)
-    RULE_SKIPPED = "rule_skipped"  # rule, why
-    RULE_FAILED = "rule_failed"  # rule, mechanism, error
-    RULE_CLAIMS_FAILED = "rule_claims_failed"  # rule, error: it could not declare the rebuilds it explains
-    NO_SOURCE_SCAN = "no_source_scan"  # cwd: set when the report's cwd was not a directory inside the allowed roots
-    # a warning read from an older report that stored only its text
-    TEXT = "text"  # text
 
 
 class Warn(_Model):
@@ -90,9 +46,7 @@ class Warn(_Model):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def message(self) -> str:
-        from warp_compile.probe.render.warnings import warning_text
-
-        return warning_text(self)
+        return warning_text(self.code, self.params)
 
 
 def warn(code: WarningCode, **params: Any) -> Warn:

@@ -8,9 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from warp_compile.probe import stats
+from warp_compile.probe.fmt import fmt_num
 from warp_compile.probe.models.comparison import CLOCK_TITLES, Clock, Comparison
-from warp_compile.probe.render.fmt import fmt_num
-from warp_compile.probe.render.warnings import warning_text
 
 
 def render_comparison(c: Comparison) -> str:
@@ -155,7 +154,7 @@ def render_comparison(c: Comparison) -> str:
     if c.warnings:
         lines.append("")
         lines.append("Warnings:")
-        lines.extend(f"  - {warning_text(w)}" for w in c.warnings)
+        lines.extend(f"  - {w.message}" for w in c.warnings)
     return "\n".join(lines) + "\n"
 
 

@@ -9,9 +9,8 @@ from __future__ import annotations
 import ast
 import textwrap
 
+from warp_compile.probe.fmt import fmt_ms, pch_count, plural, warp_text
 from warp_compile.probe.models.diagnosis import Diagnosis, Finding, HashChange, MeasuredSaving
-from warp_compile.probe.render.fmt import fmt_ms, pch_count, plural, warp_text
-from warp_compile.probe.render.warnings import warning_text
 
 # ---------------------------------------------------------------------------------------------- hash changes
 
@@ -193,5 +192,5 @@ def render_text(d: Diagnosis) -> str:
         lines += [ln for r in d.not_reached for ln in _wrap(r.reason, "  ", f"{r.mechanism:<6} ")]
     if d.warnings:
         lines += ["", "Warnings:"]
-        lines += [ln for w in d.warnings for ln in _wrap(warning_text(w), "  ", "- ")]
+        lines += [ln for w in d.warnings for ln in _wrap(w.message, "  ", "- ")]
     return "\n".join(lines).rstrip() + "\n"

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from warp_compile.probe.experiment import TryResult, describe
+from warp_compile.probe.models.experiment import TryResult, describe
+from warp_compile.probe.render.comparison import render_comparison as comparison_text
 
 
 def render_try(r: TryResult) -> str:
-    from warp_compile.probe.render.comparison import render_comparison as comparison_text
-
     lines = [f"warp-compile try: {describe(r.settings)}"]
     took = ", ".join(f"{k} {v}" for k, v in r.applied.items()) or "nothing reported by the hook"
     lines.append(f"  in the measured process: {took}")

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+from warp_compile.probe.fmt import pch_count, short_path, stat_text, trigger_text, warp_text
 from warp_compile.probe.models import Build, Report, Stat
-from warp_compile.probe.render.fmt import pch_count, short_path, stat_text, trigger_text, warp_text
-from warp_compile.probe.render.warnings import warning_text
 
 
 def _stat(s: Stat) -> str:
@@ -96,7 +95,7 @@ def render_report(r: Report) -> str:
     if r.warnings:
         lines.append("")
         for w in r.warnings:
-            lines.append(f"  warning: {warning_text(w)}")
+            lines.append(f"  warning: {w.message}")
     return "\n".join(lines)
 
 

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from warp_compile.probe.render.fmt import stat_text, warp_text
-from warp_compile.probe.render.warnings import warning_text
-from warp_compile.probe.summary import ClockSummary, MeasureSummary
+from warp_compile.probe.fmt import stat_text, warp_text
+from warp_compile.probe.models.summary import ClockSummary, MeasureSummary
 
 
 def _c(c: ClockSummary) -> str:
@@ -32,7 +31,7 @@ def render_summary(s: MeasureSummary, builds: int = 5) -> str:
     for f in s.sample_failures:
         out.append(f"  failed: {f}")
     for w in s.warnings:
-        out.append(f"  warning: {warning_text(w)}")
+        out.append(f"  warning: {w.message}")
     if s.report_uri:
         out.append(f"  full report: {s.report_uri}" + (f" (also written to {s.json_path})" if s.json_path else ""))
     elif s.json_path:

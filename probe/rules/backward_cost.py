@@ -8,17 +8,42 @@ from this project's calibration (knowledge/CS-10.md), scaled to the machine by t
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from warp_compile.probe.fmt import fmt_ms
 from warp_compile.probe.models import Build
-from warp_compile.probe.render.fmt import fmt_ms
+from warp_compile.probe.models.scan import KernelDef, TapeFact
 from warp_compile.probe.rules.helpers import is_cpu, pch_off
 from warp_compile.probe.stats import overlap_factor
 
 if TYPE_CHECKING:
     from warp_compile.probe.rules.context import RuleContext
-    from warp_compile.probe.rules.unused_backward import _Module
+
+@dataclass
+class BackwardModule:
+    """One Warp module as CS-10 sees it: its builds, kernels, adjoint launches and the tapes that reach it."""
+
+    name: str
+    builds: list[Build] = field(default_factory=list)  # the builds that remain once rebuilds are fixed
+    superseded: list[Build] = field(default_factory=list)  # earlier compiled builds a rebuild replaced
+    keys: set[str] = field(default_factory=set)
+    defs: list[KernelDef] = field(default_factory=list)
+    adjoint_launches: int = 0
+    tapes: list[TapeFact] = field(default_factory=list)
+    taped_kernels: set[str] = field(default_factory=set)
+    unreached_tapes: list[TapeFact] = field(default_factory=list)  # tapes in files this command never imported
+    tapes_measured: bool = False  # reachability of the tapes came from the hook's record, not the scan alone
+    late: bool = False
+
+    @property
+    def seqs(self) -> list[int]:
+        return sorted(b.seq for b in self.builds)
+
+    @property
+    def ms(self) -> float:
+        return sum(b.ms for b in self.builds)
+
 
 # The fixed per-module part of a CPU native compile, measured by this project (knowledge/CS-10.md, Figures) on a
 # 2-core x86_64 VM: first Warp version a row applies to, then (fixed ms, native ms of the smallest module measured:
@@ -136,7 +161,7 @@ def _build_saving(b: Build, fixed: dict[tuple[str, bool], Fixed]) -> float | Non
     return (variable + b.codegen_ms) * b.backward_source_bytes / b.source_bytes
 
 
-def estimate_saving(targets: list[_Module], fixed: dict[tuple[str, bool], Fixed]) -> float | None:
+def estimate_saving(targets: list[BackwardModule], fixed: dict[tuple[str, bool], Fixed]) -> float | None:
     """Compile time attributable to adjoint code: per remaining build, the adjoint share of its source times the
     size-dependent part of its native compile plus its codegen."""
     total = 0.0
@@ -153,7 +178,7 @@ def estimate_saving(targets: list[_Module], fixed: dict[tuple[str, bool], Fixed]
     return total
 
 
-def bytes_share(targets: list[_Module]) -> str:
+def bytes_share(targets: list[BackwardModule]) -> str:
     back = sum(b.backward_source_bytes or 0 for m in targets for b in m.builds if b.status == "compiled")
     src = sum(b.source_bytes for m in targets for b in m.builds if b.status == "compiled")
     return f"{back:,} of {src:,} bytes, {back / src:.0%}" if src else "unknown"

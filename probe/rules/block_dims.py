@@ -16,10 +16,10 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
+from warp_compile.probe.fmt import fmt_ms
 from warp_compile.probe.models import Build, CudaBuild, Report
 from warp_compile.probe.models.diagnosis import Evidence, Finding, Location, NotReached, RuledOut, RuleResult
 from warp_compile.probe.models.scan import KernelDef, LaunchFact, ScanFacts
-from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules import cuda_pricing as cp
 from warp_compile.probe.rules import cuda_replay as cr
 from warp_compile.probe.rules.block_split import plan_split, preload_block_dim

@@ -21,6 +21,7 @@ from warp_compile.probe.models.diagnosis import Cause, Evidence, HashChange, Loc
 from warp_compile.probe.models.scan import CREATION_OPTIONS, CallFact, ConfigSetFact, ImportRef, KernelDef, ScanFacts
 from warp_compile.probe.rules.helpers import (  # noqa: F401 (fmt_ms, norm_value, warp_key re-exported)
     fmt_ms,
+    is_entry,
     norm_value,
     reached,
     severity_of_share,
@@ -209,7 +210,7 @@ def late_config_assignments(ctx: RuleContext) -> list[LateConfig]:
     for c in scan.config_sets:
         if not (c.copied_at_module_creation or c.name in CREATION_OPTIONS):
             continue
-        if reached(ctx, c.file) is False:
+        if reached(ctx, c.file) is False and not is_entry(ctx, c.file):
             continue  # a file the measured run never imported: its assignment is no deadline of this run
         refs: list[ImportRef] = []
         seen: set[tuple[str, int]] = set()

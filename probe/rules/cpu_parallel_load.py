@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import re
 
+from warp_compile.probe.fmt import fmt_ms, fmt_span
 from warp_compile.probe.models import ApiCall, Build
 from warp_compile.probe.models.diagnosis import Edit, Evidence, Finding, Location, RuleResult, UpstreamReport
 from warp_compile.probe.models.scan import LoadCallFact, SettingFact
-from warp_compile.probe.render.fmt import fmt_ms, fmt_span
 from warp_compile.probe.rules import cuda_edits as ce
 from warp_compile.probe.rules.context import RuleContext, dedupe_locations
 from warp_compile.probe.rules.helpers import is_cpu, ruled_out

@@ -12,9 +12,9 @@ building threads' CPU time alike (one sample each side, on a machine that may be
 
 from __future__ import annotations
 
+from warp_compile.probe.fmt import fmt_ms
 from warp_compile.probe.models import CudaBuild, Report
 from warp_compile.probe.models.diagnosis import Evidence, Finding, NotReached, RuledOut, RuleResult
-from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules import cuda_pricing
 from warp_compile.probe.rules.context import RuleContext
 from warp_compile.probe.rules.helpers import severity_of_share

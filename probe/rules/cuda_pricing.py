@@ -14,9 +14,9 @@ import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from warp_compile.probe.fmt import fmt_ms
 from warp_compile.probe.models import CudaBuild, Report
 from warp_compile.probe.models.diagnosis import Evidence, NotReached, RuledOut, RuleResult
-from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules.context import RuleContext
 from warp_compile.probe.rules.helpers import MEDIUM_SHARE, severity_of_share
 

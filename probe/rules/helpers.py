@@ -12,8 +12,9 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from warp_compile.probe.fmt import fmt_ms  # noqa: F401 (re-exported for the rules)
 from warp_compile.probe.models import Build
 from warp_compile.probe.models.diagnosis import (
     Cause,
@@ -24,11 +25,31 @@ from warp_compile.probe.models.diagnosis import (
     RuleResult,
     UpstreamReport,
 )
-from warp_compile.probe.render.fmt import fmt_ms  # noqa: F401 (re-exported for the rules)
 from warp_compile.probe.stats import band, median
 
 if TYPE_CHECKING:
-    from warp_compile.probe.rules.context import RuleContext
+    from pathlib import Path
+
+    from warp_compile.probe.edits import SourceView
+    from warp_compile.probe.models import Report
+
+
+class RuleContext(Protocol):
+    """What these helpers read of a rule's context (rules/context.py's RuleContext, which imports this module):
+    named here as a protocol so the two modules do not import each other."""
+
+    report: Report
+    changes: list[HashChange]
+    root: Path | None
+    sources: SourceView
+    memo: dict[str, Any]
+
+    def owner(self, change: HashChange) -> str | None: ...
+
+    def rel(self, file: str) -> str: ...
+
+    @property
+    def cold_compile_total(self) -> float: ...
 
 __all__ = [
     "Claim",
@@ -260,6 +281,18 @@ def reached(ctx: RuleContext, file: str) -> bool | None:
     base = str(ctx.root) if ctx.root is not None else ctx.report.cwd
     path = file if file.startswith("/") else f"{base.rstrip('/')}/{file}"
     return _norm_path(path) in norm
+
+
+def is_entry(ctx: RuleContext, file: str) -> bool:
+    """Is `file` the measured command's entry file? A script run as `python x.py` (or a package's __main__.py under
+    `python -m`) runs as __main__, which the hook's record of imported files leaves out, though its module-level
+    statements ran."""
+    entry = ctx.report.entry
+    if entry is None or not entry.file:
+        return False
+    base = str(ctx.root) if ctx.root is not None else ctx.report.cwd
+    path = file if file.startswith("/") else f"{base.rstrip('/')}/{file}"
+    return _norm_path(path) == _norm_path(entry.file)
 
 
 def _norm_path(path: str) -> str:

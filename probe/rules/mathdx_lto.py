@@ -9,10 +9,10 @@ only); the reason names the tile op sites.
 
 from __future__ import annotations
 
+from warp_compile.probe.fmt import fmt_ms
 from warp_compile.probe.models import Build
 from warp_compile.probe.models.diagnosis import Edit, Evidence, Finding, Location, NotReached, RuledOut, RuleResult
 from warp_compile.probe.models.scan import ScanFacts, TileOpFact
-from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules import cuda_edits as ce
 from warp_compile.probe.rules import cuda_replay as cr
 from warp_compile.probe.rules.context import RuleContext

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 
+from warp_compile.probe.fmt import fmt_ms
 from warp_compile.probe.models import Build, PchBuild
 from warp_compile.probe.models.diagnosis import (
     Applicability,
@@ -28,7 +29,6 @@ from warp_compile.probe.models.diagnosis import (
     RuleResult,
 )
 from warp_compile.probe.models.scan import SettingFact
-from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules import cuda_pricing
 from warp_compile.probe.rules.backward_cost import concurrency
 from warp_compile.probe.rules.context import RuleContext

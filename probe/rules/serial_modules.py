@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from warp_compile.probe.fmt import fmt_ms
 from warp_compile.probe.models import Build, CudaConcurrent
 from warp_compile.probe.models.diagnosis import Evidence, Finding, NotReached, RuledOut, RuleResult
-from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules import cuda_replay as cr
 from warp_compile.probe.rules.context import RuleContext
 from warp_compile.probe.rules.cpu_parallel_load import parallel_value

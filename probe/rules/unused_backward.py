@@ -34,9 +34,10 @@ Two shapes of the fix, always scoped to the application, never a library edit:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from warp_compile.probe.edits import reuse_warp_import, top_insert
+from warp_compile.probe.fmt import fmt_ms
 from warp_compile.probe.models import Build
 from warp_compile.probe.models.diagnosis import Applicability, Edit, Evidence, Finding, Location, RuledOut, RuleResult
 from warp_compile.probe.models.scan import (
@@ -48,10 +49,16 @@ from warp_compile.probe.models.scan import (
     ScanFacts,
     TapeFact,
 )
-from warp_compile.probe.render.fmt import fmt_ms
 from warp_compile.probe.rules import context as _context
 from warp_compile.probe.rules import cuda_pricing
-from warp_compile.probe.rules.backward_cost import build_kind, bytes_share, concurrency, estimate_saving, fixed_parts
+from warp_compile.probe.rules.backward_cost import (
+    BackwardModule,
+    build_kind,
+    bytes_share,
+    concurrency,
+    estimate_saving,
+    fixed_parts,
+)
 from warp_compile.probe.rules.backward_paths import differentiation, paths_text
 from warp_compile.probe.rules.context import RuleContext
 from warp_compile.probe.rules.entry_fix import (
@@ -76,29 +83,6 @@ from warp_compile.probe.rules.helpers import (
 )
 
 MECHANISM = "CS-10"
-
-
-@dataclass
-class _Module:
-    name: str
-    builds: list[Build] = field(default_factory=list)  # the builds that remain once rebuilds are fixed
-    superseded: list[Build] = field(default_factory=list)  # earlier compiled builds a rebuild replaced
-    keys: set[str] = field(default_factory=set)
-    defs: list[KernelDef] = field(default_factory=list)
-    adjoint_launches: int = 0
-    tapes: list[TapeFact] = field(default_factory=list)
-    taped_kernels: set[str] = field(default_factory=set)
-    unreached_tapes: list[TapeFact] = field(default_factory=list)  # tapes in files this command never imported
-    tapes_measured: bool = False  # reachability of the tapes came from the hook's record, not the scan alone
-    late: bool = False
-
-    @property
-    def seqs(self) -> list[int]:
-        return sorted(b.seq for b in self.builds)
-
-    @property
-    def ms(self) -> float:
-        return sum(b.ms for b in self.builds)
 
 
 MIN_SHARE = MEDIUM_SHARE  # below this share of the cold compile (or inside its noise) it is not worth a finding
@@ -265,13 +249,13 @@ def _parents_reach_kernels(scan: ScanFacts, entry: ModuleInfo) -> list[str]:
     return out
 
 
-def _collect(ctx: RuleContext) -> dict[str, _Module]:
+def _collect(ctx: RuleContext) -> dict[str, BackwardModule]:
     remaining, superseded = _remaining(ctx)
-    mods: dict[str, _Module] = {}
+    mods: dict[str, BackwardModule] = {}
     for b in remaining:
         if not _has_backward(b):
             continue
-        m = mods.setdefault(b.module, _Module(b.module))
+        m = mods.setdefault(b.module, BackwardModule(b.module))
         m.builds.append(b)
     for b in superseded:
         m = mods.get(b.module)
@@ -298,7 +282,7 @@ def _collect(ctx: RuleContext) -> dict[str, _Module]:
     return mods
 
 
-def _tape_text(m: _Module) -> str:
+def _tape_text(m: BackwardModule) -> str:
     parts = []
     for t in m.tapes:
         rec = sorted(set(t.launched_kernels) | set(t.indirect_kernels))
@@ -307,7 +291,7 @@ def _tape_text(m: _Module) -> str:
     return "; ".join(parts)
 
 
-def _ruled_out_for(m: _Module) -> RuledOut:
+def _ruled_out_for(m: BackwardModule) -> RuledOut:
     why = []
     if m.adjoint_launches:
         why.append(f"{m.adjoint_launches} adjoint launch(es) of its kernels were measured")
@@ -417,7 +401,7 @@ def _evaluate(ctx: RuleContext) -> RuleResult:
         return ruled_out(MECHANISM, signal)
 
     ruled: list[RuledOut] = []
-    targets: list[_Module] = []
+    targets: list[BackwardModule] = []
     for m in mods.values():
         if m.adjoint_launches or m.tapes:
             ruled.append(_ruled_out_for(m))

@@ -3,26 +3,26 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import re
 import signal
 import sys
 
 from warp_compile import __version__
-from warp_compile.io import CLIP, clip, clip_path, end_progress
+from warp_compile.cli import cmd_compare, cmd_diagnose, cmd_eval, cmd_explain, cmd_fix, cmd_measure, cmd_serve, cmd_try
+from warp_compile.cli.io import CLIP, clip, clip_path, end_progress
 from warp_compile.probe.errors import WarpCompileError
 
 # subcommand -> module providing register(subparsers) and run(namespace) -> int
 COMMANDS = {
-    "measure": "warp_compile.cmd_measure",
-    "compare": "warp_compile.cmd_compare",
-    "diagnose": "warp_compile.cmd_diagnose",
-    "explain": "warp_compile.cmd_explain",
-    "serve": "warp_compile.cmd_serve",
-    "eval": "warp_compile.cmd_eval",
-    "try": "warp_compile.cmd_try",
-    "fix": "warp_compile.cmd_fix",
+    "measure": cmd_measure,
+    "compare": cmd_compare,
+    "diagnose": cmd_diagnose,
+    "explain": cmd_explain,
+    "serve": cmd_serve,
+    "eval": cmd_eval,
+    "try": cmd_try,
+    "fix": cmd_fix,
 }
 
 
@@ -55,13 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"warp-compile {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for modname in COMMANDS.values():
-        try:
-            mod = importlib.import_module(modname)
-        except ModuleNotFoundError as exc:
-            if exc.name == modname:
-                continue  # subcommand not built yet
-            raise
+    for mod in COMMANDS.values():
         mod.register(sub)
     return parser
 

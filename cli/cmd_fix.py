@@ -12,9 +12,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from warp_compile.cli_args import add_command, add_timeout_quiet
-from warp_compile.cmd_measure import cuda_arch
-from warp_compile.io import check_dir, check_json_dest, clip_path, emit, progress_printer
+from warp_compile.cli.args import add_command, add_timeout_quiet
+from warp_compile.cli.cmd_measure import cuda_arch
+from warp_compile.cli.io import check_dir, check_json_dest, clip_path, emit, progress_printer
 from warp_compile.probe.errors import UsageError
 
 USAGE = """\
@@ -97,7 +97,8 @@ def options_from(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 
 def run(ns: argparse.Namespace) -> int:
-    from warp_compile.probe.fix import run_fix, to_write
+    from warp_compile.probe.fix import run_fix
+    from warp_compile.probe.fix_plan import to_write
     from warp_compile.probe.measure import check_inputs
     from warp_compile.probe.render.fix import render_fix
 

@@ -12,6 +12,20 @@ from collections.abc import Callable
 
 from warp_compile.probe.models import Build
 
+CLIP = 80  # characters of user input (a query, an id) echoed in an error line
+PATH_CLIP = 160  # a path is worth more of the line, but not 100,000 characters of it
+
+
+def clip(text: object, limit: int = CLIP) -> str:
+    """User input as echoed in a one-line error: newlines escaped, at most `limit` characters (then an ellipsis)."""
+    s = str(text).replace("\r", "\\r").replace("\n", "\\n")
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def clip_path(path: object) -> str:
+    return clip(path, PATH_CLIP)
+
+
 EMPTY = "-"
 """What a missing figure prints as (a clock with no successful sample, a stage that did not run)."""
 

@@ -14,8 +14,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from warp_compile.cli_args import add_command, add_timeout_quiet
-from warp_compile.io import check_dir, check_json_dest, clip_path, emit
+from warp_compile.cli.args import add_command, add_timeout_quiet
+from warp_compile.cli.io import check_dir, check_json_dest, clip_path, emit
 from warp_compile.probe.errors import UsageError
 
 USAGE = """\

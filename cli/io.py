@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import atexit
-import json
 import math
 import os
 import shutil
@@ -17,19 +16,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from warp_compile.probe.errors import UsageError
-
-CLIP = 80  # characters of user input (a query, an id) echoed in an error line
-PATH_CLIP = 160  # a path is worth more of the line, but not 100,000 characters of it
-
-
-def clip(text: object, limit: int = CLIP) -> str:
-    """User input as echoed in a one-line error: newlines escaped, at most `limit` characters (then an ellipsis)."""
-    s = str(text).replace("\r", "\\r").replace("\n", "\\n")
-    return s if len(s) <= limit else s[: limit - 1] + "…"
-
-
-def clip_path(path: object) -> str:
-    return clip(path, PATH_CLIP)
+from warp_compile.probe.fmt import CLIP, PATH_CLIP, clip, clip_path  # noqa: F401 (the CLI's input checks)
+from warp_compile.probe.jsonio import why, write_json  # noqa: F401 (emit, and the subcommands)
 
 
 def seconds(text: str) -> float:
@@ -43,10 +31,6 @@ def seconds(text: str) -> float:
     return value
 
 
-def _why(exc: OSError) -> str:
-    return exc.strerror or str(exc)
-
-
 def check_dir(value: str, what: str) -> Path:
     """An existing directory given by the user (`what` names the option); returns it resolved."""
     p = Path(value).expanduser()
@@ -54,7 +38,7 @@ def check_dir(value: str, what: str) -> Path:
         ok = p.is_dir()
         resolved = p.resolve() if ok else p
     except OSError as exc:  # e.g. a name too long for the file system
-        raise UsageError(f"{what} {clip_path(value)}: {_why(exc)}") from None
+        raise UsageError(f"{what} {clip_path(value)}: {why(exc)}") from None
     if not ok:
         raise UsageError(f"{what} {clip_path(value)}: not a directory")
     return resolved
@@ -94,27 +78,12 @@ def check_json_dest(dest: str | None, inputs: Iterable[str] = ()) -> None:
         if not path.exists() and not os.access(parent, os.W_OK | os.X_OK):
             raise UsageError(f"cannot write {shown}: permission denied in {clip_path(parent)}")
     except OSError as exc:
-        raise UsageError(f"cannot write {shown}: {_why(exc)}") from None
+        raise UsageError(f"cannot write {shown}: {why(exc)}") from None
     for src in inputs:
         if _same_file(path, Path(src).expanduser()):
             raise UsageError(
                 f"--json {shown} is the input report {clip_path(src)}: it would be overwritten; pick another file"
             )
-
-
-def write_json(model: BaseModel | Any, dest: str) -> None:
-    """A pydantic model (or plain JSON data) to `dest`: a file, or stdout for `-`. Never creates directories."""
-    if isinstance(model, BaseModel):
-        text = model.model_dump_json(indent=2) + "\n"
-    else:
-        text = json.dumps(model, indent=2) + "\n"
-    if dest == "-":
-        sys.stdout.write(text)
-        return
-    try:
-        Path(dest).expanduser().write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot write {clip_path(dest)}: {_why(exc)}") from exc
 
 
 def emit(model: BaseModel | Any, text: str, json_dest: str | None) -> None:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from warp_compile.cli_args import add_command, all_failed_exit
-from warp_compile.cmd_measure import cuda_arch
-from warp_compile.io import check_dir, check_json_dest, clip_path, emit, progress_printer, seconds
+from warp_compile.cli.args import add_command, all_failed_exit
+from warp_compile.cli.cmd_measure import cuda_arch
+from warp_compile.cli.io import check_dir, check_json_dest, clip_path, emit, progress_printer, seconds
 from warp_compile.probe.errors import UsageError
 
 USAGE = """\
@@ -195,7 +195,7 @@ def diff_text(diagnosis) -> str:  # type: ignore[no-untyped-def]
     """Every finding's edits as one unified diff against the project's files (an edit that no longer applies is
     named instead of shown), then each finding without an edit with why it has none."""
     from warp_compile.probe.edits import EditConflict, SourceView, unified_diff
-    from warp_compile.probe.fix import finding_keys, no_edit_reason
+    from warp_compile.probe.fix_plan import finding_keys, no_edit_reason
 
     src = SourceView(diagnosis.source_root) if diagnosis.source_root else None
     chunks = []

@@ -10,8 +10,8 @@ import signal
 import socket
 import sys
 
-from warp_compile.cli_args import add_command
-from warp_compile.io import check_dir, clip
+from warp_compile.cli.args import add_command
+from warp_compile.cli.io import check_dir, clip
 from warp_compile.probe.errors import UsageError
 from warp_compile.probe.sandbox import shutdown
 

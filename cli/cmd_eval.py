@@ -15,7 +15,7 @@ import shutil
 from importlib import metadata
 from pathlib import Path
 
-from warp_compile.io import check_json_dest, clip, clip_path, emit, progress_printer, seconds
+from warp_compile.cli.io import check_json_dest, clip, clip_path, emit, progress_printer, seconds
 from warp_compile.probe.errors import UsageError
 
 USAGE = (

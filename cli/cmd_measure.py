@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from warp_compile.io import check_dir, check_json_dest, emit, end_progress, progress_printer, seconds, write_json
+from warp_compile.cli.io import check_dir, check_json_dest, emit, end_progress, progress_printer, seconds, write_json
 from warp_compile.probe.errors import UsageError
 
 USAGE = (

@@ -14,8 +14,8 @@ import argparse
 import json
 import sys
 
-from warp_compile.cli_args import add_command
-from warp_compile.io import clip
+from warp_compile.cli.args import add_command
+from warp_compile.cli.io import clip
 from warp_compile.probe import knowledge
 from warp_compile.probe.errors import UsageError
 from warp_compile.probe.render.mechanism import render_list, render_text

@@ -1,4 +1,4 @@
-"""Did the agent's copy still do the app's work? Its printed output against the original's, and its kernel launches.
+"""Did a changed copy (fix's, or an agent's) still do the app's work? Its printed output against the original's, and its
 
 A faster app that prints different numbers, or that no longer runs Warp at all, has not been fixed: the judge reads
 the output of every measured run of both arms (the interleaved compare runs each arm cold and warm per pair).

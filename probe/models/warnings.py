@@ -1,16 +1,62 @@
-"""Warnings as text: one sentence per `WarningCode`, filled from the warning's params.
+"""Warnings: the codes a measurement, a comparison or a diagnosis raises, and one sentence per code.
 
-The only place a warning's wording lives. Producers record a code and params; front ends print `warning_text`.
+The only place a warning's wording lives, beside its code: the schema's `Warn.message` is that sentence, so every
+reader of the JSON gets it. Producers record a code and params; front ends print `message`.
 Most sentences are `str.format` templates over the params; the few that join lists or pick words are functions.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from enum import Enum
 from typing import Any
 
-from warp_compile.probe.models import Warn, WarningCode
-from warp_compile.probe.models.comparison import CLOCK_TITLES
+from warp_compile.probe.models.clocks import CLOCK_TITLES
+
+
+class WarningCode(str, Enum):
+    """What a warning is about. Callers decide on the code; the text is rendered from code and params at the edge
+    (below), so rewording a message never changes behaviour."""
+
+    # measure (Report.warnings)
+    SAMPLES_FAILED = "samples_failed"  # failed, samples, failures [{sample, failure}]
+    HOOK_NOT_STARTED = "hook_not_started"
+    WARP_NOT_IMPORTED = "warp_not_imported"
+    WARP_MISSING = "warp_missing"  # hint: the interpreter could not import warp, and what to pass instead
+    NO_MODULE_LOADED = "no_module_loaded"
+    LOG_FALLBACK = "log_fallback"
+    HOOK_ERROR = "hook_error"  # error
+    LAUNCHES_TRUNCATED = "launches_truncated"  # recorded, total
+    CACHE_DIR_OUTSIDE = "cache_dir_outside"  # path
+    WARM_RECOMPILED = "warm_recompiled"  # modules
+    COLD_WALL_VARIES = "cold_wall_varies"
+    # compare (Comparison.warnings)
+    DIFFERENT_COMMANDS = "different_commands"  # before, after
+    DIFFERENT_SETUP = "different_setup"  # field (warp_version, python, machine, platform, tool_version), before, after
+    BEFORE_SAMPLES_FAILED = "before_samples_failed"  # failed, samples
+    FEW_SAMPLES = "few_samples"  # side, n
+    CACHE_LEFT_SANDBOX = "cache_left_sandbox"  # side
+    HOOK_ERRORS = "hook_errors"  # side, count, first
+    HOOK_MODES_DIFFER = "hook_modes_differ"  # before, after
+    LAUNCH_PREFIX_CHECKED = "launch_prefix_checked"  # checked, total
+    BEFORE_BUILD_ERRORS = "before_build_errors"  # count, module
+    NOT_SETTLED = "not_settled"  # pairs
+    TENTATIVE = "tentative"  # clocks
+    SETTLED_DIFFERS = "settled_differs"  # settled, verdict
+    EXPERIMENT_NOT_APPLIED = "experiment_not_applied"  # settings (the `try` settings that did not take)
+    DRIFT_CORRECTED = "drift_corrected"  # factor, band, yardstick: saved reports judged on drift-corrected clocks
+    DRIFT_UNCORRECTED = "drift_uncorrected"  # reason: no trustworthy drift estimate between two saved reports
+    CACHE_DIR_OWN = "cache_dir_own"  # path: the app set its own kernel cache dir, inside the sandbox's temp root
+    # server
+    PYTHON_RESOLVED = "python_resolved"  # name, path, advice: a bare `python` in command[0] resolved on PATH
+    # diagnose (Diagnosis.warnings)
+    RULE_SKIPPED = "rule_skipped"  # rule, why
+    RULE_FAILED = "rule_failed"  # rule, mechanism, error
+    RULE_CLAIMS_FAILED = "rule_claims_failed"  # rule, error: it could not declare the rebuilds it explains
+    NO_SOURCE_SCAN = "no_source_scan"  # cwd: set when the report's cwd was not a directory inside the allowed roots
+    # a warning read from an older report that stored only its text
+    TEXT = "text"  # text
+
 
 C = WarningCode
 _SETUP = {
@@ -106,12 +152,12 @@ _FUNCTIONS: dict[WarningCode, Callable[[dict[str, Any]], str]] = {
 }
 
 
-def warning_text(w: Warn) -> str:
+def warning_text(code: WarningCode, params: dict[str, Any]) -> str:
     """The sentence for one warning; params a sentence does not know (an older or hand-made file) never raise."""
     try:
-        if w.code in _FUNCTIONS:
-            return _FUNCTIONS[w.code](w.params)
-        return _TEMPLATES[w.code].format(**w.params)
+        if code in _FUNCTIONS:
+            return _FUNCTIONS[code](params)
+        return _TEMPLATES[code].format(**params)
     except (KeyError, TypeError, ValueError, IndexError):
-        shown = ", ".join(f"{k}={v!r}" for k, v in w.params.items())
-        return w.code.value + (f" ({shown})" if shown else "")
+        shown = ", ".join(f"{k}={v!r}" for k, v in params.items())
+        return code.value + (f" ({shown})" if shown else "")

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import argparse
 
-from warp_compile.cli_args import add_command
-from warp_compile.io import check_dir, check_json_dest, emit, progress_printer, seconds
+from warp_compile.cli.args import add_command
+from warp_compile.cli.io import check_dir, check_json_dest, emit, progress_printer, seconds
 from warp_compile.probe.errors import UsageError
 
 USAGE = """\

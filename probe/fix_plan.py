@@ -1,0 +1,187 @@
+"""Which findings become candidates, which clock judges each, and what --write may take: pure over the models.
+
+Split from probe/fix.py (the I/O: copies, runs, writes) so probe/fix_rounds.py and the front ends read the policy
+without importing the runner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .errors import UsageError
+from .models.diagnosis import Diagnosis, Edit, Finding
+from .models.fix import CandidateFix, FixResult, HeldBack
+
+# mechanisms whose fix acts on CUDA compiles only (judged on the --cuda-arch clock where it was measured)
+CUDA_ONLY = {"CS-5", "CS-7", "CS-13"}
+CACHE_FIX = {"CS-2"}  # a cache fix shows on the repeat run
+
+
+def finding_keys(findings: Sequence[Finding]) -> list[str]:
+    """`CS-n` per finding, `CS-n#k` (k from 1) where a mechanism has several."""
+    count: dict[str, int] = {}
+    for f in findings:
+        count[f.mechanism] = count.get(f.mechanism, 0) + 1
+    seen: dict[str, int] = {}
+    keys = []
+    for f in findings:
+        seen[f.mechanism] = seen.get(f.mechanism, 0) + 1
+        keys.append(f.mechanism if count[f.mechanism] == 1 else f"{f.mechanism}#{seen[f.mechanism]}")
+    return keys
+
+
+def _wanted(key: str, mech: str, wanted: Sequence[str]) -> bool:
+    from warp_compile.probe.models.diagnosis import normalize_mechanism
+
+    for w in wanted:
+        head, _, k = w.partition("#")
+        if normalize_mechanism(head) == mech and (not k or key == f"{mech}#{k.strip()}"):
+            return True
+    return False
+
+
+def fix_clock(mechanisms: Sequence[str]) -> str:
+    """The clock a fix is about: the repeat run for a cache fix, CUDA compile for a CUDA-only one, else what the
+    user waits for at start-up (compile elapsed)."""
+    if any(m in CACHE_FIX for m in mechanisms):
+        return "warm_repeat"
+    if mechanisms and all(m in CUDA_ONLY for m in mechanisms):
+        return "cuda_compile"
+    return "compile_elapsed"
+
+
+def plan(diagnosis: Diagnosis, wanted: Sequence[str] | None = None, settings_arms: bool = False) -> list[CandidateFix]:
+    """One candidate per finding, in the diagnosis' order: "measured" for those to run (status set later), else
+    "skipped" with the reason. `settings_arms` (diagnose --verify) also measures a finding that has only an
+    experiment the hook applies (nothing a file could hold). Raises UsageError for a --finding naming none."""
+    keys = finding_keys(diagnosis.findings)
+    if wanted:
+        from warp_compile.probe.models.diagnosis import normalize_mechanism
+
+        for w in wanted:
+            if not any(_wanted(k, f.mechanism, [w]) for k, f in zip(keys, diagnosis.findings, strict=True)):
+                have = ", ".join(keys) or "none"
+                raise UsageError(f"fix: --finding {normalize_mechanism(w.partition('#')[0])}: no such finding "
+                                 f"(findings: {have})")
+    out = []
+    for key, f in zip(keys, diagnosis.findings, strict=True):
+        c = CandidateFix(key=key, mechanisms=[f.mechanism], title=f.title, applicability=f.applicability,
+                         review=f.review, edits=list(f.edits), estimated_saving_ms=f.estimated_saving_ms,
+                         clock=fix_clock([f.mechanism]))
+        if wanted and not _wanted(key, f.mechanism, wanted):
+            c.reason = "not selected (--finding)"
+        elif f.edits:
+            c.status = "measured"
+        elif f.experiment and settings_arms:
+            c.status, c.settings = "measured", dict(f.experiment)
+        elif f.upstream is not None and f.upstream.edits and f.upstream.base_dir:
+            c.status, c.upstream, c.diff = "measured", True, f.upstream.diff
+            c.reason = "the change is the library's: measured on a patched scratch copy of it, never written"
+        else:
+            c.reason = no_edit_reason(f)
+        out.append(c)
+    return out
+
+
+def no_edit_reason(f: Finding) -> str:
+    """Why a finding has no edit to apply (`fix` skips it; `diagnose --diff` names it)."""
+    if f.upstream is not None:
+        return "the construct is a dependency's: an upstream report, nothing to apply"
+    if f.experiment and f.applicability != "manual":
+        return "its experiment has no edit that makes it permanent (see the finding's fix text)"
+    rated = f.applicability or "the rule gives none"
+    if f.review.startswith("no edit"):
+        return f"{rated}: {f.review}"
+    return f"no edit ({rated}){': ' + f.review if f.review else ''}"
+
+
+def improved(c: CandidateFix) -> bool:
+    """What --write may apply: IMPROVED (any other verdict, NO_EFFECT included, is not) with behaviour kept, and the
+    clock the fix is about not pointing the other way (a verdict carried by another clock while this one rose is no
+    proof of this fix)."""
+    pointing = c.saving_ms is None or c.saving_ms > 0
+    kept = c.behaviour is not None and c.behaviour.ok
+    return c.status == "measured" and c.verdict == "IMPROVED" and kept and pointing
+
+
+def to_write(result: FixResult, unsafe_fixes: bool = False, next_round: bool = True) -> tuple[list[str], list[Edit]]:
+    """The keys and edits --write applies: the combination when it improved, else the best single fix, of those only
+    what `writable` allows; with a next-round fix that saves more on top of it, both (see `layers_to_write`)."""
+    layers = layers_to_write(result, unsafe_fixes) if next_round else None
+    if layers is not None:
+        keys, edit_layers = layers
+        return keys, [e for layer in edit_layers for e in layer]
+    return _first_round(result, unsafe_fixes)
+
+
+def layers_to_write(result: FixResult, unsafe_fixes: bool = False) -> tuple[list[str], list[list[Edit]]] | None:
+    """(keys, edit layers) when a writable next-round fix improved on top of the first round's, else None."""
+    good = sorted((c for c in result.next_round if c.improved and c.edits and writable(c, unsafe_fixes)),
+                  key=lambda c: -(c.saving_ms or 0.0))
+    if not good:
+        return None
+    keys, first = _first_round(result, unsafe_fixes)
+    top = good[0]
+    if not keys or top.on_top_of is None or ("+".join(keys) != top.on_top_of and [top.on_top_of] != keys):
+        return None
+    return [*keys, top.key], [first, list(top.edits)]
+
+
+def writable(c: CandidateFix, unsafe_fixes: bool = False) -> bool:
+    """--write's policy (ruff's --unsafe-fixes, cargo fix's machine-applicable): `automatic` fixes are written;
+    `review` ones (and unrated ones) only with --unsafe-fixes; `manual` never (it has no edit)."""
+    return c.applicability == "automatic" or (unsafe_fixes and c.applicability in ("review", None))
+
+
+def _first_round(result: FixResult, unsafe_fixes: bool = False) -> tuple[list[str], list[Edit]]:
+    combo = result.combination
+    best = sorted((c for c in result.candidates if c.improved and c.edits and writable(c, unsafe_fixes)),
+                  key=lambda c: -(c.saving_ms or 0.0))
+    if combo is not None and combo.improved and writable(combo, unsafe_fixes):
+        keys = combo.key.split("+")
+        unproven = any(not c.improved for c in result.candidates if c.key in keys)
+        # a combination with an undecided part must earn that part: more saved than the best fix alone
+        if not unproven or not best or (combo.saving_ms or 0.0) > (best[0].saving_ms or 0.0):
+            return keys, list(combo.edits)
+    if not best:
+        return [], []
+    return [best[0].key], list(best[0].edits)
+
+
+def held_back(result: FixResult, unsafe_fixes: bool = False) -> list[HeldBack]:
+    """The proven fixes --write leaves out for their applicability, each with why and how to write it."""
+    keys = set(to_write(result, unsafe_fixes)[0])
+    how = "rerun with --unsafe-fixes to write it" if result.write else "--write writes it only with --unsafe-fixes"
+    out = []
+    for c in [*result.candidates, *([result.combination] if result.combination is not None else [])]:
+        if not c.improved or not c.edits or writable(c, unsafe_fixes) or c.key in keys:
+            continue
+        rated = f"rated {c.applicability}" if c.applicability else "unrated"
+        what = "together improved" if c is result.combination else "improved"
+        reason = f"{c.key} {what} but is {rated}"
+        if c.applicability != "manual":
+            reason += f": {how}" + (f" (check: {c.review})" if c.review else "")
+        out.append(HeldBack(key=c.key, applicability=c.applicability, reason=reason))
+    return out
+
+
+def summarize(result: FixResult) -> str:
+    measured = [c for c in result.candidates if c.status == "measured"]
+    good = [c.key + (" upstream" if c.upstream else "") for c in result.candidates if c.improved]
+    parts = [f"{len(measured)} of {len(result.candidates)} finding(s) had a fix to measure"]
+    if measured:
+        parts.append(f"{len(good)} improved with behaviour kept ({', '.join(good) or 'none'})")
+    if result.combination is not None:
+        parts.append(f"combination {result.combination.key}: {result.combination.verdict or result.combination.status}")
+    if result.next_round:
+        better = [c.key for c in result.next_round if c.improved]
+        parts.append(f"{len(result.next_round)} found on the kept tree, {len(better)} saving more on top "
+                     f"({', '.join(better) or 'none'})")
+    if result.held_back:
+        parts.append(", ".join(h.key for h in result.held_back) + " held back: --write writes review-rated fixes "
+                     "only with --unsafe-fixes")
+    if result.write:
+        parts.append(f"wrote {', '.join(result.written)}" if result.written else "wrote nothing")
+    else:
+        parts.append("dry run: nothing in the project was changed")
+    return "; ".join(parts) + "."
