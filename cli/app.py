@@ -8,10 +8,10 @@ import re
 import signal
 import sys
 
-from warp_compile import __version__
-from warp_compile.cli import cmd_compare, cmd_diagnose, cmd_eval, cmd_explain, cmd_fix, cmd_measure, cmd_serve, cmd_try
-from warp_compile.cli.io import CLIP, clip, clip_path, end_progress
-from warp_compile.probe.errors import WarpCompileError
+from .. import __version__
+from ..probe.errors import WarpCompileError
+from . import cmd_compare, cmd_diagnose, cmd_eval, cmd_explain, cmd_fix, cmd_measure, cmd_serve, cmd_try
+from .io import CLIP, clip, clip_path, end_progress
 
 # subcommand -> module providing register(subparsers) and run(namespace) -> int
 COMMANDS = {

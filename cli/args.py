@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import Any
 
-from warp_compile.cli.io import seconds
+from .io import seconds
 
 
 def add_command(

@@ -14,9 +14,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from warp_compile.cli.args import add_command, add_timeout_quiet
-from warp_compile.cli.io import check_dir, check_json_dest, clip_path, emit
-from warp_compile.probe.errors import UsageError
+from ..probe.errors import UsageError
+from .args import add_command, add_timeout_quiet
+from .io import check_dir, check_json_dest, clip_path, emit
 
 USAGE = """\
 %(prog)s BEFORE.json AFTER.json [--max-regression PCT] [--acts-through KIND] [--json FILE]
@@ -90,9 +90,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(ns: argparse.Namespace) -> int:
-    from warp_compile.probe.compare import apply_gate, compare_reports, interleaved_compare
-    from warp_compile.probe.models import Report
-    from warp_compile.probe.render.comparison import render_comparison
+    from ..probe.compare import apply_gate, compare_reports, interleaved_compare
+    from ..probe.models import Report
+    from ..probe.render.comparison import render_comparison
 
     command = list(getattr(ns, "cmd_argv", []) or [])
     gate = ns.max_regression

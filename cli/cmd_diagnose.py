@@ -11,10 +11,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from warp_compile.cli.args import add_command, all_failed_exit
-from warp_compile.cli.cmd_measure import cuda_arch
-from warp_compile.cli.io import check_dir, check_json_dest, clip_path, emit, progress_printer, seconds
-from warp_compile.probe.errors import UsageError
+from ..probe.errors import UsageError
+from .args import add_command, all_failed_exit
+from .cmd_measure import cuda_arch
+from .io import check_dir, check_json_dest, clip_path, emit, progress_printer, seconds
 
 USAGE = """\
 %(prog)s [--samples N] [--cwd DIR] [--source DIR] [--timeout S] [--label TEXT] [--rebuild-limit S]
@@ -103,8 +103,8 @@ def _source_dir(value: str) -> Path:
 
 
 def _from_report(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
-    from warp_compile.probe.diagnose import diagnose_sources
-    from warp_compile.probe.models import Report
+    from ..probe.diagnose import diagnose_sources
+    from ..probe.models import Report
 
     # --label names a new measurement; a saved report keeps the label it was measured with
     opts = (
@@ -129,8 +129,8 @@ def _from_report(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 def _from_command(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
     """(report, diagnosis, sample): the sample only when --verify may reuse it as the baseline's first."""
-    from warp_compile.probe.diagnose import diagnose_command
-    from warp_compile.probe.measure import check_inputs
+    from ..probe.diagnose import diagnose_command
+    from ..probe.measure import check_inputs
 
     if not ns.cmd_argv:
         raise UsageError("diagnose: give the command to measure after `--` (e.g. `-- python -m app`), or --report FILE")
@@ -139,11 +139,11 @@ def _from_command(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
     cwd = check_inputs(ns.cmd_argv, check_dir(ns.cwd or ".", "--cwd"), samples, timeout)
     source = _source_dir(ns.source) if ns.source else None
     check_json_dest(ns.json)
-    from warp_compile.probe.pricing import DEFAULT_LIMIT_S
+    from ..probe.pricing import DEFAULT_LIMIT_S
 
     limit = DEFAULT_LIMIT_S if ns.rebuild_limit is None else ns.rebuild_limit
     if ns.verify and samples == 1:
-        from warp_compile.probe.fix import diagnose_with_sample, real_engine
+        from ..probe.fix import diagnose_with_sample, real_engine
 
         return diagnose_with_sample(ns.cmd_argv, cwd, source, timeout, progress_printer(ns.quiet), real_engine(None),
                                     ns.cuda_arch, rebuild_limit_s=limit)
@@ -162,7 +162,7 @@ def _from_command(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 
 def _verify(ns: argparse.Namespace, report, diagnosis, sample=None):  # type: ignore[no-untyped-def]
-    from warp_compile.probe.verify import verify
+    from ..probe.verify import verify
 
     cwd = Path(report.cwd)
     if not report.command or not cwd.is_dir():
@@ -174,7 +174,7 @@ def _verify(ns: argparse.Namespace, report, diagnosis, sample=None):  # type: ig
 
 
 def run(ns: argparse.Namespace) -> int:
-    from warp_compile.probe.render.diagnosis import render_text
+    from ..probe.render.diagnosis import render_text
 
     if ns.verify_pairs is not None and ns.verify_pairs < 1:
         raise UsageError("diagnose: --verify-pairs must be at least 1")
@@ -194,8 +194,8 @@ def run(ns: argparse.Namespace) -> int:
 def diff_text(diagnosis) -> str:  # type: ignore[no-untyped-def]
     """Every finding's edits as one unified diff against the project's files (an edit that no longer applies is
     named instead of shown), then each finding without an edit with why it has none."""
-    from warp_compile.probe.edits import EditConflict, SourceView, unified_diff
-    from warp_compile.probe.fix_plan import finding_keys, no_edit_reason
+    from ..probe.edits import EditConflict, SourceView, unified_diff
+    from ..probe.fix_plan import finding_keys, no_edit_reason
 
     src = SourceView(diagnosis.source_root) if diagnosis.source_root else None
     chunks = []

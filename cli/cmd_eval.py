@@ -15,8 +15,8 @@ import shutil
 from importlib import metadata
 from pathlib import Path
 
-from warp_compile.cli.io import check_json_dest, clip, clip_path, emit, progress_printer, seconds
-from warp_compile.probe.errors import UsageError
+from ..probe.errors import UsageError
+from .io import check_json_dest, clip, clip_path, emit, progress_printer, seconds
 
 USAGE = (
     "%(prog)s [--agent NAME | -- AGENT_CMD...] [--case ID ...] [--cases DIR] [--trials N] [--pairs N]\n"
@@ -75,8 +75,8 @@ def _shard(spec: str | None) -> tuple[int, int] | None:
 
 
 def _suite(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
-    from warp_compile.evals import manifest
-    from warp_compile.evals.scorer import fixtures_root, load_cases
+    from ..evals import manifest
+    from ..evals.scorer import fixtures_root, load_cases
 
     root = fixtures_root()
     if ns.cases:
@@ -105,8 +105,8 @@ def _suite(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 
 def _agent(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
-    from warp_compile.evals.builtin_agents import BUILTINS, builtin_agent
-    from warp_compile.evals.harness import Agent
+    from ..evals.builtin_agents import BUILTINS, builtin_agent
+    from ..evals.harness import Agent
 
     if ns.cmd_argv and ns.agent:
         raise UsageError("eval: give either --agent or an agent command after `--`, not both")
@@ -172,12 +172,12 @@ def _warp_version() -> str:
 
 
 def run(ns: argparse.Namespace) -> int:
-    from warp_compile.evals.card import render_markdown, render_text, summarize
+    from ..evals.card import render_markdown, render_text, summarize
 
     if ns.rest:
         return _merge(ns)
     if ns.contract:
-        from warp_compile.evals.contract import contract_text
+        from ..evals.contract import contract_text
 
         print(contract_text(), end="")
         return 0
@@ -194,7 +194,7 @@ def run(ns: argparse.Namespace) -> int:
         out = Path(ns.out).expanduser()
         if not out.parent.is_dir() or (out.exists() and not out.is_dir()):
             raise UsageError(f"eval: --out {clip_path(ns.out)}: its parent must be an existing directory")
-    from warp_compile.evals.harness import Settings, run_case
+    from ..evals.harness import Settings, run_case
 
     settings = Settings(pairs=ns.pairs, timeout_s=ns.timeout, out=out, measure_unchanged=ns.measure_unchanged,
                         warp_version=_warp_version(), manifest=shipped)
@@ -212,7 +212,7 @@ def run(ns: argparse.Namespace) -> int:
 
 
 def _list(cases, dest: str | None) -> int:  # type: ignore[no-untyped-def]
-    from warp_compile.evals.contract import agent_prompt
+    from ..evals.contract import agent_prompt
 
     rows = [{"id": c.id, "kind": c.kind, "expected_mechanisms": list(c.expected.mechanisms),
              "prompt": agent_prompt(c), "title": c.title} for c in cases]
@@ -223,8 +223,8 @@ def _list(cases, dest: str | None) -> int:  # type: ignore[no-untyped-def]
 
 
 def _merge(ns: argparse.Namespace) -> int:
-    from warp_compile.evals.card import merge, render_markdown, render_text
-    from warp_compile.evals.models import Scorecard
+    from ..evals.card import merge, render_markdown, render_text
+    from ..evals.models import Scorecard
 
     if ns.rest[0] != "merge" or len(ns.rest) < 2:
         raise UsageError("eval: positional arguments are only `merge CARD.json...`")

@@ -14,11 +14,11 @@ import argparse
 import json
 import sys
 
-from warp_compile.cli.args import add_command
-from warp_compile.cli.io import clip
-from warp_compile.probe import knowledge
-from warp_compile.probe.errors import UsageError
-from warp_compile.probe.render.mechanism import render_list, render_text
+from ..probe import knowledge
+from ..probe.errors import UsageError
+from ..probe.render.mechanism import render_list, render_text
+from .args import add_command
+from .io import clip
 
 # a search hit is printed alone when the runner-up scores below this fraction of it
 CLEAR_WINNER = 0.8

@@ -12,10 +12,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from warp_compile.cli.args import add_command, add_timeout_quiet
-from warp_compile.cli.cmd_measure import cuda_arch
-from warp_compile.cli.io import check_dir, check_json_dest, clip_path, emit, progress_printer
-from warp_compile.probe.errors import UsageError
+from ..probe.errors import UsageError
+from .args import add_command, add_timeout_quiet
+from .cmd_measure import cuda_arch
+from .io import check_dir, check_json_dest, clip_path, emit, progress_printer
 
 USAGE = """\
 %(prog)s [--finding CS-n ...] [--write [--unsafe-fixes]] [--pairs N | --until-decided [--max-pairs M]]
@@ -70,7 +70,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _saved(path: str):  # type: ignore[no-untyped-def]
     from pydantic import ValidationError
 
-    from warp_compile.probe.models.diagnosis import Diagnosis
+    from ..probe.models.diagnosis import Diagnosis
 
     try:
         return Diagnosis.model_validate_json(Path(path).read_bytes())
@@ -82,7 +82,7 @@ def _saved(path: str):  # type: ignore[no-untyped-def]
 
 
 def options_from(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
-    from warp_compile.probe.fix import FixOptions
+    from ..probe.fix import FixOptions
 
     if ns.pairs is not None and ns.until_decided:
         raise UsageError("fix: give --pairs N or --until-decided, not both")
@@ -97,10 +97,10 @@ def options_from(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 
 def run(ns: argparse.Namespace) -> int:
-    from warp_compile.probe.fix import run_fix
-    from warp_compile.probe.fix_plan import to_write
-    from warp_compile.probe.measure import check_inputs
-    from warp_compile.probe.render.fix import render_fix
+    from ..probe.fix import run_fix
+    from ..probe.fix_plan import to_write
+    from ..probe.measure import check_inputs
+    from ..probe.render.fix import render_fix
 
     options = options_from(ns)
     if not ns.cmd_argv:
@@ -115,7 +115,7 @@ def run(ns: argparse.Namespace) -> int:
         if result.write:
             text = result.written_diff
         else:
-            from warp_compile.probe.edits import unified_diff
+            from ..probe.edits import unified_diff
 
             text = unified_diff(Path(result.source_root), to_write(result, options.unsafe_fixes)[1])
         emit(result, text or "(no proven fix: empty diff)", ns.json)

@@ -6,8 +6,8 @@ import argparse
 import os
 import sys
 
-from warp_compile.cli.io import check_dir, check_json_dest, emit, end_progress, progress_printer, seconds, write_json
-from warp_compile.probe.errors import UsageError
+from ..probe.errors import UsageError
+from .io import check_dir, check_json_dest, emit, end_progress, progress_printer, seconds, write_json
 
 USAGE = (
     "%(prog)s [--samples N] [--cwd DIR] [--timeout S] [--json FILE] [--trace FILE] [--label TEXT] [--cuda-arch N]\n"
@@ -67,8 +67,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(ns: argparse.Namespace) -> int:
-    from warp_compile.probe.measure import measure
-    from warp_compile.probe.render.report import render_report
+    from ..probe.measure import measure
+    from ..probe.render.report import render_report
 
     # everything the run needs is checked before the first sample: a bad --json must not lose minutes of results
     if not ns.cmd_argv:
@@ -97,7 +97,7 @@ def run(ns: argparse.Namespace) -> int:
         end_progress()
     emit(report, render_report(report), ns.json)
     if ns.trace is not None:
-        from warp_compile.probe.trace import report_trace
+        from ..probe.trace import report_trace
 
         write_json(report_trace(report), ns.trace)
     if report.all_failed:

@@ -10,10 +10,10 @@ import signal
 import socket
 import sys
 
-from warp_compile.cli.args import add_command
-from warp_compile.cli.io import check_dir, clip
-from warp_compile.probe.errors import UsageError
-from warp_compile.probe.sandbox import shutdown
+from ..probe.errors import UsageError
+from ..probe.sandbox import shutdown
+from .args import add_command
+from .io import check_dir, clip
 
 DESCRIPTION = """\
 Serve warp-compile to coding agents over MCP (Model Context Protocol): tools measure, diagnose, compare,
@@ -79,7 +79,7 @@ def run(ns: argparse.Namespace) -> int:
     if ns.port is not None and not (0 < ns.port < 65536):
         raise UsageError(f"serve: --port {ns.port}: not a port number")
     # Imported here: the SDK takes seconds to import and other subcommands never need it.
-    from warp_compile.server.http_access import (
+    from ..server.http_access import (
         StaticTokenVerifier,
         auth_settings,
         check_host,
@@ -99,7 +99,7 @@ def run(ns: argparse.Namespace) -> int:
         stream=sys.stderr, level=getattr(logging, ns.log_level), format="warp-compile serve: %(levelname)s %(message)s"
     )
 
-    from warp_compile.server.app import create_server
+    from ..server.app import create_server
 
     if token is not None:
         server = create_server(roots, token_verifier=StaticTokenVerifier(token), auth=auth_settings(ns.host, ns.port))

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import argparse
 
-from warp_compile.cli.args import add_command
-from warp_compile.cli.io import check_dir, check_json_dest, emit, progress_printer, seconds
-from warp_compile.probe.errors import UsageError
+from ..probe.errors import UsageError
+from .args import add_command
+from .io import check_dir, check_json_dest, emit, progress_printer, seconds
 
 USAGE = """\
 %(prog)s --set KEY=VALUE [--set KEY=VALUE ...] [--pairs N | --samples N] [--until-decided [--max-pairs M]]
@@ -20,7 +20,7 @@ USAGE = """\
 
 
 def _description() -> str:
-    from warp_compile.probe.experiment import SETTINGS
+    from ..probe.experiment import SETTINGS
 
     rows = "\n".join(f"  {s.key:<24} {s.mechanism:<6} {s.what}" for s in SETTINGS.values())
     return f"""\
@@ -63,9 +63,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(ns: argparse.Namespace) -> int:
-    from warp_compile.probe.experiment import SETTINGS, parse_settings, run_try
-    from warp_compile.probe.measure import check_inputs
-    from warp_compile.probe.render.experiment import render_try
+    from ..probe.experiment import SETTINGS, parse_settings, run_try
+    from ..probe.measure import check_inputs
+    from ..probe.render.experiment import render_try
 
     if ns.list:
         rows = [{"key": s.key, "mechanism": s.mechanism, "what": s.what} for s in SETTINGS.values()]

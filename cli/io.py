@@ -15,9 +15,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from warp_compile.probe.errors import UsageError
-from warp_compile.probe.fmt import CLIP, PATH_CLIP, clip, clip_path  # noqa: F401 (the CLI's input checks)
-from warp_compile.probe.jsonio import why, write_json  # noqa: F401 (emit, and the subcommands)
+from ..probe.errors import UsageError
+from ..probe.fmt import CLIP, PATH_CLIP, clip, clip_path  # noqa: F401 (the CLI's input checks)
+from ..probe.jsonio import why, write_json  # noqa: F401 (emit, and the subcommands)
 
 
 def seconds(text: str) -> float:

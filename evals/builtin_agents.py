@@ -13,8 +13,8 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable
 
-from warp_compile.evals.harness import Agent, AgentContext, bind_python
-from warp_compile.evals.models import Answer, AnswerFinding, AnswerLocation
+from .harness import Agent, AgentContext, bind_python
+from .models import Answer, AnswerFinding, AnswerLocation
 
 
 def oracle(ctx: AgentContext) -> None:
@@ -40,7 +40,7 @@ def null(ctx: AgentContext) -> None:
 
 
 def self_diagnose(ctx: AgentContext) -> None:
-    from warp_compile.probe.diagnose import diagnose_command
+    from ..probe.diagnose import diagnose_command
 
     _, diagnosis = diagnose_command(
         bind_python(ctx.case.command), ctx.copy, samples=1, progress=None, timeout_s=ctx.timeout_s,
@@ -52,7 +52,7 @@ def self_diagnose(ctx: AgentContext) -> None:
 def fix_write(ctx: AgentContext) -> None:
     """`warp-compile fix --write --unsafe-fixes` in the copy, like a user who accepts the review fixes would run it;
     its diagnosis is the answer."""
-    from warp_compile.probe.fix import FixOptions, run_fix
+    from ..probe.fix import FixOptions, run_fix
 
     options = FixOptions(write=True, unsafe_fixes=True, timeout_s=ctx.timeout_s)
     result, diagnosis = run_fix(bind_python(ctx.case.command), ctx.copy, options, progress=ctx.progress,

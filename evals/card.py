@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from statistics import mean, pstdev
 
-from warp_compile.evals.models import CaseResult, CaseSummary, Scorecard
-from warp_compile.probe.errors import UsageError
+from ..probe.errors import UsageError
+from .models import CaseResult, CaseSummary, Scorecard
 
 
 def summarize(agent: str, results: list[CaseResult], trials: int, warp_version: str = "", shard: str = "") -> Scorecard:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from warp_compile.evals.models import Answer, Case
+from .models import Answer, Case
 
 ENV_PROMPT = "WARP_COMPILE_PROMPT"
 ENV_CASE = "WARP_COMPILE_CASE"

@@ -19,12 +19,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from warp_compile.evals import manifest
-from warp_compile.evals.contract import ENV_ANSWER, ENV_CASE, ENV_PROMPT, agent_prompt
-from warp_compile.evals.models import AgentRun, Answer, Case, CaseResult, DiagnosisScore, FixScore, MustKeep
-from warp_compile.evals.scorer import case_score, fix_credit, score_diagnosis
-from warp_compile.probe.behaviour import ArmRuns, app_lines, entry_bypassed, first_difference, judge, recording
-from warp_compile.probe.errors import UsageError
+from ..probe.behaviour import ArmRuns, app_lines, entry_bypassed, first_difference, judge, recording
+from ..probe.errors import UsageError
+from . import manifest
+from .contract import ENV_ANSWER, ENV_CASE, ENV_PROMPT, agent_prompt
+from .models import AgentRun, Answer, Case, CaseResult, DiagnosisScore, FixScore, MustKeep
+from .scorer import case_score, fix_credit, score_diagnosis
 
 Progress = Callable[[str], None]
 
@@ -240,8 +240,8 @@ def _judge_fix(case: Case, settings: Settings, files: dict[str, bytes], copy: Pa
     if fixed and manifest.digest(fixed) != manifest.digest(agent_files):
         c = work / "judge" / "c" / "project"
         _write_tree(files, "fixed/", c)
-    from warp_compile.probe import measure
-    from warp_compile.probe.compare.multiarm import Arm, multiarm_compare
+    from ..probe import measure
+    from ..probe.compare.multiarm import Arm, multiarm_compare
 
     arms: dict[str, ArmRuns] = {}
     say(f"case {case.id}: measure original, agent's copy{' and reference' if c else ''}, {settings.pairs} rounds")
@@ -251,7 +251,7 @@ def _judge_fix(case: Case, settings: Settings, files: dict[str, bytes], copy: Pa
     command = bind_python(case.command)
     original, agent = Arm("original", a, command), Arm("agent", b, command)
     ref = Arm("reference", c, command) if c is not None else None
-    from warp_compile.probe.fix import SCHEDULING_MECHANISMS
+    from ..probe.fix import SCHEDULING_MECHANISMS
 
     # a fix can act only through what Warp compiles, unless the case is about when modules build (a preload, a
     # worker count): identical work then reads NO_EFFECT instead of a timing verdict of noise (the A/A control)
@@ -299,7 +299,7 @@ def _must_keep(case: Case, copy: Path, timeout_s: float, original: Path | None =
     Where the copy's output differs from the recorded one, the same invocation runs once in the original too: if
     the original prints what the copy prints, the recording is what is stale here (another Warp version), not the
     agent's change."""
-    from warp_compile.probe.sandbox import Sandbox
+    from ..probe.sandbox import Sandbox
 
     def run_in(where: Path, keep: MustKeep) -> tuple[int | None, list[str]]:
         with Sandbox() as box:

@@ -18,14 +18,14 @@ import sys
 import tempfile
 from pathlib import Path
 
-from warp_compile.evals import manifest
-from warp_compile.evals.harness import _write_tree, bind_python
-from warp_compile.evals.scorer import load_cases
-from warp_compile.probe.behaviour import app_lines
+from ..probe.behaviour import app_lines
+from . import manifest
+from .harness import _write_tree, bind_python
+from .scorer import load_cases
 
 
 def observe(case_dir: Path, command: list[str], timeout_s: float = 900.0) -> tuple[list[str], int]:
-    from warp_compile.probe.measure import run_sample
+    from ..probe.measure import run_sample
 
     files = manifest.files_of(case_dir)
     with tempfile.TemporaryDirectory(prefix="warp-compile-eval-") as tmp:

@@ -18,8 +18,8 @@ from datetime import date
 from pathlib import Path
 from statistics import median
 
-from warp_compile.evals.models import Scorecard
-from warp_compile.evals.record_outputs import _set_key
+from .models import Scorecard
+from .record_outputs import _set_key
 
 
 def main(argv: list[str] | None = None) -> int:

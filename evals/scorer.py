@@ -13,8 +13,8 @@ import json
 from importlib import resources
 from pathlib import Path
 
-from warp_compile.evals.models import Answer, Case, CaseResult, DiagnosisScore, Expected, FixScore, Site
-from warp_compile.probe.models.diagnosis import normalize_mechanism  # noqa: F401 (the scorer's API)
+from ..probe.models.diagnosis import normalize_mechanism  # noqa: F401 (the scorer's API)
+from .models import Answer, Case, CaseResult, DiagnosisScore, Expected, FixScore, Site
 
 LINE_SLACK = 2
 DIAGNOSIS_WEIGHT = 0.5

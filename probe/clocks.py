@@ -8,7 +8,7 @@ Comparison.
 
 from __future__ import annotations
 
-from warp_compile.probe.models.comparison import Clock, Comparison
+from .models.comparison import Clock, Comparison
 
 # the CPU clock that measures the same work as each wall clock a fix can be about
 CPU_CLOCK_OF = {

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
-from warp_compile.probe.dependency_advice import installed_paths
-from warp_compile.probe.models.diagnosis import Finding
+from .dependency_advice import installed_paths
+from .models.diagnosis import Finding
 
 # (a claim, a claim it cannot stand beside): both in one finding's fix and review is a contradiction
 _EXCLUSIVE = (

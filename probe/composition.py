@@ -8,7 +8,7 @@ moves to the ruled-out list with the state it was priced in.
 
 from __future__ import annotations
 
-from warp_compile.probe.models.diagnosis import Finding, RuledOut
+from .models.diagnosis import Finding, RuledOut
 
 PRICED = "priced in the state"  # how a priced-out finding's ruled-out signal reads (a next round keeps it out too)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from warp_compile.probe.models.diagnosis import Finding, UpstreamReport
+from .models.diagnosis import Finding, UpstreamReport
 
 INSTALLED_PATH = re.compile(r"(?<![\w/])(/[^\s`'\"()]*/(?:site|dist)-packages/([^\s`'\":()]+))")
 

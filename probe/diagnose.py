@@ -16,20 +16,20 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
-from warp_compile.probe.composition import compose
-from warp_compile.probe.dependency_advice import address_to_maintainers
-from warp_compile.probe.edits import SourceView, owned_path
-from warp_compile.probe.errors import UsageError
-from warp_compile.probe.fmt import fmt_ms
-from warp_compile.probe.hashdiff import explain_changes
-from warp_compile.probe.models import Report, Warn, WarningCode, warn
-from warp_compile.probe.models.diagnosis import Diagnosis, Finding, NotReached, RuleResult, Totals
-from warp_compile.probe.models.scan import ScanFacts
-from warp_compile.probe.pricing import price
-from warp_compile.probe.rules import load_rules
-from warp_compile.probe.rules.context import RuleContext, dedupe_locations, plan_removals
-from warp_compile.probe.rules.helpers import Claim
-from warp_compile.probe.settings_fix import add_settings_edits
+from .composition import compose
+from .dependency_advice import address_to_maintainers
+from .edits import SourceView, owned_path
+from .errors import UsageError
+from .fmt import fmt_ms
+from .hashdiff import explain_changes
+from .models import Report, Warn, WarningCode, warn
+from .models.diagnosis import Diagnosis, Finding, NotReached, RuleResult, Totals
+from .models.scan import ScanFacts
+from .pricing import price
+from .rules import load_rules
+from .rules.context import RuleContext, dedupe_locations, plan_removals
+from .rules.helpers import Claim
+from .settings_fix import add_settings_edits
 
 Progress = Callable[[str], None]
 
@@ -58,7 +58,7 @@ def _fill_excerpt(f: Finding) -> None:
     if f.excerpt:
         return
     try:
-        from warp_compile.probe.knowledge import excerpt
+        from .knowledge import excerpt
 
         f.excerpt = excerpt(f.mechanism)
     except Exception:  # knowledge is an aid; a missing file must not cost the finding
@@ -283,7 +283,7 @@ def _guard_edits(f: Finding) -> None:
 def _stamp_owners(f: Finding, report: Report, base: Path | None) -> None:
     """Each location says who owns it (resolved when measuring, from the app interpreter's installed metadata);
     the finding is the project's when any of its places is, a dependency's when all of them are."""
-    from warp_compile.probe.ownership import owner_of
+    from .ownership import owner_of
 
     root = str(base) if base is not None else None
     kinds = set()
@@ -334,8 +334,8 @@ def diagnose_command(
     otherwise) the first cold run rebuilds its modules at exit with the settings CS-10 and CS-12 would change, to
     price those findings; None or 0: no rebuilds (the library default, so callers that only need the findings,
     the evals among them, pay nothing for it)."""
-    from warp_compile.probe.measure import measure
-    from warp_compile.probe.pricing import rebuild_env
+    from .measure import measure
+    from .pricing import rebuild_env
 
     if source is not None and not Path(source).expanduser().is_dir():
         raise UsageError(f"source directory does not exist or is not a directory: {source}")
@@ -352,7 +352,7 @@ def diagnose_sources(report: Report, source: str | Path | None, progress: Progre
 
     `source` None skips the scan (locations then come from the measurement only, and the diagnosis says so).
     """
-    from warp_compile.probe.scan import scan
+    from .scan import scan
 
     facts = None
     if source is not None:

@@ -16,9 +16,9 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
 
-from warp_compile.probe.models import EntryPoint
-from warp_compile.probe.models.diagnosis import Edit
-from warp_compile.probe.placement import Placement, place, warp_bound_before
+from .models import EntryPoint
+from .models.diagnosis import Edit
+from .placement import Placement, place, warp_bound_before
 
 _INSTALLED_PARTS = {"site-packages", "dist-packages"}
 MAX_SOURCE_BYTES = 2_000_000

@@ -14,7 +14,7 @@ import os
 import re
 from pathlib import Path
 
-from warp_compile.probe.models import EntryPoint, FileOwner
+from .models import EntryPoint, FileOwner
 
 _ENV_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _CONSOLE = re.compile(r"^from\s+([\w.]+)\s+import\s+(\w+)", re.MULTILINE)

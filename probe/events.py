@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from warp_compile.probe.models import (
+from .models import (
     ApiCall,
     Build,
     CudaBuild,

@@ -16,10 +16,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from warp_compile.probe.errors import UsageError
-from warp_compile.probe.models import Report, WarningCode, warn
-from warp_compile.probe.models.comparison import ActsThrough
-from warp_compile.probe.models.experiment import TryResult, describe  # noqa: F401 (importable here too)
+from .errors import UsageError
+from .models import Report, WarningCode, warn
+from .models.comparison import ActsThrough
+from .models.experiment import TryResult, describe  # noqa: F401 (importable here too)
 
 ENV_VAR = "WARP_COMPILE_SET"
 
@@ -149,9 +149,9 @@ def run_try(
     cancel: threading.Event | None = None,
 ) -> TryResult:
     """Interleaved pairs by default (drift on a shared machine hits both arms); `samples` measures each arm in turn."""
-    from warp_compile.probe import measure as core
-    from warp_compile.probe.compare import compare, interleaved_compare
-    from warp_compile.probe.measure import measure
+    from . import measure as core
+    from .compare import compare, interleaved_compare
+    from .measure import measure
 
     env = settings_env(settings)
     what = describe(settings)
@@ -167,7 +167,7 @@ def run_try(
         comparison = compare(before, after, before_label="as is", after_label=f"with {what}", acts_through=acts)
         applied = dict(after.experiment)
     else:
-        from warp_compile.probe.measure import build_report
+        from .measure import build_report
 
         seen: dict[str, dict[str, str]] = {}
 

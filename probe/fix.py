@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from warp_compile.probe.compare.multiarm import Arm, multiarm_compare
-from warp_compile.probe.edits import EditConflict, apply_edits, merge_edits, new_texts, unified_diff
-from warp_compile.probe.errors import RunFailed, UsageError
-from warp_compile.probe.fix_checks import failure_cause, parse_problem, stderr_tail
-from warp_compile.probe.fix_plan import (
+from .compare.multiarm import Arm, multiarm_compare
+from .edits import EditConflict, apply_edits, merge_edits, new_texts, unified_diff
+from .errors import RunFailed, UsageError
+from .fix_checks import failure_cause, parse_problem, stderr_tail
+from .fix_plan import (
     finding_keys,
     fix_clock,
     held_back,
@@ -36,9 +36,9 @@ from warp_compile.probe.fix_plan import (
     summarize,
     to_write,
 )
-from warp_compile.probe.models.comparison import Comparison
-from warp_compile.probe.models.diagnosis import Diagnosis, Edit, Finding
-from warp_compile.probe.models.fix import Behaviour, CandidateFix, ClockSaving, Costs, FixResult, KeptPath
+from .models.comparison import Comparison
+from .models.diagnosis import Diagnosis, Edit, Finding
+from .models.fix import Behaviour, CandidateFix, ClockSaving, Costs, FixResult, KeptPath
 
 Progress = Callable[[str], None]
 
@@ -57,7 +57,7 @@ class Scratch:
     """A private temp root for the copies, registered with the sandbox so shutdown and Ctrl-C remove it."""
 
     def __init__(self) -> None:
-        from warp_compile.probe import sandbox
+        from . import sandbox
 
         base = os.environ.get("TMPDIR") or tempfile.gettempdir()
         self.root = Path(tempfile.mkdtemp(prefix="warp-compile-fix-", dir=base))
@@ -70,7 +70,7 @@ class Scratch:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        from warp_compile.probe import sandbox
+        from . import sandbox
 
         shutil.rmtree(self.root, ignore_errors=True)
         with sandbox._registry_lock:
@@ -198,7 +198,7 @@ class Engine:
     outputs: dict[str, Any] = field(default_factory=dict)  # arm name -> evals.behaviour.ArmRuns
 
     def record(self, arm: Arm, sample: Any) -> None:
-        from warp_compile.probe.behaviour import ArmRuns
+        from .behaviour import ArmRuns
 
         runs = self.outputs.setdefault(arm.name, ArmRuns())
         for run in (getattr(sample, "cold", None), getattr(sample, "warm", None)):
@@ -209,8 +209,8 @@ class Engine:
 
 
 def real_engine(cancel: threading.Event | None) -> Engine:
-    from warp_compile.probe import measure
-    from warp_compile.probe.sandbox import Sandbox
+    from . import measure
+    from .sandbox import Sandbox
 
     def sample(*args: Any, **kw: Any) -> Any:
         return measure.run_sample(*args, cancel=cancel, **kw)
@@ -224,7 +224,7 @@ def real_engine(cancel: threading.Event | None) -> Engine:
 
 
 def _clock_saving(c: CandidateFix, comparison: Comparison) -> None:
-    from warp_compile.probe.clocks import finding_clock, saving_interval
+    from .clocks import finding_clock, saving_interval
 
     name = finding_clock(comparison, c.clock or "compile_elapsed")  # the one clock diagnose --verify reads too
     k = comparison.clock(name)
@@ -244,7 +244,7 @@ def _clock_saving(c: CandidateFix, comparison: Comparison) -> None:
 
 
 def _kept_paths(engine: Engine, variants: list[list[str]], base: Arm, arm: Arm, timeout_s: float) -> list[KeptPath]:
-    from warp_compile.probe.behaviour import app_lines, first_difference
+    from .behaviour import app_lines, first_difference
 
     out = []
     if engine.run_once is None:
@@ -274,7 +274,7 @@ def _explain_failure(b: Behaviour, before: Any, after: Any, edits: Sequence[Edit
 
 def _behaviour(engine: Engine, base: Arm, arm: Arm, comparison: Comparison, must_keep: list[list[str]],
                timeout_s: float, check_kept: bool, edits: Sequence[Edit] = ()) -> Behaviour:
-    from warp_compile.probe.behaviour import ArmRuns, judge
+    from .behaviour import ArmRuns, judge
 
     ok, flags, note = judge(None, engine.outputs.get(base.name, ArmRuns()), engine.outputs.get(arm.name, ArmRuns()),
                             who="the fixed copy")
@@ -317,7 +317,7 @@ def _fill(c: CandidateFix, arm: Arm, engine: Engine, base: Arm, must_keep: list[
           root: Path | None = None) -> None:
     comparison = arm.comparison
     if comparison is None:
-        from warp_compile.probe.behaviour import ArmRuns
+        from .behaviour import ArmRuns
 
         c.status, c.reason = "failed", "no sample of this candidate completed"
         runs = engine.outputs.get(arm.name, ArmRuns())
@@ -364,9 +364,9 @@ def diagnose_with_sample(command: list[str], cwd: Path, source: Path | None, tim
     """Measure once (cold + warm) and diagnose: (report, diagnosis, sample); the sample can serve as the baseline's
     first. `rebuild_limit_s` asks its cold run for the settings rebuilds that price CS-10 / CS-12 (probe/pricing.py;
     they run after the app, outside its clocks)."""
-    from warp_compile.probe.diagnose import diagnose_sources
-    from warp_compile.probe.measure import attach_places
-    from warp_compile.probe.pricing import rebuild_env
+    from .diagnose import diagnose_sources
+    from .measure import attach_places
+    from .pricing import rebuild_env
 
     kw: dict[str, Any] = {"cuda_arch": cuda_arch} if cuda_arch else {}
     if rebuild_env(rebuild_limit_s):
@@ -438,7 +438,7 @@ def run_fix(
                     arms.append((c, arm))
                 continue
             if c.settings is not None:  # the hook applies the experiment to the original tree
-                from warp_compile.probe.experiment import settings_env
+                from .experiment import settings_env
 
                 arms.append((c, Arm(name=c.key, cwd=base.cwd, command=base.command, env=settings_env(c.settings))))
                 continue
@@ -611,8 +611,8 @@ def _next_round(result: FixResult, diagnosis: Diagnosis, files: dict[str, bytes]
                 command: list[str], cwd: Path, scratch: Scratch, base: Arm, options: FixOptions, engine: Engine,
                 progress: Progress | None, cuda_arch: int | None) -> None:
     """Diagnose the kept tree from its own samples; measure each new finding's edits on top of it."""
-    from warp_compile.probe.composition import PRICED
-    from warp_compile.probe.fix_rounds import diagnose_kept, layered, new_findings, stacked_candidate
+    from .composition import PRICED
+    from .fix_rounds import diagnose_kept, layered, new_findings, stacked_candidate
 
     result.not_offered = [f"{r.mechanism}: {r.signal}" for r in diagnosis.ruled_out]
     kept = _kept(result)
@@ -668,7 +668,7 @@ def _write(result: FixResult, root: Path, files: dict[str, bytes], unsafe_fixes:
         elif path.exists():
             raise UsageError(f"fix --write: {rel} appeared since the copy was made; nothing was written")
     if layers is not None:  # a next-round fix on top: its lines refer to the tree the first layer leaves
-        from warp_compile.probe.fix_rounds import layered, tree_diff
+        from .fix_rounds import layered, tree_diff
 
         before = {rel: files[rel] for rel in touched if rel in files}
         after = layered(before, layers[1])

@@ -31,7 +31,7 @@ def finding_keys(findings: Sequence[Finding]) -> list[str]:
 
 
 def _wanted(key: str, mech: str, wanted: Sequence[str]) -> bool:
-    from warp_compile.probe.models.diagnosis import normalize_mechanism
+    from .models.diagnosis import normalize_mechanism
 
     for w in wanted:
         head, _, k = w.partition("#")
@@ -56,7 +56,7 @@ def plan(diagnosis: Diagnosis, wanted: Sequence[str] | None = None, settings_arm
     experiment the hook applies (nothing a file could hold). Raises UsageError for a --finding naming none."""
     keys = finding_keys(diagnosis.findings)
     if wanted:
-        from warp_compile.probe.models.diagnosis import normalize_mechanism
+        from .models.diagnosis import normalize_mechanism
 
         for w in wanted:
             if not any(_wanted(k, f.mechanism, [w]) for k, f in zip(keys, diagnosis.findings, strict=True)):

@@ -16,11 +16,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from warp_compile.probe.compare.multiarm import Arm
-from warp_compile.probe.edits import EditConflict, patched
-from warp_compile.probe.fix_plan import fix_clock
-from warp_compile.probe.models.diagnosis import Edit, Finding
-from warp_compile.probe.models.fix import CandidateFix
+from .compare.multiarm import Arm
+from .edits import EditConflict, patched
+from .fix_plan import fix_clock
+from .models.diagnosis import Edit, Finding
+from .models.fix import CandidateFix
 
 Progress = Callable[[str], None]
 
@@ -91,8 +91,8 @@ def stacked_candidate(f: Finding, key: str, on_top_of: CandidateFix) -> Candidat
 
 def diagnose_kept(arm: Arm, tree: Path, engine: Any, progress: Progress | None) -> list[Finding]:
     """Diagnose the kept tree from the samples its arm already ran (no extra program run)."""
-    from warp_compile.probe.diagnose import diagnose_sources
-    from warp_compile.probe.measure import attach_places
+    from .diagnose import diagnose_sources
+    from .measure import attach_places
 
     ok = [s for s in arm.samples if getattr(s, "ok", False)]
     if not ok:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from warp_compile.probe.models import Build
+from .models import Build
 
 CLIP = 80  # characters of user input (a query, an id) echoed in an error line
 PATH_CLIP = 160  # a path is worth more of the line, but not 100,000 characters of it

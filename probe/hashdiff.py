@@ -22,9 +22,9 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from warp_compile.probe.fmt import short_path, trigger_text
-from warp_compile.probe.models import ApiCall, Build, KernelInfo, Report
-from warp_compile.probe.models.diagnosis import Cause, HashChange
+from .fmt import short_path, trigger_text
+from .models import ApiCall, Build, KernelInfo, Report
+from .models.diagnosis import Cause, HashChange
 
 # module="unique" modules are named `<kernel key>_<first 8 hex of the module hash>`
 _UNIQUE_RE = re.compile(r"^(?P<key>.+)_(?P<hash>[0-9a-f]{8})$")
@@ -333,14 +333,8 @@ def explain_changes(report: Report, rel: Rel | None = None) -> list[HashChange]:
         prev, causes = best[2], best[3]
         changes.append(
             HashChange(
-                module=cur.module,
-                device=cur.device,
-                from_hash=prev.hash,
-                to_hash=cur.hash,
-                from_seq=prev.seq,
-                to_seq=cur.seq,
-                status=cur.status,
-                cost_ms=round(cur.ms, 3),
+                module=cur.module, device=cur.device, from_hash=prev.hash, to_hash=cur.hash, from_seq=prev.seq,
+                to_seq=cur.seq, status=cur.status, cost_ms=round(cur.ms, 3),
                 causes=causes,
                 trigger=trigger_text(cur, rel),
             )

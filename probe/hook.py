@@ -666,12 +666,9 @@ def _norm_dim(dim):
     if isinstance(dim, int):
         return [dim]
     try:
-        return [int(d) for d in dim]
+        return [int(d) for d in dim] if hasattr(dim, "__iter__") else [int(dim)]
     except Exception:
-        try:
-            return [int(dim)]
-        except Exception:
-            return []
+        return []
 
 
 _IGNORED = itertools.repeat(0)  # counter of a signature that is not a `wp.launch`: never reported

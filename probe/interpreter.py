@@ -11,7 +11,7 @@ import os
 import shutil
 from pathlib import Path
 
-from warp_compile.probe.events import RunEvents
+from .events import RunEvents
 
 
 def resolve_interpreter(command: list[str], cwd: Path) -> str | None:

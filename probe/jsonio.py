@@ -9,8 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from warp_compile.probe.errors import UsageError
-from warp_compile.probe.fmt import clip_path
+from .errors import UsageError
+from .fmt import clip_path
 
 
 def why(exc: OSError) -> str:

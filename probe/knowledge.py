@@ -23,9 +23,9 @@ import math
 import re
 from importlib import resources
 
-from warp_compile.probe.errors import UsageError
-from warp_compile.probe.fmt import clip
-from warp_compile.probe.models.knowledge import Mechanism, MechanismFields  # noqa: F401 (importable here too)
+from .errors import UsageError
+from .fmt import clip
+from .models.knowledge import Mechanism, MechanismFields  # noqa: F401 (importable here too)
 
 PACKAGE = "warp_compile.knowledge"
 SUGGEST_CHARS = 200  # characters of a query compared for suggestions

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from warp_compile.probe.fmt import fmt_seconds
+from .fmt import fmt_seconds
 
 HEARTBEAT_S = 5.0  # at most this long without a progress message while a run is going
 _MAX_READ = 1 << 20  # bytes read per poll: a burst of events is spread over several polls

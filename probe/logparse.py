@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from warp_compile.probe.models import Build
+from .models import Build
 
 _LOAD = re.compile(
     r"^(?P<indent>\s*)Module (?P<name>\S+)(?: (?P<hash>[0-9a-f]{7}))? load on device '(?P<device>[^']+)'"

@@ -11,16 +11,16 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from warp_compile import __version__
-from warp_compile.probe.errors import UsageError
-from warp_compile.probe.events import RunEvents, read_events
-from warp_compile.probe.interpreter import missing_warp, no_warp_hint, resolve_interpreter
-from warp_compile.probe.live import LiveProgress
-from warp_compile.probe.logparse import builds_from_log
-from warp_compile.probe.models import Build, CacheFacts, Report, RunResult, SampleResult, Warn, WarningCode, warn
-from warp_compile.probe.ownership import OwnerQuery
-from warp_compile.probe.sandbox import RunOutcome, Sandbox, last_lines
-from warp_compile.probe.stats import median, overlap_factor, stat_of
+from .. import __version__
+from .errors import UsageError
+from .events import RunEvents, read_events
+from .interpreter import missing_warp, no_warp_hint, resolve_interpreter
+from .live import LiveProgress
+from .logparse import builds_from_log
+from .models import Build, CacheFacts, Report, RunResult, SampleResult, Warn, WarningCode, warn
+from .ownership import OwnerQuery
+from .sandbox import RunOutcome, Sandbox, last_lines
+from .stats import median, overlap_factor, stat_of
 
 Progress = Callable[[str], None]
 CUDA_ARCH_ENV = "WARP_COMPILE_CUDA_ARCH"  # read by the hook: replay the run's modules for sm_N at exit
@@ -212,8 +212,8 @@ def measure(
 
 def _place_files(command: list[str], cwd: Path, ev: RunEvents) -> set[str]:
     """The files a report built from these events will name (the builds', launches', calls' ... and the entry's)."""
-    from warp_compile.probe.entry import find_entry
-    from warp_compile.probe.ownership import report_files
+    from .entry import find_entry
+    from .ownership import report_files
 
     entry = find_entry(command, cwd, ev.main_file, ev.imported_files)
     items = (*ev.builds, *ev.launches, *ev.calls, *ev.tapes, *ev.module_creations, *ev.cuda_builds)
@@ -223,8 +223,8 @@ def _place_files(command: list[str], cwd: Path, ev: RunEvents) -> set[str]:
 def attach_places(report: Report, ev: RunEvents, pending: OwnerQuery | None = None) -> None:
     """The entry point, and who owns each file the report names (asked of the interpreter that ran the app;
     `pending` is a query already started for it, see `measure`)."""
-    from warp_compile.probe.entry import find_entry, with_owner
-    from warp_compile.probe.ownership import ask_interpreter, owners_from_answer, report_files
+    from .entry import find_entry, with_owner
+    from .ownership import ask_interpreter, owners_from_answer, report_files
 
     entry = find_entry(report.command, Path(report.cwd), ev.main_file, ev.imported_files)
     if ev.executable:

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
-from warp_compile.probe.models import FileOwner
+from .models import FileOwner
 
 # Runs in the application's interpreter (Python >= 3.9, stdlib only): paths on stdin (JSON); on stdout the owners
 # and the interpreter's sys.path (whose directories' mtimes tell a session cache when an install changed them).

@@ -14,10 +14,10 @@ from __future__ import annotations
 import json
 import time
 
-from warp_compile.probe.fmt import fmt_ms
-from warp_compile.probe.models import Build, Report
-from warp_compile.probe.models.diagnosis import Evidence, Finding
-from warp_compile.probe.models.report import Rebuild, RebuildEntry
+from .fmt import fmt_ms
+from .models import Build, Report
+from .models.diagnosis import Evidence, Finding
+from .models.report import Rebuild, RebuildEntry
 
 # estimates that sum the run's own builds (the superseded ones), and modelled ones over build times: both restated on
 # the builds' CPU time; the scheduling mechanisms (CS-8, CS-13) save waiting, not CPU work, and the CUDA-only ones

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from warp_compile.probe.errors import UsageError
+from .errors import UsageError
 
 OUTPUT_CAP = 64 * 1024  # bytes kept from the head and from the tail of each stream
 EVENTS_ENV = "WARP_COMPILE_EVENTS"

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from warp_compile.probe.edits import SourceView, settings_edits
-from warp_compile.probe.experiment import SETTINGS
-from warp_compile.probe.models import EntryPoint
-from warp_compile.probe.models.diagnosis import Finding, Location
+from .edits import SourceView, settings_edits
+from .experiment import SETTINGS
+from .models import EntryPoint
+from .models.diagnosis import Finding, Location
 
 
 def config_settings(f: Finding) -> dict[str, bool | int | str | None] | None:

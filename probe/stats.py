@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from warp_compile.probe.models import Stat
+from .models import Stat
 
 BAND_FRACTION = 0.01  # 1 % of the baseline median
 BAND_MADS = 2.0  # 2 x the baseline's raw MAD
@@ -63,9 +63,7 @@ def stat_of(values: Sequence[float]) -> Stat:
 
 def stat_median(s: Stat) -> float | None:
     """The Stat's median, computed from its values when the field is missing; None when there is neither."""
-    if s.median is not None:
-        return float(s.median)
-    return median(s.values) if s.values else None
+    return s.middle()
 
 
 def stat_mad(s: Stat) -> float | None:

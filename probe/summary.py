@@ -6,9 +6,9 @@ server, behind `warp-compile://reports/{report_id}`. This model is a projection 
 
 from __future__ import annotations
 
-from warp_compile.probe.fmt import short_path, trigger_text
-from warp_compile.probe.models import Build, Report, Stat
-from warp_compile.probe.models.summary import BuildSummary, Clocks, ClockSummary, MeasureSummary  # noqa: F401
+from .fmt import short_path, trigger_text
+from .models import Build, Report, Stat
+from .models.summary import BuildSummary, Clocks, ClockSummary, MeasureSummary  # noqa: F401
 
 LARGEST_BUILDS = 10
 
@@ -76,16 +76,8 @@ def summarize(
         launch_count=report.launch_count,
         largest_builds=[
             BuildSummary(
-                seq=b.seq,
-                module=b.module,
-                hash_short=b.hash_short,
-                device=b.device,
-                block_dim=b.block_dim,
-                status=b.status,
-                ms=b.ms,
-                native_ms=b.native_ms,
-                codegen_ms=b.codegen_ms,
-                kernels=len(b.kernels),
+                seq=b.seq, module=b.module, hash_short=b.hash_short, device=b.device, block_dim=b.block_dim,
+                status=b.status, ms=b.ms, native_ms=b.native_ms, codegen_ms=b.codegen_ms, kernels=len(b.kernels),
                 trigger=_trigger(b, report.cwd),
             )
             for b in builds[:largest]

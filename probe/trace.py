@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from warp_compile.probe.models import Build, Launch, PchBuild, Report
+from .models import Build, Launch, PchBuild, Report
 
 PHASE_NAMES = {"hash": "hash", "codegen": "codegen", "native": "native compile", "native_load": "load"}
 COLD_PID, WARM_PID = 1, 2

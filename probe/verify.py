@@ -23,11 +23,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from warp_compile.probe.fix import Engine, FixOptions, run_fix
-from warp_compile.probe.fix_plan import finding_keys
-from warp_compile.probe.fmt import fmt_ms
-from warp_compile.probe.models.diagnosis import Diagnosis, Finding, MeasuredSaving, Verification, Withdrawn
-from warp_compile.probe.models.fix import CandidateFix
+from .fix import Engine, FixOptions, run_fix
+from .fix_plan import finding_keys
+from .fmt import fmt_ms
+from .models.diagnosis import Diagnosis, Finding, MeasuredSaving, Verification, Withdrawn
+from .models.fix import CandidateFix
 
 ESTIMATE_CLOCK = "compile_cpu"  # where a comparison has no other: see `measured_saving`
 AGREE_SHARE = 0.25  # estimate within a quarter of the measurement (or within the band) counts as agreeing

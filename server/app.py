@@ -20,22 +20,22 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp_types import CallToolResult, ListRootsResult, TextContent, Tool, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
-from warp_compile import __version__
-from warp_compile.probe.errors import WarpCompileError
-from warp_compile.probe.models import Report, Warn, WarningCode, warn
-from warp_compile.probe.models.comparison import Comparison
-from warp_compile.probe.models.diagnosis import Diagnosis
-from warp_compile.probe.models.fix import FixResult
-from warp_compile.probe.models.summary import MeasureSummary
-from warp_compile.server import prompt as prompt_text
-from warp_compile.server import resources
-from warp_compile.server.confine import Confinement, real, roots_from_uris
-from warp_compile.server.interpreter import interpreter_line, resolve_python
-from warp_compile.server.lean import MechanismResult, compact_schema, explain_text, untitled
-from warp_compile.server.resources import part_uri
-from warp_compile.server.results import ServedDiagnosis
-from warp_compile.server.runner import Progress, run_core
-from warp_compile.server.store import ReportStore, looks_like_id, report_uri
+from .. import __version__
+from ..probe.errors import WarpCompileError
+from ..probe.models import Report, Warn, WarningCode, warn
+from ..probe.models.comparison import Comparison
+from ..probe.models.diagnosis import Diagnosis
+from ..probe.models.fix import FixResult
+from ..probe.models.served import MechanismResult, ServedDiagnosis
+from ..probe.models.summary import MeasureSummary
+from . import prompt as prompt_text
+from . import resources
+from .confine import Confinement, real, roots_from_uris
+from .interpreter import interpreter_line, resolve_python
+from .lean import compact_schema, explain_text, untitled
+from .resources import part_uri
+from .runner import Progress, run_core
+from .store import ReportStore, looks_like_id, report_uri
 
 log = logging.getLogger("warp_compile.server")
 
@@ -49,23 +49,19 @@ python). Paths (cwd, json_path, report files) must lie inside the allowed roots 
 warp-compile://roots lists them. One measurement runs at a time; runs report progress and stop when cancelled.
 """
 
-COMMAND = (
-    "argv list; command[0]: the project's venv python as an absolute path (a bare python is resolved on the"
-    " server's PATH)"
-)
+COMMAND = "argv; command[0]: the project's venv python, absolute (a bare name is looked up on the server's PATH)"
 
 # parameter types several tools share (same schema, same description)
-TimeoutS = Annotated[float, Field(gt=0, description="seconds per run before its process tree is killed")]
+TimeoutS = Annotated[float, Field(gt=0, description="seconds per run, then its process tree is killed")]
 CudaArch = Annotated[
     int | None,
-    Field(ge=50, le=199, description="also replay the modules for sm_N via NVRTC, no GPU (e.g. 90; CS-5/7/13)"),
+    Field(ge=50, le=199, description="also replay every module for sm_N via NVRTC, no GPU (CS-5/7/13)"),
 ]
 
 
-RUNS_PROGRAMS = ToolAnnotations(
-    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
-)
-READS_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+# only the hints that differ from MCP's defaults (read-only false, destructive true, idempotent false, open-world true)
+RUNS_PROGRAMS = ToolAnnotations(destructive_hint=False, open_world_hint=False)
+READS_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 
 
 class WarpCompileServer(MCPServer):
@@ -180,26 +176,24 @@ def _interleaved_roots(ctx: Context, before_cwd: str, after_cwd: str) -> ListRoo
 async def measure(
     ctx: Context,
     command: Annotated[list[str], Field(description=COMMAND)],
-    cwd: Annotated[str, Field(description="directory to run it in; must be inside an allowed root")],
+    cwd: Annotated[str, Field(description="directory to run it in (inside an allowed root)")],
     samples: Annotated[int, Field(ge=1, le=50, description="cold+warm pairs to run")] = 3,
     timeout_s: TimeoutS = 900,
     label: Annotated[str, Field(description="a name for this measurement, e.g. baseline")] = "",
     cuda_arch: CudaArch = None,
     json_path: Annotated[
-        str | None, Field(description="also write the full report JSON here (inside an allowed root)")
+        str | None, Field(description="also write the report JSON here")
     ] = None,
     client_roots: Annotated[ListRootsResult | None, Resolve(_measure_roots)] = None,
 ) -> Annotated[CallToolResult, MeasureSummary]:
-    """Measure cold and warm Warp compile time of a command: each sample runs it on empty kernel caches, then
-    again on the caches it filled. Returns a compact summary (clocks as median and MAD, identities, modules, the
-    largest builds, warnings) and a `report_id`; warp-compile://reports/{report_id} has the report's summary and
-    its parts (builds, launches, ..., full). Takes tens of seconds per sample; reports progress; cancelling kills
-    the run."""
-    from warp_compile.probe.jsonio import write_json
-    from warp_compile.probe.measure import check_inputs
-    from warp_compile.probe.measure import measure as core_measure
-    from warp_compile.probe.render.summary import render_summary
-    from warp_compile.probe.summary import summarize
+    """Measure a command's Warp compile time, cold (empty caches) then warm, per sample. Returns a summary
+    (clocks, modules, largest builds, warnings) and a report_id: warp-compile://reports/{report_id} serves the
+    parts (builds, launches, ..., full). Tens of seconds per sample; cancel kills the run."""
+    from ..probe.jsonio import write_json
+    from ..probe.measure import check_inputs
+    from ..probe.measure import measure as core_measure
+    from ..probe.render.summary import render_summary
+    from ..probe.summary import summarize
 
     server = _server(ctx)
     roots = _client_roots(client_roots)
@@ -255,23 +249,23 @@ def _all_failed(report: Report, report_id: str) -> None:
 async def diagnose(
     ctx: Context,
     command: Annotated[list[str] | None, Field(description=COMMAND)] = None,
-    cwd: Annotated[str | None, Field(description="directory to run the command in (default: the first root)")] = None,
+    cwd: Annotated[str | None, Field(description="directory to run it in (default: the first root)")] = None,
     report: Annotated[
         str | None,
-        Field(description="diagnose an existing measurement instead: a report_id or a report JSON path"),
+        Field(description="instead of measuring: a report_id or report JSON path"),
     ] = None,
     samples: Annotated[int, Field(ge=1, le=50, description="cold+warm pairs when measuring")] = 1,
     timeout_s: TimeoutS = 900,
     cuda_arch: CudaArch = None,
     verify: Annotated[
-        bool, Field(description="then measure each finding's fix on a copy (as `fix`, no write) and report the "
-                    "measured saving next to the estimate; takes minutes")
+        bool, Field(description="then measure each finding's fix on a copy (as fix, no write): the measured saving "
+                    "beside the estimate; minutes")
     ] = False,
     client_roots: Annotated[ListRootsResult | None, Resolve(_diagnose_roots)] = None,
 ) -> Annotated[CallToolResult, ServedDiagnosis]:
-    """Name why the app compiles: findings per mechanism (CS-1..CS-13) ranked by estimated saving, each with its
-    evidence, the line to change, the fix and caveats; plus every module rebuilt under a new identity and why,
-    and what was ruled out. Give `command` (+ `cwd`) to measure now, or `report` to reuse a measurement."""
+    """Why the app compiles: findings (CS-1..CS-13) ranked by estimated saving, each with evidence, the line to
+    change, the fix and caveats; rebuilt modules and why; what was ruled out. Give command (+ cwd) to measure,
+    or report to reuse one."""
     server = _server(ctx)
     roots = _client_roots(client_roots)
     note = None
@@ -294,14 +288,14 @@ async def diagnose(
                 diagnosis.warnings = [w for w in diagnosis.warnings if w.code != WarningCode.NO_SOURCE_SCAN]
                 diagnosis.warnings.append(warn(WarningCode.NO_SOURCE_SCAN, cwd=rep.cwd))
         else:
-            from warp_compile.probe.measure import check_inputs
+            from ..probe.measure import check_inputs
 
             assert command is not None
             where = server.confinement.check_dir(cwd if cwd is not None else ".", "cwd", roots)
             run, note = _command(command)
             check_inputs(run, where, samples, timeout_s)
-            from warp_compile.probe.diagnose import diagnose_command
-            from warp_compile.probe.pricing import DEFAULT_LIMIT_S
+            from ..probe.diagnose import diagnose_command
+            from ..probe.pricing import DEFAULT_LIMIT_S
 
             rep, diagnosis = await run_core(
                 lambda progress, cancel: diagnose_command(
@@ -314,7 +308,7 @@ async def diagnose(
             _all_failed(rep, report_id)
         if verify and not rep.all_failed:
             diagnosis = await _verify(ctx, diagnosis, rep, roots, timeout_s, cuda_arch)
-    from warp_compile.probe.render.diagnosis import render_text
+    from ..probe.render.diagnosis import render_text
 
     if note:
         diagnosis.warnings.insert(0, note)
@@ -329,7 +323,7 @@ async def _verify(
     cuda_arch: int | None = None,
 ) -> Diagnosis:
     """Run each finding's experiment in the report's own directory (inside the roots), with progress and cancel."""
-    from warp_compile.probe.verify import verify
+    from ..probe.verify import verify
 
     server = _server(ctx)
     where = server.confinement.check_dir(rep.cwd, "the report's cwd", roots)
@@ -352,7 +346,7 @@ def _source_root(server: WarpCompileServer, rep: Report, roots: Sequence[Path]) 
 
 
 def _diagnose_report(rep: Report, root: Path | None, progress: Any) -> Diagnosis:
-    from warp_compile.probe.diagnose import diagnose_sources
+    from ..probe.diagnose import diagnose_sources
 
     return diagnose_sources(rep, root, progress)
 
@@ -376,15 +370,14 @@ async def _load_report(
 
 async def compare(
     ctx: Context,
-    before: Annotated[str, Field(description="the baseline: a report_id from measure, or a report JSON path")],
-    after: Annotated[str, Field(description="the changed run: a report_id, or a report JSON path")],
+    before: Annotated[str, Field(description="baseline: a report_id or report JSON path")],
+    after: Annotated[str, Field(description="changed run: a report_id or report JSON path")],
     client_roots: Annotated[ListRootsResult | None, Resolve(_compare_roots)] = None,
 ) -> Annotated[CallToolResult, Comparison]:
-    """Judge a change by measurement: was the same work done (launch structure), and was less or sooner compiled?
-    Verdict IMPROVED / INCONCLUSIVE / REGRESSION / INVALID / UNVERIFIED / NO_EFFECT with the reason, each clock
-    against its noise band (drift-corrected), and the module hashes that changed."""
-    from warp_compile.probe.compare import compare_reports as core_compare  # drift-corrected (saved reports)
-    from warp_compile.probe.render.comparison import render_comparison
+    """Judge two saved measurements: same work (launch structure), and less compiled? A verdict (IMPROVED,
+    REGRESSION, ...) with its reason, each clock against its noise band, the module hashes that changed."""
+    from ..probe.compare import compare_reports as core_compare  # drift-corrected (saved reports)
+    from ..probe.render.comparison import render_comparison
 
     server = _server(ctx)
     roots = _client_roots(client_roots)
@@ -403,8 +396,8 @@ async def compare(
 async def compare_interleaved(
     ctx: Context,
     command: Annotated[list[str], Field(description=COMMAND)],
-    before_cwd: Annotated[str, Field(description="the tree before the change (inside an allowed root)")],
-    after_cwd: Annotated[str, Field(description="the tree after the change, run with the same command")],
+    before_cwd: Annotated[str, Field(description="the tree before the change")],
+    after_cwd: Annotated[str, Field(description="the tree after it (same command)")],
     samples: Annotated[
         int | None, Field(ge=1, le=50, description="pairs to run (default 5; with until_decided the minimum, 3)")
     ] = None,
@@ -414,12 +407,11 @@ async def compare_interleaved(
     timeout_s: TimeoutS = 900,
     client_roots: Annotated[ListRootsResult | None, Resolve(_interleaved_roots)] = None,
 ) -> Annotated[CallToolResult, Comparison]:
-    """Measure two trees (before / after a change) alternately, A B, B A, ..., so drift hits both alike, and judge
-    them like `compare`. With until_decided it stops as soon as the verdict is settled. Takes minutes; reports
-    progress; cancelling kills the run."""
-    from warp_compile.probe import measure as core
-    from warp_compile.probe.compare import interleaved_compare
-    from warp_compile.probe.render.comparison import render_comparison as render_text
+    """Measure two trees (before/after a change) alternately, A B, B A, ..., and judge them like compare;
+    until_decided stops once the verdict is settled. Minutes; cancel kills the run."""
+    from ..probe import measure as core
+    from ..probe.compare import interleaved_compare
+    from ..probe.render.comparison import render_comparison as render_text
 
     server = _server(ctx)
     roots = _client_roots(client_roots)
@@ -470,9 +462,9 @@ async def fix(
 ) -> Annotated[CallToolResult, FixResult]:
     """Diagnose, apply each finding's edits to a scratch copy, measure against one shared original until decided;
     check output, launches, must-keep paths. Per fix: verdict, saving, behaviour, diff. Minutes."""
-    from warp_compile.probe.fix import FixOptions, run_fix
-    from warp_compile.probe.measure import check_inputs
-    from warp_compile.probe.render.fix import render_fix
+    from ..probe.fix import FixOptions, run_fix
+    from ..probe.measure import check_inputs
+    from ..probe.render.fix import render_fix
 
     server = _server(ctx)
     roots = _client_roots(client_roots)
@@ -497,13 +489,12 @@ def explain_mechanism(
         str, Field(description='an id ("CS-3", "cs3", "3") or keywords (e.g. "set_module_options after launch")')
     ],
     sections: Annotated[
-        bool, Field(description="return the text split by '## ' heading in `sections` instead of as one text")
+        bool, Field(description="the text split by '## ' heading, in sections")
     ] = False,
 ) -> Annotated[CallToolResult, MechanismResult]:
-    """Explain a compile-time mechanism: what happens, how warp-compile sees it, the fix, when not to apply it,
-    and how to verify the fix. The Markdown comes once, as text (long figure tables on request); the structured
-    content has the fields (signals, applies_when, does_not_apply_when, fix, verification, observed)."""
-    from warp_compile.probe.knowledge import UnknownMechanism, get, normalize_id, search
+    """Explain a mechanism (CS-n or keywords): what happens, its signals, the fix, when not to apply it, how to
+    verify. Markdown as text once; the structured content has the fields."""
+    from ..probe.knowledge import UnknownMechanism, get, normalize_id, search
 
     note = None
     try:

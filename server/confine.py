@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from warp_compile.probe.errors import UsageError
+from ..probe.errors import UsageError
 
 
 class ConfinementError(UsageError):

@@ -22,8 +22,8 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.transport_security import TransportSecuritySettings
 
-from warp_compile.probe.errors import UsageError
-from warp_compile.probe.fmt import clip
+from ..probe.errors import UsageError
+from ..probe.fmt import clip
 
 TOKEN_ENV = "WARP_COMPILE_TOKEN"
 MIN_TOKEN_CHARS = 16

@@ -12,8 +12,8 @@ import re
 import shutil
 from typing import Any
 
-from warp_compile.probe.errors import UsageError
-from warp_compile.probe.models import Warn, WarningCode, warn
+from ..probe.errors import UsageError
+from ..probe.models import Warn, WarningCode, warn
 
 BARE_PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
 ADVICE = "pass the project's interpreter (the absolute path of its venv python) as command[0]"

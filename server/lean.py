@@ -7,16 +7,13 @@ Every byte of `tools/list` and of a tool result lands in the agent's context. Tw
   properties with their types and enums, nested objects by type only.
   It only ever loosens the full schema (drops constraints, never adds one), so every real result still validates;
   the server itself still validates each result against the full pydantic model before sending it.
-- `explain_mechanism` sent the Markdown twice (`body` and `sections`) next to a text copy: see `MechanismResult`.
+- `explain_mechanism` sent the Markdown twice (`body` and `sections`) next to a text copy: see
+  `MechanismResult` (probe/models/served.py).
 """
 
 from __future__ import annotations
 
 from typing import Any
-
-from pydantic import Field
-
-from warp_compile.probe.models.knowledge import MechanismFields
 
 DESCRIPTION_CHARS = 90
 KEEP = ("type", "enum", "const")
@@ -70,12 +67,26 @@ def _compact(node: dict[str, Any], defs: dict[str, Any], depth: int, describe: b
     return out
 
 
+def _nullable(prop: dict[str, Any]) -> dict[str, Any]:
+    """`{"anyOf": [{"type": T, ...}, {"type": "null"}], "default": null}` as `{"type": [T, "null"], ...}`: the same
+    values validate (a keyword of T's applies to T's values only), in half the bytes; an absent default is null."""
+    variants = prop.get("anyOf")
+    if not isinstance(variants, list) or len(variants) != 2 or {"type": "null"} not in variants:
+        return prop
+    (other,) = [v for v in variants if v != {"type": "null"}]
+    if not isinstance(other.get("type"), str) or "anyOf" in other:
+        return prop
+    out = {k: v for k, v in prop.items() if k != "anyOf" and not (k == "default" and v is None)}
+    return {**other, **out, "type": [other["type"], "null"]}
+
+
 def untitled(schema: dict[str, Any]) -> dict[str, Any]:
-    """An input schema without pydantic's generated titles ("Timeout S"): they repeat the property names."""
+    """An input schema without pydantic's generated titles ("Timeout S"): they repeat the property names; optional
+    parameters as a nullable type (`_nullable`)."""
     out = {k: v for k, v in schema.items() if k != "title"}
     if isinstance(out.get("properties"), dict):
         out["properties"] = {
-            name: {k: v for k, v in prop.items() if k != "title"} if isinstance(prop, dict) else prop
+            name: _nullable({k: v for k, v in prop.items() if k != "title"}) if isinstance(prop, dict) else prop
             for name, prop in out["properties"].items()
         }
     return out
@@ -93,17 +104,6 @@ def compact_schema(schema: dict[str, Any], depth: int = 0) -> dict[str, Any]:
     if root.get("required"):
         out["required"] = list(root["required"])
     return out
-
-
-class MechanismResult(MechanismFields):
-    """A mechanism for an agent: the structured fields here, the Markdown text once, in the text content.
-
-    `sections` (the Markdown split by heading) is filled only when asked for; the text content then lists the
-    headings instead of repeating the text.
-    """
-
-    sections: dict[str, str] | None = Field(default=None, description="'## ' heading -> text, when asked for")
-    note: str | None = Field(default=None, description="which mechanism a keyword query matched")
 
 
 ON_REQUEST = ("Figures",)  # long tables of measured figures; their headline numbers are in `observed`

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 
-from warp_compile.server.store import ReportStore, report_uri
+from .store import ReportStore, report_uri
 
 if TYPE_CHECKING:
-    from warp_compile.probe.models import Report
-    from warp_compile.server.confine import Confinement
+    from ..probe.models import Report
+    from .confine import Confinement
 
 
 class WarpCompileServer(Protocol):
@@ -50,7 +50,7 @@ def part_uri(report_id: str, part: str) -> str:
 
 def report_index(rep: Report, report_id: str) -> str:
     """The summary of a kept report plus the URI and size in bytes of each part (and of the full JSON)."""
-    from warp_compile.probe.summary import summarize
+    from ..probe.summary import summarize
 
     data = summarize(rep, report_id, report_uri(report_id)).model_dump(mode="json")
     dumped = rep.model_dump(mode="json", include=set(PARTS))
@@ -98,7 +98,7 @@ def register(server: WarpCompileServer) -> None:
         mime_type="application/json",
     )
     def mechanisms() -> str:
-        from warp_compile.probe.knowledge import list_mechanisms
+        from ..probe.knowledge import list_mechanisms
 
         rows = [
             {"id": m.id, "title": m.title, "backends": m.backends, "uri": f"warp-compile://mechanisms/{m.id}"}
@@ -114,8 +114,8 @@ def register(server: WarpCompileServer) -> None:
         mime_type="text/markdown",
     )
     def mechanism(mechanism_id: str) -> str:
-        from warp_compile.probe.knowledge import UnknownMechanism, get
-        from warp_compile.probe.render.mechanism import render_text
+        from ..probe.knowledge import UnknownMechanism, get
+        from ..probe.render.mechanism import render_text
 
         try:
             return render_text(get(mechanism_id))

@@ -92,7 +92,7 @@ def measurement_running() -> bool:
 
 async def run_core(work: Work[T], progress: Progress, *, exclusive: bool = True) -> T:
     """`work(progress_callback, cancel_event)` in a worker thread; see the module docstring."""
-    from warp_compile.probe.sandbox import Cancelled
+    from ..probe.sandbox import Cancelled
 
     cancel = threading.Event()
     send, receive = anyio.create_memory_object_stream[str](max_buffer_size=math.inf)

@@ -11,7 +11,7 @@ import secrets
 import threading
 from collections import OrderedDict
 
-from warp_compile.probe.models import Report
+from ..probe.models import Report
 
 REPORT_URI = "warp-compile://reports/{report_id}"
 _ID_RE = re.compile(r"^r\d+-[0-9a-f]{8}$")

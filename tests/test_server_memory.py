@@ -21,10 +21,9 @@ from tests.helpers import SLOW_APP as SLOW
 from tests.helpers import alive as _alive
 from warp_compile.probe.models import Report, WarningCode
 from warp_compile.probe.models.comparison import Comparison
+from warp_compile.probe.models.served import MechanismResult, ServedDiagnosis
 from warp_compile.probe.summary import MeasureSummary
 from warp_compile.server.app import WarpCompileServer, create_server
-from warp_compile.server.lean import MechanismResult
-from warp_compile.server.results import ServedDiagnosis
 from warp_compile.server.runner import WAITING, measurement_running
 
 PY = sys.executable
@@ -145,7 +144,8 @@ async def test_lists_six_tools_with_output_schemas_and_annotations(server: WarpC
     assert explain.read_only_hint is True and explain.idempotent_hint is True
     for name in ("measure", "diagnose", "compare_interleaved"):
         a = tools[name].annotations
-        assert a.read_only_hint is False and a.destructive_hint is False and a.open_world_hint is False
+        # read-only is left out: MCP's default for an absent hint is false, and tools/list stays smaller
+        assert not a.read_only_hint and a.destructive_hint is False and a.open_world_hint is False
     assert tools["compare"].annotations.read_only_hint is True
 
 

@@ -18,7 +18,7 @@ from mcp import Client, MCPError, StdioServerParameters
 from mcp_types import ListRootsResult, Root
 
 from tests.helpers import alive as _alive
-from warp_compile.server.results import ServedDiagnosis
+from warp_compile.probe.models.served import ServedDiagnosis
 from warp_compile.server.store import report_uri
 
 PY = sys.executable

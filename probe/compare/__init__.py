@@ -6,10 +6,10 @@ the CI gate (`apply_gate`), and `interleave` measures two source trees alternate
 `warp_compile.probe.render.comparison`; reports are read with `Report.load`.
 """
 
-from warp_compile.probe.compare.drift import apply_gate, compare_reports, estimate_drift
-from warp_compile.probe.compare.equivalence import check_equivalence, module_hash_rows
-from warp_compile.probe.compare.interleave import interleaved_compare
-from warp_compile.probe.compare.verdict import TIMING_FLOOR_MS, compare
+from .drift import apply_gate, compare_reports, estimate_drift
+from .equivalence import check_equivalence, module_hash_rows
+from .interleave import interleaved_compare
+from .verdict import TIMING_FLOOR_MS, compare
 
 __all__ = [
     "TIMING_FLOOR_MS", "apply_gate", "check_equivalence", "compare", "compare_reports", "estimate_drift",

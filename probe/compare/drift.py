@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import math
 
-from warp_compile.probe import stats
-from warp_compile.probe.compare.equivalence import SOURCE_BYTES_SLACK, module_hash_rows, structure
-from warp_compile.probe.compare.verdict import compare
-from warp_compile.probe.models import Build, Report, Stat
-from warp_compile.probe.models.comparison import GATE_FAILED_EXIT, ActsThrough, Clock, Comparison, Drift, Gate
+from .. import stats
+from ..models import Build, Report, Stat
+from ..models.comparison import GATE_FAILED_EXIT, ActsThrough, Clock, Comparison, Drift, Gate
+from .equivalence import SOURCE_BYTES_SLACK, module_hash_rows, structure
+from .verdict import compare
 
 MIN_YARDSTICK_MS = 50.0  # less identical work than this cannot tell a drift from the timer's noise
 DRIFT_LIMIT_PCT = 100.0  # a factor beyond x2 (or below /2): another class of machine, a linear correction is a guess
@@ -132,13 +132,8 @@ def estimate_drift(before: Report, after: Report, cpu: bool = False) -> Drift:
 
 
 def compare_reports(
-    before: Report,
-    after: Report,
-    *,
-    before_label: str = "",
-    after_label: str = "",
-    acts_through: ActsThrough = "unknown",
-    max_regression_pct: float | None = None,
+    before: Report, after: Report, *, before_label: str = "", after_label: str = "",
+    acts_through: ActsThrough = "unknown", max_regression_pct: float | None = None,
 ) -> Comparison:
     """Two saved reports, judged on drift-corrected clocks (see `estimate_drift`), optionally as a CI gate."""
     c = compare(before, after, before_label=before_label, after_label=after_label, acts_through=acts_through,

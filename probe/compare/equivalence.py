@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from warp_compile.probe.models import Build, Launch, Report, RunResult
-from warp_compile.probe.models.comparison import Count, Divergence, Equivalence, ModuleHashRow, Rename, Structure
+from ..models import Build, Launch, Report, RunResult
+from ..models.comparison import Count, Divergence, Equivalence, ModuleHashRow, Rename, Structure
 
 # identical hashes with a few bytes of generated source difference are still identical work: Warp's generated source
 # carries `<L line>` comments, so a line shift in the user's file changes the bytes but not the hash

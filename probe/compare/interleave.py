@@ -9,11 +9,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from warp_compile.probe import stats
-from warp_compile.probe.compare.verdict import compare
-from warp_compile.probe.errors import UsageError
-from warp_compile.probe.models import Report, WarningCode, warn
-from warp_compile.probe.models.comparison import (
+from .. import stats
+from ..errors import UsageError
+from ..models import Report, WarningCode, warn
+from ..models.comparison import (
     EXIT_CODES,
     ActsThrough,
     ClockDecision,
@@ -21,6 +20,7 @@ from warp_compile.probe.models.comparison import (
     Interleaved,
     Verdict,
 )
+from .verdict import compare
 
 RunSample = Callable[..., Any]
 BuildReport = Callable[..., Report]
@@ -120,7 +120,7 @@ def interleaved_compare(
     or a code fix meant to remove builds, so identical work in both arms reads NO_EFFECT.
     """
     if run_sample is None or build_report is None:
-        from warp_compile.probe import measure as _measure  # the sandbox; imported only when measuring
+        from .. import measure as _measure  # the sandbox; imported only when measuring
 
         run_sample = run_sample or _measure.run_sample
         build_report = build_report or _measure.build_report

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from warp_compile.probe import stats
-from warp_compile.probe.compare.interleave import BuildReport, RunSample, _decide
-from warp_compile.probe.compare.verdict import compare
-from warp_compile.probe.models import Report, WarningCode, warn
-from warp_compile.probe.models.comparison import EXIT_CODES, ClockDecision, Comparison, Interleaved
+from .. import stats
+from ..models import Report, WarningCode, warn
+from ..models.comparison import EXIT_CODES, ClockDecision, Comparison, Interleaved
+from .interleave import BuildReport, RunSample, _decide
+from .verdict import compare
 
 ORDER = "one shared baseline; each round runs the baseline and every undecided candidate, rotated by one"
 

@@ -27,11 +27,10 @@ from __future__ import annotations
 
 import math
 
-from warp_compile.probe import stats
-from warp_compile.probe.compare.equivalence import check_equivalence, module_hash_rows, structure
-from warp_compile.probe.fmt import fmt_num
-from warp_compile.probe.models import Build, Report, Stat, Warn, WarningCode, warn
-from warp_compile.probe.models.comparison import (
+from .. import stats
+from ..fmt import fmt_num
+from ..models import Build, Report, Stat, Warn, WarningCode, warn
+from ..models.comparison import (
     CLOCK_TITLES,
     CPU_TWIN,
     EXIT_CODES,
@@ -44,6 +43,7 @@ from warp_compile.probe.models.comparison import (
     Equivalence,
     Structure,
 )
+from .equivalence import check_equivalence, module_hash_rows, structure
 
 TIMING_FLOOR_MS = 5.0  # below this baseline median, a percentage band is meaningless: judge on counts
 MIN_TIMING_SAMPLES = 3  # fewer per arm: a timed move counts only where the work changed the same way

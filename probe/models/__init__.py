@@ -5,8 +5,8 @@ The report's names stay importable from here (`warp_compile.probe.models.Report`
 other schemas are re-exported too, so `from warp_compile.probe.models import Comparison` works as well.
 """
 
-from warp_compile.probe.models.comparison import Comparison  # noqa: E402,F401
-from warp_compile.probe.models.diagnosis import Diagnosis, Finding  # noqa: E402,F401
-from warp_compile.probe.models.fix import FixResult  # noqa: E402,F401
-from warp_compile.probe.models.report import *  # noqa: F403
-from warp_compile.probe.models.scan import ScanFacts  # noqa: E402,F401
+from .comparison import Comparison  # noqa: E402,F401
+from .diagnosis import Diagnosis, Finding  # noqa: E402,F401
+from .fix import FixResult  # noqa: E402,F401
+from .report import *  # noqa: F403
+from .scan import ScanFacts  # noqa: E402,F401

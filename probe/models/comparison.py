@@ -10,9 +10,9 @@ from typing import Literal
 
 from pydantic import Field
 
-from warp_compile.probe.models.base import Model as _Model
-from warp_compile.probe.models.clocks import CLOCK_TITLES, CPU_TWIN  # noqa: F401 (part of this schema's API)
-from warp_compile.probe.models.report import Launch, Stat, Warn
+from .base import Model as _Model
+from .clocks import CLOCK_TITLES, CPU_TWIN  # noqa: F401 (part of this schema's API)
+from .report import Launch, Stat, Warn
 
 COMPARISON_SCHEMA_VERSION = 1
 

@@ -10,8 +10,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from warp_compile.probe.models.base import Model as _Model
-from warp_compile.probe.models.report import Rebuild, Warn
+from .base import Model as _Model
+from .report import Rebuild, Warn
 
 Severity = Literal["high", "medium", "low", "info"]
 Confidence = Literal["high", "medium", "low"]

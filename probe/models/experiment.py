@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from warp_compile.probe.models.comparison import Comparison
+from .comparison import Comparison
 
 
 class TryResult(BaseModel):

@@ -12,9 +12,9 @@ from typing import Literal
 
 from pydantic import Field
 
-from warp_compile.probe.models.base import Model as _Model
-from warp_compile.probe.models.diagnosis import Applicability, Edit
-from warp_compile.probe.models.report import Warn
+from .base import Model as _Model
+from .diagnosis import Applicability, Edit
+from .report import Warn
 
 FIX_SCHEMA_VERSION = 1
 

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import Field, PrivateAttr
 
-from warp_compile.probe.models.base import Model as _Model
+from .base import Model as _Model
 
 Scope = Literal["module", "function"]
 

@@ -6,8 +6,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from warp_compile.probe.models.base import Model as _Model
-from warp_compile.probe.models.report import Warn
+from .base import Model as _Model
+from .report import Warn
 
 
 class ClockSummary(_Model):

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from enum import Enum
 from typing import Any
 
-from warp_compile.probe.models.clocks import CLOCK_TITLES
+from .clocks import CLOCK_TITLES
 
 
 class WarningCode(str, Enum):

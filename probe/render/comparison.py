@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from warp_compile.probe import stats
-from warp_compile.probe.fmt import fmt_num
-from warp_compile.probe.models.comparison import CLOCK_TITLES, Clock, Comparison
+from ..fmt import fmt_num
+from ..models.comparison import CLOCK_TITLES, Clock, Comparison
 
 
 def render_comparison(c: Comparison) -> str:
@@ -53,7 +52,7 @@ def render_comparison(c: Comparison) -> str:
         delta = fmt_num(k.delta_ms, sign=True)
         if k.delta_pct is not None:
             delta += f" ({k.delta_pct:+.1f}%)"
-        b_txt, a_txt = fmt_num(stats.stat_median(k.before)), fmt_num(stats.stat_median(k.after))
+        b_txt, a_txt = fmt_num(k.before.middle()), fmt_num(k.after.middle())
         if k.not_a_time:  # cold - warm that is not a compile time is never shown as one (nor below zero)
             b_txt = a_txt = delta = "n/a"
         bandtxt = f"±{fmt_num(k.band_ms)}" if k.band_ms is not None else "n/a"
@@ -188,7 +187,7 @@ def _table(rows: Sequence[Sequence[str]], right: Sequence[int] = ()) -> list[str
 
 
 def _clock_phrase(c: Clock, *, with_band: bool = True) -> str:
-    bm, am = stats.stat_median(c.before), stats.stat_median(c.after)
+    bm, am = c.before.middle(), c.after.middle()
     head = f"{c.title} {fmt_num(bm)} -> {fmt_num(am)} ms"
     if bm is None or am is None:
         return head + " (no data)"

@@ -9,8 +9,8 @@ from __future__ import annotations
 import ast
 import textwrap
 
-from warp_compile.probe.fmt import fmt_ms, pch_count, plural, warp_text
-from warp_compile.probe.models.diagnosis import Diagnosis, Finding, HashChange, MeasuredSaving
+from ..fmt import fmt_ms, pch_count, plural, warp_text
+from ..models.diagnosis import Diagnosis, Finding, HashChange, MeasuredSaving
 
 # ---------------------------------------------------------------------------------------------- hash changes
 

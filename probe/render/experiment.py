@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from warp_compile.probe.models.experiment import TryResult, describe
-from warp_compile.probe.render.comparison import render_comparison as comparison_text
+from ..models.experiment import TryResult, describe
+from .comparison import render_comparison as comparison_text
 
 
 def render_try(r: TryResult) -> str:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from warp_compile.probe.fmt import fmt_ms
-from warp_compile.probe.models.fix import CandidateFix, ClockSaving, FixResult
+from ..fmt import fmt_ms
+from ..models.fix import CandidateFix, ClockSaving, FixResult
 
 
 def _iv(k: ClockSaving) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from warp_compile.probe.models.knowledge import Mechanism
+from ..models.knowledge import Mechanism
 
 
 def render_text(m: Mechanism) -> str:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from warp_compile.probe.fmt import pch_count, short_path, stat_text, trigger_text, warp_text
-from warp_compile.probe.models import Build, Report, Stat
+from ..fmt import pch_count, short_path, stat_text, trigger_text, warp_text
+from ..models import Build, Report, Stat
 
 
 def _stat(s: Stat) -> str:

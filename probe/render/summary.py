@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from warp_compile.probe.fmt import stat_text, warp_text
-from warp_compile.probe.models.summary import ClockSummary, MeasureSummary
+from ..fmt import stat_text, warp_text
+from ..models.summary import ClockSummary, MeasureSummary
 
 
 def _c(c: ClockSummary) -> str:

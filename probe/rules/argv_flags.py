@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from warp_compile.probe.scan.calls import index_trees
-from warp_compile.probe.scan.guards import GuardIndex
-from warp_compile.probe.scan.guards import flags_guarding as _flags_guarding
+from ..scan.calls import index_trees
+from ..scan.guards import GuardIndex
+from ..scan.guards import flags_guarding as _flags_guarding
 
 if TYPE_CHECKING:
-    from warp_compile.probe.rules.context import RuleContext
+    from .context import RuleContext
 
 
 def guard_index(ctx: RuleContext) -> GuardIndex:

@@ -11,14 +11,14 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from warp_compile.probe.fmt import fmt_ms
-from warp_compile.probe.models import Build
-from warp_compile.probe.models.scan import KernelDef, TapeFact
-from warp_compile.probe.rules.helpers import is_cpu, pch_off
-from warp_compile.probe.stats import overlap_factor
+from ..fmt import fmt_ms
+from ..models import Build
+from ..models.scan import KernelDef, TapeFact
+from ..stats import overlap_factor
+from .helpers import is_cpu, pch_off
 
 if TYPE_CHECKING:
-    from warp_compile.probe.rules.context import RuleContext
+    from .context import RuleContext
 
 @dataclass
 class BackwardModule:

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from warp_compile.probe.models import Build
-from warp_compile.probe.models.scan import KernelDef, TapeFact
-from warp_compile.probe.rules.argv_flags import flags_guarding
-from warp_compile.probe.rules.context import RuleContext
-from warp_compile.probe.rules.dependency_tapes import unreached_tapes
+from ..models import Build
+from ..models.scan import KernelDef, TapeFact
+from .argv_flags import flags_guarding
+from .context import RuleContext
+from .dependency_tapes import unreached_tapes
 
 PATHS_SHOWN = 4
 

@@ -16,15 +16,15 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from warp_compile.probe.fmt import fmt_ms
-from warp_compile.probe.models import Build, CudaBuild, Report
-from warp_compile.probe.models.diagnosis import Evidence, Finding, Location, NotReached, RuledOut, RuleResult
-from warp_compile.probe.models.scan import KernelDef, LaunchFact, ScanFacts
-from warp_compile.probe.rules import cuda_pricing as cp
-from warp_compile.probe.rules import cuda_replay as cr
-from warp_compile.probe.rules.block_split import plan_split, preload_block_dim
-from warp_compile.probe.rules.context import RuleContext
-from warp_compile.probe.rules.helpers import HIGH_SHARE, NOTHING_COMPILED, is_cpu, ruled_out, share_of_compile, warp_key
+from ..fmt import fmt_ms
+from ..models import Build, CudaBuild, Report
+from ..models.diagnosis import Evidence, Finding, Location, NotReached, RuledOut, RuleResult
+from ..models.scan import KernelDef, LaunchFact, ScanFacts
+from . import cuda_pricing as cp
+from . import cuda_replay as cr
+from .block_split import plan_split, preload_block_dim
+from .context import RuleContext
+from .helpers import HIGH_SHARE, NOTHING_COMPILED, is_cpu, ruled_out, share_of_compile, warp_key
 
 MECHANISM = "CS-5"
 
@@ -122,6 +122,16 @@ def _not_reached(ctx: RuleContext, cpu_variants: dict[tuple[str, str], dict[int 
     return RuleResult(not_reached=[NotReached(mechanism=MECHANISM, reason=reason)])
 
 
+def _grouping(stable: dict[int | None, list[str]], own: list[str], unlaunched: list[str], several: str) -> Evidence:
+    """`kernels by launch block_dim: block_dim 64: a, b; <several>: c; not launched in this run: d.`"""
+    text = [f"block_dim {bd}: {', '.join(ks)}" for bd, ks in sorted(stable.items(), key=lambda kv: kv[0] or 0)]
+    if own:
+        text.append(f"{several}: " + ", ".join(own))
+    if unlaunched:
+        text.append("not launched in this run: " + ", ".join(unlaunched))
+    return Evidence(fact="kernels by launch block_dim: " + "; ".join(text) + ".")
+
+
 def _finding(ctx: RuleContext, mod: str, dev: str, by_bd: dict[int | None, list[Build]]) -> Finding:
     scan = ctx.scan
     all_builds = [b for bs in by_bd.values() for b in bs]
@@ -176,12 +186,7 @@ def _finding(ctx: RuleContext, mod: str, dev: str, by_bd: dict[int | None, list[
             ms=round(total, 1),
         )
     ]
-    group_txt = [f"block_dim {bd}: {', '.join(ks)}" for bd, ks in sorted(stable.items(), key=lambda kv: kv[0] or 0)]
-    if own:
-        group_txt.append("launched at several or run-time block_dims: " + ", ".join(own))
-    if unlaunched:
-        group_txt.append("not launched in this run: " + ", ".join(unlaunched))
-    evidence.append(Evidence(fact="kernels by launch block_dim: " + "; ".join(group_txt) + "."))
+    evidence.append(_grouping(stable, own, unlaunched, "launched at several or run-time block_dims"))
     for key, las in sorted(runtime_src.items()):
         for la in las:
             evidence.append(
@@ -295,12 +300,7 @@ def _replay_finding(ctx: RuleContext, mod: str, by_bd: dict[int | None, CudaBuil
         if len(bds) == 1:
             stable[next(iter(bds))].append(key)
     unlaunched = [k for k in kernels if k not in launched]
-    group_txt = [f"block_dim {bd}: {', '.join(ks)}" for bd, ks in sorted(stable.items(), key=lambda kv: kv[0] or 0)]
-    if own:
-        group_txt.append("launched at several block_dims: " + ", ".join(own))
-    if unlaunched:
-        group_txt.append("not launched in this run: " + ", ".join(unlaunched))
-    evidence.append(Evidence(fact="kernels by launch block_dim: " + "; ".join(group_txt) + "."))
+    evidence.append(_grouping(stable, own, unlaunched, "launched at several block_dims"))
 
     locations: list[Location] = []
     for bd, ks in sorted(stable.items(), key=lambda kv: kv[0] or 0):

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from warp_compile.probe.models.diagnosis import Applicability, Edit, UpstreamReport
-from warp_compile.probe.ownership import owner_of
-from warp_compile.probe.rules import cuda_edits as ce
-from warp_compile.probe.rules.context import RuleContext
+from ..models.diagnosis import Applicability, Edit, UpstreamReport
+from ..ownership import owner_of
+from . import cuda_edits as ce
+from .context import RuleContext
 
 LAUNCH_APIS = {"launch", "launch_tiled"}
 

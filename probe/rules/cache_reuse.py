@@ -17,13 +17,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from warp_compile.probe.models import ApiCall, Build
-from warp_compile.probe.models.diagnosis import Applicability, Edit, Evidence, Finding, Location, RuleResult
-from warp_compile.probe.models.scan import CacheOp
-from warp_compile.probe.rules.argv_flags import flags_guarding
-from warp_compile.probe.rules.context import RuleContext, dedupe_locations, fmt_ms
-from warp_compile.probe.rules.entry_fix import can_edit, remove_statement_edit
-from warp_compile.probe.rules.helpers import median, reached, ruled_out
+from ..models import ApiCall, Build
+from ..models.diagnosis import Applicability, Edit, Evidence, Finding, Location, RuleResult
+from ..models.scan import CacheOp
+from .argv_flags import flags_guarding
+from .context import RuleContext, dedupe_locations, fmt_ms
+from .entry_fix import can_edit, remove_statement_edit
+from .helpers import median, reached, ruled_out
 
 MECHANISM = "CS-2"
 

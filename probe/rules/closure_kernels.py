@@ -22,11 +22,11 @@ import ast
 import difflib
 from dataclasses import dataclass
 
-from warp_compile.probe.edits import replace_lines
-from warp_compile.probe.models.diagnosis import Edit
-from warp_compile.probe.models.scan import KernelDef
-from warp_compile.probe.rules import helpers
-from warp_compile.probe.rules.context import RuleContext
+from ..edits import replace_lines
+from ..models.diagnosis import Edit
+from ..models.scan import KernelDef
+from . import helpers
+from .context import RuleContext
 
 # module_options= on @wp.kernel (it requires module="unique"): present in 1.15 and 1.19, absent in 1.10
 _MODULE_OPTIONS_SINCE = (1, 15)

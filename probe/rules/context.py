@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from warp_compile.probe.edits import SourceView
-from warp_compile.probe.models import Build, KernelInfo, PchBuild, Report
-from warp_compile.probe.models.diagnosis import Cause, Evidence, HashChange, Location, Severity
-from warp_compile.probe.models.scan import CREATION_OPTIONS, CallFact, ConfigSetFact, ImportRef, KernelDef, ScanFacts
-from warp_compile.probe.rules.helpers import (  # noqa: F401 (fmt_ms, norm_value, warp_key re-exported)
+from ..edits import SourceView
+from ..models import Build, KernelInfo, PchBuild, Report
+from ..models.diagnosis import Cause, Evidence, HashChange, Location, Severity
+from ..models.scan import CREATION_OPTIONS, CallFact, ConfigSetFact, ImportRef, KernelDef, ScanFacts
+from .helpers import (  # noqa: F401 (fmt_ms, norm_value, warp_key re-exported)
     fmt_ms,
     is_entry,
     norm_value,

@@ -13,38 +13,15 @@ from __future__ import annotations
 
 import re
 
-from warp_compile.probe.fmt import fmt_ms, fmt_span
-from warp_compile.probe.models import ApiCall, Build
-from warp_compile.probe.models.diagnosis import Edit, Evidence, Finding, Location, RuleResult, UpstreamReport
-from warp_compile.probe.models.scan import LoadCallFact, SettingFact
-from warp_compile.probe.rules import cuda_edits as ce
-from warp_compile.probe.rules.context import RuleContext, dedupe_locations
-from warp_compile.probe.rules.helpers import is_cpu, ruled_out
+from ..fmt import fmt_ms, fmt_span
+from ..models import ApiCall, Build
+from ..models.diagnosis import Edit, Evidence, Finding, Location, RuleResult, UpstreamReport
+from ..models.scan import LoadCallFact, SettingFact
+from . import cuda_edits as ce
+from .context import RuleContext, dedupe_locations
+from .helpers import is_cpu, parallel_value, ruled_out
 
 MECHANISM = "CS-8"
-
-
-def _int_or_none(text: str | int | None) -> int | None:
-    if isinstance(text, int):
-        return text
-    if text is None:
-        return None
-    try:
-        return int(str(text).strip())
-    except ValueError:
-        return None
-
-
-def parallel_value(value: str | int | None) -> tuple[bool, bool]:
-    """(may run in parallel, certain) for a max_workers / load_module_max_workers value."""
-    if value is None:
-        return False, True
-    n = _int_or_none(value)
-    if n is not None:
-        return n > 1, True
-    if str(value).strip() == "None":
-        return True, True  # None means min(cpu_count, 4)
-    return True, False  # a variable or expression: may be > 1
 
 
 def overlapping_cpu_builds(builds: list[Build]) -> list[tuple[Build, Build]]:

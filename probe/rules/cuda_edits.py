@@ -12,12 +12,12 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from warp_compile.probe.edits import SourceView, insert_before, owned_path, replace_lines
-from warp_compile.probe.models.diagnosis import Edit
-from warp_compile.probe.ownership import owner_of
+from ..edits import SourceView, insert_before, owned_path, replace_lines
+from ..models.diagnosis import Edit
+from ..ownership import owner_of
 
 if TYPE_CHECKING:
-    from warp_compile.probe.rules.context import RuleContext
+    from .context import RuleContext
 
 
 def is_dependency(ctx: RuleContext, file: str) -> bool:

@@ -12,12 +12,12 @@ building threads' CPU time alike (one sample each side, on a machine that may be
 
 from __future__ import annotations
 
-from warp_compile.probe.fmt import fmt_ms
-from warp_compile.probe.models import CudaBuild, Report
-from warp_compile.probe.models.diagnosis import Evidence, Finding, NotReached, RuledOut, RuleResult
-from warp_compile.probe.rules import cuda_pricing
-from warp_compile.probe.rules.context import RuleContext
-from warp_compile.probe.rules.helpers import severity_of_share
+from ..fmt import fmt_ms
+from ..models import CudaBuild, Report
+from ..models.diagnosis import Evidence, Finding, NotReached, RuledOut, RuleResult
+from . import cuda_pricing
+from .context import RuleContext
+from .helpers import severity_of_share
 
 MECHANISM = "CS-12"
 MIN_SHARE = 0.10  # one sample per side: a difference below a tenth of the header-on total is not a verdict

@@ -14,11 +14,11 @@ import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from warp_compile.probe.fmt import fmt_ms
-from warp_compile.probe.models import CudaBuild, Report
-from warp_compile.probe.models.diagnosis import Evidence, NotReached, RuledOut, RuleResult
-from warp_compile.probe.rules.context import RuleContext
-from warp_compile.probe.rules.helpers import MEDIUM_SHARE, severity_of_share
+from ..fmt import fmt_ms
+from ..models import CudaBuild, Report
+from ..models.diagnosis import Evidence, NotReached, RuledOut, RuleResult
+from .context import RuleContext
+from .helpers import MEDIUM_SHARE, severity_of_share
 
 _SEVERITY = ["info", "low", "medium", "high"]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from warp_compile.probe.models import Build, CudaBuild, KernelInfo, Report
+from ..models import Build, CudaBuild, KernelInfo, Report
 
 
 def replay_builds(report: Report) -> list[CudaBuild]:

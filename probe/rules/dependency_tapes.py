@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from warp_compile.probe.rules import helpers
-from warp_compile.probe.rules.context import RuleContext
+from . import helpers
+from .context import RuleContext
 
 _TAPE = re.compile(r"(?<![\w.])(?:\w+\.)*Tape\s*\(|\.backward\s*\(")
 _TEST_PARTS = ("/tests/", "/test/", "/testing/")

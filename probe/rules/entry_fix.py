@@ -12,14 +12,14 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from warp_compile.probe.edits import insert_before, replace_lines, settings_edits, settings_place
-from warp_compile.probe.models import EntryPoint
-from warp_compile.probe.models.diagnosis import Edit, Location
-from warp_compile.probe.models.scan import ModuleInfo
-from warp_compile.probe.rules.helpers import content_hashed
+from ..edits import insert_before, replace_lines, settings_edits, settings_place
+from ..models import EntryPoint
+from ..models.diagnosis import Edit, Location
+from ..models.scan import ModuleInfo
+from .helpers import content_hashed
 
 if TYPE_CHECKING:
-    from warp_compile.probe.rules.context import RuleContext
+    from .context import RuleContext
 
 LINE = "wp.config.enable_backward = False  # forward-only run; delete to revert"
 
@@ -117,13 +117,16 @@ def entry_settings_edits(
     return settings_edits(ctx.sources, entry, settings, comment)
 
 
+def _source(ctx: RuleContext, file: str) -> tuple[list[str], ast.Module | None]:
+    """The project file's lines and its parsed tree (no tree without lines: a file the view does not hold)."""
+    lines = ctx.sources.lines(file)
+    return (lines, ctx.sources.tree(file)) if lines else ([], None)
+
+
 def statement_end(ctx: RuleContext, file: str, line: int) -> int:
     """The last line of the statement that starts at `file:line` (a parenthesised import spans several)."""
-    lines = ctx.sources.lines(file)
-    if not lines:
-        return line
-    tree = ctx.sources.tree(file)
-    if tree is None:
+    lines, tree = _source(ctx, file)
+    if not lines or tree is None:
         return line
     for node in ast.walk(tree):
         if isinstance(node, ast.stmt) and node.lineno == line:
@@ -156,11 +159,8 @@ def after_statement_edit(ctx: RuleContext, file: str, line: int, text: str) -> E
 def remove_statement_edit(ctx: RuleContext, file: str, line: int) -> Edit | None:
     """Delete the simple statement that starts at `file:line` (all its lines); `pass` at its indent when it is the
     only statement of its block. None when no simple statement starts there, or the file is not the project's."""
-    lines = ctx.sources.lines(file)
-    if not lines:
-        return None
-    tree = ctx.sources.tree(file)
-    if tree is None:
+    lines, tree = _source(ctx, file)
+    if not lines or tree is None:
         return None
     simple = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign)
     for parent in ast.walk(tree):

@@ -20,11 +20,11 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from warp_compile.probe.edits import insert_before
-from warp_compile.probe.models.diagnosis import Edit
-from warp_compile.probe.models.scan import FactoryCallFact, KernelDef
-from warp_compile.probe.rules import helpers
-from warp_compile.probe.rules.context import RuleContext
+from ..edits import insert_before
+from ..models.diagnosis import Edit
+from ..models.scan import FactoryCallFact, KernelDef
+from . import helpers
+from .context import RuleContext
 
 CACHE = "@functools.lru_cache(maxsize=None)"
 

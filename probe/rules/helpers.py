@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from warp_compile.probe.fmt import fmt_ms  # noqa: F401 (re-exported for the rules)
-from warp_compile.probe.models import Build
-from warp_compile.probe.models.diagnosis import (
+from ..fmt import fmt_ms  # noqa: F401 (re-exported for the rules)
+from ..models import Build
+from ..models.diagnosis import (
     Cause,
     Evidence,
     HashChange,
@@ -25,13 +25,13 @@ from warp_compile.probe.models.diagnosis import (
     RuleResult,
     UpstreamReport,
 )
-from warp_compile.probe.stats import band, median
+from ..stats import band, median
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from warp_compile.probe.edits import SourceView
-    from warp_compile.probe.models import Report
+    from ..edits import SourceView
+    from ..models import Report
 
 
 class RuleContext(Protocol):
@@ -302,7 +302,7 @@ def _norm_path(path: str) -> str:
 def installed_owners(ctx: RuleContext, files: Iterable[str]) -> list[str] | None:
     """The distributions that own `files` when every one of them lies in an installed distribution (recorded when
     measuring); None when any is the project's or unknown. A fix must then not ask the user to edit them."""
-    from warp_compile.probe.ownership import owner_of
+    from ..ownership import owner_of
 
     root = str(ctx.root) if ctx.root is not None else ctx.report.cwd
     dists: list[str] = []
@@ -484,3 +484,29 @@ def place(ctx: RuleContext, file: str, line: int) -> str:
     if dist is None:
         return f"{ctx.rel(file)}:{line}"
     return f"{dist_relative(file)}:{line} (in the installed {dist})"
+
+
+# ---- load-call arguments (CS-8 and CS-13 both read max_workers) ------------------------------------------------
+
+
+def _int_or_none(text: str | int | None) -> int | None:
+    if isinstance(text, int):
+        return text
+    if text is None:
+        return None
+    try:
+        return int(str(text).strip())
+    except ValueError:
+        return None
+
+
+def parallel_value(value: str | int | None) -> tuple[bool, bool]:
+    """(may run in parallel, certain) for a max_workers / load_module_max_workers value."""
+    if value is None:
+        return False, True
+    n = _int_or_none(value)
+    if n is not None:
+        return n > 1, True
+    if str(value).strip() == "None":
+        return True, True  # None means min(cpu_count, 4)
+    return True, False  # a variable or expression: may be > 1

@@ -23,10 +23,10 @@ import ast
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from warp_compile.probe.edits import insert_before, replace_lines
-from warp_compile.probe.hashdiff import unique_family
-from warp_compile.probe.models import Build, KernelInfo
-from warp_compile.probe.models.diagnosis import (
+from ..edits import insert_before, replace_lines
+from ..hashdiff import unique_family
+from ..models import Build, KernelInfo
+from ..models.diagnosis import (
     Edit,
     Evidence,
     Finding,
@@ -36,11 +36,11 @@ from warp_compile.probe.models.diagnosis import (
     RuleResult,
     UpstreamReport,
 )
-from warp_compile.probe.models.scan import KernelDef
-from warp_compile.probe.rules import helpers
-from warp_compile.probe.rules.closure_kernels import isolated_closure
-from warp_compile.probe.rules.context import RuleContext, dedupe_locations, fmt_ms, superseded_by
-from warp_compile.probe.rules.helpers import Claim, Events, claims_of, events_by_module, first_load, sized_here
+from ..models.scan import KernelDef
+from . import helpers
+from .closure_kernels import isolated_closure
+from .context import RuleContext, dedupe_locations, fmt_ms, superseded_by
+from .helpers import Claim, Events, claims_of, events_by_module, first_load, sized_here
 
 MECHANISM = "CS-1"
 TITLE = "Kernels defined after their module loaded"

@@ -15,11 +15,10 @@ Deadline findings have no measured saving: the option never arrived, so its effe
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
-from warp_compile.probe.edits import replace_lines
-from warp_compile.probe.models import Build
-from warp_compile.probe.models.diagnosis import (
+from ..edits import replace_lines
+from ..models import Build
+from ..models.diagnosis import (
     Applicability,
     Cause,
     Edit,
@@ -29,8 +28,8 @@ from warp_compile.probe.models.diagnosis import (
     Location,
     RuleResult,
 )
-from warp_compile.probe.models.scan import ConfigSetFact, ImportRef, KernelDef, ModuleOptionsFact, ScanFacts
-from warp_compile.probe.rules.context import (
+from ..models.scan import ConfigSetFact, ImportRef, ModuleOptionsFact
+from .context import (
     LateConfig,
     RuleContext,
     dedupe_locations,
@@ -39,14 +38,14 @@ from warp_compile.probe.rules.context import (
     norm_value,
     superseded_by,
 )
-from warp_compile.probe.rules.entry_fix import (
+from .entry_fix import (
     after_statement_edit,
     can_edit,
     move_statement_up_edits,
     remove_statement_edit,
     statement_end,
 )
-from warp_compile.probe.rules.helpers import (
+from .helpers import (
     MEDIUM_SHARE,
     Claim,
     Events,
@@ -54,22 +53,25 @@ from warp_compile.probe.rules.helpers import (
     events_by_module,
     first_load,
     literal_dict,
-    reached,
     rebuild_evidence,
     ruled_out,
     share_of_compile,
     sized_here,
+)
+from .option_writes import (
+    NUMERICS_OPTIONS,
+    after_first_load,
+    build_evidence,
+    ignored_write_findings,
+    never_reached_review,
+    noop_findings,
+    short_name,
 )
 
 MECHANISM = "CS-3"
 OWN_DEADLINE_OPTIONS = frozenset(
     {"max_unroll", "lineinfo", "deterministic", "deterministic_max_records", "compile_time_trace"}
 )  # enable_backward is copied at creation too, but its deadline is reported by CS-10
-
-
-def _build_evidence(b: Build, what: str) -> Evidence:
-    """`build #n of <module> (<hash>) <what>`, citing that build and its ms."""
-    return Evidence(fact=f"build #{b.seq} of {b.module} ({b.hash_short}) {what}", builds=[b.seq], ms=b.ms)
 
 
 # ---------------------------------------------------------------------------------------------- 1. after first load
@@ -136,19 +138,19 @@ def _reorder(ctx: RuleContext, f: ModuleOptionsFact, first: Build | None, module
     """The pasteable fix for a late call whose values come from run time: move it, or the call of its function,
     above the line that led to the first load (from the first build's trigger stack and the scan's callers); with
     the call site to change when that is another line than the call itself. ("", None) when the order is unknown."""
-    after = _after_first_load(ctx, f, first) if first is not None else None
+    after = after_first_load(ctx, f, first) if first is not None else None
     if after is None or after.kind == "static":
         return "", None
     if after.kind == "same":
         return (
-            f"in {_short(after.function)}(), move it above line {after.load_line}, which leads to the first load of "
-            f"{module}"
+            f"in {short_name(after.function)}(), move it above line {after.load_line}, which leads to the first load "
+            f"of {module}"
         ), None
     where = ctx.loc(
-        after.file, after.line, f"calls {_short(after.callee)}() after line {after.load_line} loaded {module}"
+        after.file, after.line, f"calls {short_name(after.callee)}() after line {after.load_line} loaded {module}"
     )
     return (
-        f"in {_short(after.function)}() ({after.file}), move the call of {_short(after.callee)}() at line "
+        f"in {short_name(after.function)}() ({after.file}), move the call of {short_name(after.callee)}() at line "
         f"{after.line} above line {after.load_line}, which leads to the first load of {module}"
     ), where
 
@@ -275,7 +277,6 @@ def _late_option_finding(
 
 # options whose value changes what a kernel computes: a fix must not make them start reaching a launch that ran
 # without them (issue 16: "without changing its results")
-NUMERICS_OPTIONS = frozenset({"fast_math", "mode", "fuse_fp", "max_unroll", "deterministic"})
 
 
 def _before_only(ctx: RuleContext, module: str, items: list[tuple[HashChange, list[Cause]]]) -> list[str]:
@@ -325,7 +326,7 @@ def _numerics_review(
 
 def _reorder_edits(ctx: RuleContext, f: ModuleOptionsFact, first: Build) -> list[Edit]:
     """Move the late call (or the call of its function) above the step that led to the first load."""
-    after = _after_first_load(ctx, f, first)
+    after = after_first_load(ctx, f, first)
     if after is None or after.kind == "static":
         return []
     if after.kind == "call":
@@ -378,22 +379,6 @@ def _module_scope_edits(ctx: RuleContext, f: ModuleOptionsFact, module: str, opt
     return [add, drop]
 
 
-def _never_reached_review(*options: str) -> str:
-    """Why an option that never arrived gets no edit: making it arrive changes what is compiled (for fast_math,
-    mode, ... what the kernels compute), and leaving it as it is costs no compile time."""
-    numeric = [o for o in options if o in NUMERICS_OPTIONS]
-    head = (
-        f"no edit: {', '.join(options) or 'the option'} never reached a kernel in this run, so the results so far were "
-        "computed without it"
-    )
-    if numeric:
-        return head + (
-            f"; making {', '.join(numeric)} arrive changes numerics, and leaving the call inert changes nothing "
-            "compiled: decide which is meant, then confirm the printed results"
-        )
-    return head + "; making it arrive changes the generated code: decide whether it is meant, then re-measure"
-
-
 # ---------------------------------------------------------------------------------------------- 2. import deadline
 
 
@@ -432,7 +417,7 @@ def _deadline_finding(ctx: RuleContext, late: LateConfig) -> Finding:
     for b in late.builds:
         mv, cv = b.config_shadow.get(f.name, ["?", "?"])[:2]
         evidence.append(
-            _build_evidence(b, f"used {f.name}={mv} while wp.config.{f.name} was {cv}: the assignment never reached it")
+            build_evidence(b, f"used {f.name}={mv} while wp.config.{f.name} was {cv}: the assignment never reached it")
         )
     first_import = late.imports[0] if late.imports else None
     move = (
@@ -452,7 +437,7 @@ def _deadline_finding(ctx: RuleContext, late: LateConfig) -> Finding:
         evidence=evidence,
         locations=[ctx.loc(f.file, f.line, f"wp.config.{f.name} assigned after the kernel modules were imported")],
         applicability="manual" if can_edit(ctx) else None,
-        review=_never_reached_review(f.name),
+        review=never_reached_review(f.name),
         fix=f"{move}, so every module copies the value when it is created. If the import order is not yours, set "
         f"it on the existing module before it loads: `{alt}`. Then check that the module hash moved.",
         estimated_saving_ms=None,
@@ -462,364 +447,6 @@ def _deadline_finding(ctx: RuleContext, late: LateConfig) -> Finding:
         caveats=[
             f"Setting {f.name} changes generated code; benchmark steady-state kernel time after the change.",
             "Set globals at the application entry point, not inside a shared library.",
-        ],
-    )
-
-
-# ---------------------------------------------------------------------------------------------- 3. no-op calls
-
-
-def _named_modules(scan: ScanFacts, file: str | None = None, python_module: str | None = None) -> dict[str, KernelDef]:
-    """Named Warp modules (module="...") that kernels of a file or a Python module join: name -> first such kernel."""
-    out: dict[str, KernelDef] = {}
-    for k in scan.kernels:
-        if (file is not None and k.file != file) or (python_module is not None and k.python_module != python_module):
-            continue
-        if k.module_arg and k.warp_module and k.warp_module != k.python_module and k.warp_module not in out:
-            out[k.warp_module] = k
-    return out
-
-
-def _set_elsewhere_note(module: str) -> str:
-    return (
-        f'on warp 1.19 `wp.set_module_options({{...}}, module="{module}")` does the same; 1.10.1 only accepts an '
-        "imported Python module there and raises AttributeError on a name"
-    )
-
-
-def _noop_findings(ctx: RuleContext) -> list[Finding]:
-    scan = ctx.scan
-    if scan is None:
-        return []
-    built = {b.module for b in ctx.report.builds}
-    out = []
-    for f in scan.module_options:
-        if f.api != "set_module_options" or not f.target_resolved or f.target is None or f.target_has_kernels:
-            continue
-        info = scan.module_info(f.target)
-        names = {f.target, *([info.main_alias] if info and info.main_alias else [])}
-        if names & built:
-            continue  # Warp did build a module by that name: something does hold kernels there
-        if reached(ctx, f.file) is False:
-            continue  # the measured run never executed the call: nothing in this run says what it was meant for
-        own_named = _named_modules(scan, file=f.file)
-        kernel_mods = [i.project_module for i in scan.imports_in(f.file) if i.defines_kernels and i.project_module]
-        imported_named: dict[str, KernelDef] = {}
-        plain: list[str] = []
-        for m in sorted(set(kernel_mods)):
-            named = _named_modules(scan, python_module=m)
-            imported_named.update({n: k for n, k in named.items() if n not in imported_named})
-            if not named or any(k.python_module == m and k.warp_module == m for k in scan.kernels):
-                plain.append(m)
-        named_targets = own_named or imported_named
-        if not named_targets and not plain and scan.functions_in(f.file):
-            # a file of @wp.func helpers: they compile into the modules of the kernels that call them, whose own
-            # options govern them; setting options beside them is a harmless habit with no module to point at
-            continue
-        candidates = (
-            sorted(own_named)
-            or sorted({*plain, *imported_named})
-            or sorted(built)[:3]
-            or sorted(scan.python_modules_with_kernels)[:3]
-        )
-        opts = literal_dict(f.options) if f.options else (f.options_text or "{...}")
-        targets = " or ".join(f'wp.get_module("{m}").options.update({opts})' for m in candidates[:2])
-        evidence = [
-            Evidence(
-                fact=f"wp.set_module_options({opts}) at {ctx.rel(f.file)}:{f.line} targets its calling Python "
-                f"module {f.target}, which defines no kernels",
-                source="scan",
-            ),
-            Evidence(
-                fact=f"no build of a module named {f.target} was measured; built: {', '.join(sorted(built)) or 'none'}",
-            ),
-        ]
-        for m, k in sorted(named_targets.items()):
-            evidence.append(
-                Evidence(
-                    fact=f"{k.name} ({ctx.rel(k.file)}:{k.line}) is declared with module={k.module_arg_text or repr(m)}"
-                    f": it joins the named Warp module {m}, which this call does not configure",
-                    source="scan",
-                )
-            )
-        for b in ctx.report.builds:
-            if b.module not in candidates or not f.options:
-                continue
-            absent = {
-                k: b.options[k]
-                for k, v in f.options.items()
-                if k in b.options and norm_value(b.options[k]) != norm_value(v)
-            }
-            if absent:
-                ran = ", ".join(f"{k}={v}" for k, v in absent.items())
-                evidence.append(_build_evidence(b, f"ran with {ran}: the options set here never reached it"))
-        if named_targets:
-            first = sorted(named_targets)
-            stmts = " and ".join(f'`wp.get_module("{m}").options.update({opts})`' for m in first[:2])
-            siblings = [
-                o
-                for o in scan.module_options
-                if o is not f
-                and o.api == "set_module_options"
-                and o.target != f.target
-                and not o.target_has_kernels
-                and set(_named_modules(scan, file=o.file)) & set(first)
-            ]
-            sources = ", ".join(sorted({k.python_module for k in named_targets.values()}))
-            where = (
-                f'the kernels of {ctx.rel(f.file)} are declared with module="{first[0]}"'
-                if own_named
-                else f'the kernels imported here ({sources}) are declared with module="{first[0]}"'
-            )
-            fix = (
-                f"A bare wp.set_module_options() configures the calling file's own module {f.target}, but {where}, "
-                f"so these options never reach them"
-                + (" (the call is already at file level: moving it does not help)" if f.scope == "module" else "")
-                + f". Replace the call at {ctx.rel(f.file)}:{f.line} with {stmts}"
-                + ("" if f.scope == "module" else ", at file level")
-                + ": it runs at import, before "
-                f"{first[0]} first loads, and works on every Warp version ({_set_elsewhere_note(first[0])})."
-            )
-            if siblings:
-                fix += " The same applies to " + ", ".join(f"{ctx.rel(o.file)}:{o.line}" for o in siblings[:4]) + "."
-            fix += " Then check that the module hash moved."
-        else:
-            fix = (
-                f"Call wp.set_module_options({opts}) at the top of the Python file that defines the kernels, or "
-                f"set it on the module itself before it loads: {targets or 'wp.get_module(name).options.update(...)'}"
-                ". Then check that the module hash moved."
-            )
-        out.append(
-            Finding(
-                mechanism=MECHANISM,
-                title=f"wp.set_module_options() configures {f.target}, which holds no kernels",
-                applicability="manual" if can_edit(ctx) else None,
-                review=_never_reached_review(*sorted(f.options)),
-                severity="low",
-                confidence="high" if built else "medium",
-                modules=candidates,
-                evidence=evidence,
-                locations=[ctx.loc(f.file, f.line, f"set_module_options targets {f.target} (no kernels)")],
-                fix=fix,
-                estimated_saving_ms=None,
-                saving_basis="not measured: the options never reached a module",
-                samples=1 if ctx.samples else 0,
-                caveats=["Options that change numerics (fast_math, mode) change results once they do arrive."],
-            )
-        )
-    return out
-
-
-# ---------------------------------------------------------------------------------------------- 4. ignored writes
-
-
-@dataclass
-class _AfterLoad:
-    """Why a write to a module's options ran after the module first loaded."""
-
-    kind: str  # "call": a call of the writer runs after the load; "same": the write follows it in one function;
-    # "static": the write follows a launch in the same body (scan only)
-    file: str  # where the late step is: the call site ("call"), the write ("same", "static")
-    line: int
-    function: str
-    load_file: str = ""  # the line in that function that led to the first load
-    load_line: int = 0
-    callee: str = ""  # "call": the function the call site calls
-
-
-def _short(function: str) -> str:
-    return function.split(".")[-1]
-
-
-def _after_first_load(ctx: RuleContext, f: ModuleOptionsFact, first: Build) -> _AfterLoad | None:
-    """Order the write against the measured first load: the build's trigger stack (user frames, innermost first)
-    against the write's own line and the scanned calls of its function; else the scan's same-body order."""
-    t = first.trigger
-    frames: list[tuple[str, str, int]] = []
-    if t is not None:
-        for site in [t, *t.stack]:
-            fr = (ctx.rel(site.file), site.function, site.line)
-            if fr not in frames:
-                frames.append(fr)
-    for file, function, line in frames:
-        if f.file == file and _short(f.function) == function and f.line > line:
-            return _AfterLoad("same", f.file, f.line, f.function, file, line)
-        for c in f.callers:
-            if c.file == file and _short(c.function) == function and c.line > line:
-                return _AfterLoad("call", c.file, c.line, c.function, file, line, callee=c.callee)
-    if f.before_launch_in_file is False:
-        return _AfterLoad("static", f.file, f.line, f.function)
-    return None
-
-
-def _launches_after(ctx: RuleContext, module: str, after: _AfterLoad) -> tuple[int, list[str]]:
-    """Measured launches of `module` from the late step's function at later lines: they ran the old binary."""
-    n = 0
-    sites: list[str] = []
-    for la in ctx.report.launches:
-        s = la.site
-        if la.module != module or s is None:
-            continue
-        if ctx.rel(s.file) == after.file and s.function == _short(after.function) and s.line > after.line:
-            n += la.count
-            where = f"{ctx.rel(s.file)}:{s.line}"
-            if where not in sites:
-                sites.append(where)
-    return n, sites
-
-
-def _python_module(scan: ScanFacts, module: str) -> bool:
-    return module == "__main__" or scan.module_info(module) is not None
-
-
-def _ignored_write_findings(ctx: RuleContext) -> list[Finding]:
-    """`get_module(x).options[...] = v` / `.options.update(...)` after x loaded: Warp does not re-hash on a direct
-    write, so v never arrives (the options dict says v, the binary that runs was built without it).
-
-    Confirmed by the measurement: every build of x carries the old value, no rebuild happened for it, and the write
-    runs after the first load: a later line of a function on the first load's trigger stack, or a call of the
-    writing function from such a line (the scan's callers), or, without a matching frame, after a launch in the
-    same body.
-    """
-    scan = ctx.scan
-    if scan is None:
-        return []
-    out = []
-    for f in scan.module_options:
-        if f.api == "set_module_options" or not f.options or not f.target:
-            continue
-        builds = [b for b in ctx.loads if b.module == f.target]
-        if not builds:
-            continue
-        missed = {
-            k: v
-            for k, v in f.options.items()
-            if all(k in b.options and norm_value(b.options[k]) != norm_value(v) for b in builds)
-        }
-        if not missed:
-            continue
-        first = min(builds, key=lambda b: b.seq)
-        after = _after_first_load(ctx, f, first)
-        if after is None:
-            continue
-        out.append(_ignored_write_finding(ctx, f, missed, builds, first, after))
-    return out
-
-
-def _ignored_write_finding(
-    ctx: RuleContext,
-    f: ModuleOptionsFact,
-    missed: dict[str, str],
-    builds: list[Build],
-    first: Build,
-    after: _AfterLoad,
-) -> Finding:
-    scan = ctx.scan
-    assert scan is not None and f.target is not None
-    module = f.target
-    opts = literal_dict(missed)
-    names = ", ".join(missed)
-    first_at = f"{ctx.rel(first.trigger.file)}:{first.trigger.line}" if first.trigger else None
-    where = f" (first load at {first_at})" if first_at else ""
-    fn = f" in {f.function}()" if f.scope == "function" else ""
-    write = f'{ctx.rel(f.file)}:{f.line} writes {opts} to wp.get_module("{module}").options{fn}'
-    load_step = f"{after.load_file}:{after.load_line}"
-    led = (
-        f" (the first load of {module})"
-        if load_step == first_at
-        else f", which led to the first load of {module} at {first_at}"
-    )
-    if after.kind == "call":
-        order = (
-            f"{write}, which runs from {after.file}:{after.line} (`{_short(after.callee)}()` in "
-            f"{_short(after.function)}()) after {load_step}{led}"
-        )
-    elif after.kind == "same":
-        order = f"{write} after {load_step}{led}"
-    else:
-        order = f"{write} after a launch in the same code path"
-    n_after, sites = _launches_after(ctx, module, after)
-    ran = (
-        f"; {n_after} launch(es) of {module} after the write ({', '.join(sites[:4])}) ran the binary built "
-        "without it, while "
-        f'wp.get_module("{module}").options says {", ".join(f"{k}={norm_value(v)}" for k, v in missed.items())}'
-        if n_after
-        else ""
-    )
-    evidence = [
-        Evidence(fact=order, source="scan"),
-        Evidence(
-            fact=f"all {len(builds)} load(s) of {module} ran with "
-            + ", ".join(f"{k}={builds[-1].options.get(k)}" for k in missed)
-            + f"{where}; no rebuild picked the new value up, because a direct write to .options (or .options.update) "
-            "does not mark the module modified" + ran,
-            builds=[b.seq for b in builds],
-        ),
-    ]
-    locations: list[Location | None] = [
-        ctx.loc(f.file, f.line, f"writes {names} after {module} loaded: never reaches the build")
-    ]
-    if after.kind == "call":
-        locations.append(
-            ctx.loc(after.file, after.line, f"{_short(after.callee)}() runs here, after {module} first loaded")
-        )
-    # where the option can be set before the first load
-    if after.kind == "call":
-        early = f"call {_short(after.callee)}() before {load_step} instead of at {after.file}:{after.line}"
-    elif first_at:
-        early = f"move the write above {load_step}"
-    else:
-        early = "move the write above the first launch"
-    kernel_file = scan.python_modules_with_kernels.get(module) if _python_module(scan, module) else None
-    named = [k for k in scan.kernels if k.warp_module == module and k.module_arg]
-    if kernel_file and not named:
-        home = f"or set it where the kernels are defined, `wp.set_module_options({opts})` at the top of {kernel_file}"
-    else:
-        files = sorted({k.file for k in named})
-        home = (
-            f'or `wp.get_module("{module}").options.update({opts})` at the top of {files[0]}, before any launch'
-            if files
-            else f'or `wp.get_module("{module}").options.update({opts})` before any launch'
-        )
-    if _python_module(scan, module):
-        rebuild = (
-            f'`wp.set_module_options({opts}, module=sys.modules["{module}"])` (with `import sys`), which marks it '
-            f'modified on warp 1.10.1 and 1.19 alike (1.19 also accepts module="{module}"; 1.10.1 raises '
-            "AttributeError on a name)"
-        )
-    else:
-        rebuild = (
-            f'`wp.set_module_options({opts}, module="{module}")` on warp 1.19, or on any version '
-            f'`m = wp.get_module("{module}"); m.options.update({opts}); m.mark_modified()` (1.10.1 only accepts a '
-            "Python module in set_module_options)"
-        )
-    fix = (
-        f'The write changes wp.get_module("{module}").options but not the module that runs: that was built at the '
-        f"first load and nothing marked it modified. For every launch to use {names}, set it before {module} first "
-        f"loads{where}: {early}, {home}. If the launches before the "
-        f"write must really run without {names}, only a call that marks the module modified makes it arrive: replace "
-        f"the write at {ctx.rel(f.file)}:{f.line} with {rebuild}; that costs a second build of {module} "
-        f"(~{fmt_ms(first.ms)} measured for the first). Then check that the module hash moved."
-    )
-    return Finding(
-        mechanism=MECHANISM,
-        title=f"{names} written to {module} after it loaded never arrive{'s' if len(missed) == 1 else ''}",
-        applicability="manual" if can_edit(ctx) else None,
-        review=_never_reached_review(*sorted(missed)),
-        severity="low",
-        confidence="high" if after.kind != "static" else "medium",
-        modules=[module],
-        evidence=evidence,
-        locations=dedupe_locations(locations),
-        fix=fix,
-        estimated_saving_ms=None,
-        saving_basis="not a saving: the options were silently absent; applying them changes what is compiled",
-        samples=1 if ctx.samples else 0,
-        caveats=[
-            "Once the write lands before the first load, the module compiles with these options: they may change "
-            "numerics (mode, fast_math) and compile time.",
-            "Set before the first load, the option also applies to the launches that ran before the write; if "
-            "those must run without it, take the rebuild route and count the second build.",
         ],
     )
 
@@ -847,8 +474,8 @@ def evaluate(ctx: RuleContext) -> RuleResult:
     for late in lates:
         if late.confirmed and late.option in OWN_DEADLINE_OPTIONS:
             findings.append(_deadline_finding(ctx, late))
-    findings.extend(_noop_findings(ctx))
-    findings.extend(_ignored_write_findings(ctx))
+    findings.extend(noop_findings(ctx))
+    findings.extend(ignored_write_findings(ctx))
     if findings:
         return RuleResult(findings=findings)
     unconfirmed = [x for x in lates if x.option in OWN_DEADLINE_OPTIONS and not x.confirmed]

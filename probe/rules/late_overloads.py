@@ -30,8 +30,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from warp_compile.probe.models import Build, KernelInfo, Site
-from warp_compile.probe.models.diagnosis import (
+from ..models import Build, KernelInfo, Site
+from ..models.diagnosis import (
     Cause,
     Edit,
     Evidence,
@@ -41,16 +41,16 @@ from warp_compile.probe.models.diagnosis import (
     RuledOut,
     RuleResult,
 )
-from warp_compile.probe.models.scan import KernelDef, OverloadFact
-from warp_compile.probe.rules import helpers
-from warp_compile.probe.rules.context import (
+from ..models.scan import KernelDef, OverloadFact
+from . import helpers
+from .context import (
     CallSite,
     RuleContext,
     call_sites,
     dedupe_locations,
     superseded_by,
 )
-from warp_compile.probe.rules.overload_edits import (
+from .overload_edits import (
     RANK,
     Plan,
     dep_plan,

@@ -9,14 +9,14 @@ only); the reason names the tile op sites.
 
 from __future__ import annotations
 
-from warp_compile.probe.fmt import fmt_ms
-from warp_compile.probe.models import Build
-from warp_compile.probe.models.diagnosis import Edit, Evidence, Finding, Location, NotReached, RuledOut, RuleResult
-from warp_compile.probe.models.scan import ScanFacts, TileOpFact
-from warp_compile.probe.rules import cuda_edits as ce
-from warp_compile.probe.rules import cuda_replay as cr
-from warp_compile.probe.rules.context import RuleContext
-from warp_compile.probe.rules.helpers import (
+from ..fmt import fmt_ms
+from ..models import Build
+from ..models.diagnosis import Edit, Evidence, Finding, Location, NotReached, RuledOut, RuleResult
+from ..models.scan import ScanFacts, TileOpFact
+from . import cuda_edits as ce
+from . import cuda_replay as cr
+from .context import RuleContext
+from .helpers import (
     MEDIUM_SHARE,
     NOTHING_COMPILED,
     is_cpu,
@@ -343,10 +343,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
                 title="MathDx LTO work dominates the tile modules' build",
                 severity="medium",
                 confidence="medium" if any(o for _b, o in suspects) else "low",
-                modules=modules,
-                evidence=evidence,
-                locations=locations,
-                fix=fix,
+                modules=modules, evidence=evidence, locations=locations, fix=fix,
                 estimated_saving_ms=round(total_gap, 1),
                 saving_basis=(
                     f"upper bound: the {fmt_ms(total_gap)} these modules spent outside the native compiler, where the "

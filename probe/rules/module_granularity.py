@@ -27,14 +27,14 @@ import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from warp_compile.probe.edits import replace_lines
-from warp_compile.probe.hashdiff import unique_family
-from warp_compile.probe.models import Build
-from warp_compile.probe.models.diagnosis import Edit, Evidence, Finding, RuleResult
-from warp_compile.probe.models.scan import ModuleOptionsFact
-from warp_compile.probe.rules import helpers
-from warp_compile.probe.rules.context import RuleContext, dedupe_locations, fmt_ms, norm_value
-from warp_compile.probe.rules.helpers import literal_dict, median, ruled_out
+from ..edits import replace_lines
+from ..hashdiff import unique_family
+from ..models import Build
+from ..models.diagnosis import Edit, Evidence, Finding, RuleResult
+from ..models.scan import ModuleOptionsFact
+from . import helpers
+from .context import RuleContext, dedupe_locations, fmt_ms, norm_value
+from .helpers import literal_dict, median, ruled_out
 
 MECHANISM = "CS-4"
 MIN_MODULES = 3
@@ -422,18 +422,11 @@ def _finding(ctx: RuleContext, lifecycle: str, group: list[Build]) -> Finding | 
         mechanism=MECHANISM,
         title=f"{n} one-lifecycle modules each pay the fixed per-module build cost",
         severity=ctx.severity_for(saving),
-        confidence="medium",
-        modules=modules,
-        evidence=evidence,
-        locations=dedupe_locations(locations),
-        fix=fix,
+        confidence="medium", modules=modules, evidence=evidence, locations=dedupe_locations(locations), fix=fix,
         estimated_saving_ms=round(saving, 1),
         saving_basis=f"({n} - 1) x {fixed_basis}; the merged module still generates and compiles every kernel; "
         "reference sample",
-        applicability=applicability,  # type: ignore[arg-type]
-        edits=edits,
-        review=review,
-        upstream=upstream,
+        applicability=applicability, edits=edits, review=review, upstream=upstream,  # type: ignore[arg-type]
         samples=1 if ctx.samples else 0,
         caveats=[
             "Group only kernels with one lifecycle and one option set; a kernel that changes independently, is rarely "

@@ -13,13 +13,13 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from warp_compile.probe.edits import insert_before
-from warp_compile.probe.models import Build, KernelInfo, Site
-from warp_compile.probe.models.diagnosis import Edit, UpstreamReport
-from warp_compile.probe.models.scan import CREATION_OPTIONS, KernelDef
-from warp_compile.probe.rules import helpers
-from warp_compile.probe.rules.closure_kernels import own_closure_plan, upstream_closure_change
-from warp_compile.probe.rules.context import RuleContext
+from ..edits import insert_before
+from ..models import Build, KernelInfo, Site
+from ..models.diagnosis import Edit, UpstreamReport
+from ..models.scan import CREATION_OPTIONS, KernelDef
+from . import helpers
+from .closure_kernels import own_closure_plan, upstream_closure_change
+from .context import RuleContext
 
 SCALAR_CODES = {
     "float16": "f2",

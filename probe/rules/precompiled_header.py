@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import re
 
-from warp_compile.probe.fmt import fmt_ms
-from warp_compile.probe.models import Build, PchBuild
-from warp_compile.probe.models.diagnosis import (
+from ..fmt import fmt_ms
+from ..models import Build, PchBuild
+from ..models.diagnosis import (
     Applicability,
     Edit,
     Evidence,
@@ -28,12 +28,12 @@ from warp_compile.probe.models.diagnosis import (
     RuledOut,
     RuleResult,
 )
-from warp_compile.probe.models.scan import SettingFact
-from warp_compile.probe.rules import cuda_pricing
-from warp_compile.probe.rules.backward_cost import concurrency
-from warp_compile.probe.rules.context import RuleContext
-from warp_compile.probe.rules.entry_fix import can_edit, entry_settings_edits, remove_statement_edit
-from warp_compile.probe.rules.helpers import (
+from ..models.scan import SettingFact
+from . import cuda_pricing
+from .backward_cost import concurrency
+from .context import RuleContext
+from .entry_fix import can_edit, entry_settings_edits, remove_statement_edit
+from .helpers import (
     HIGH_SHARE,
     MEDIUM_SHARE,
     NOTHING_COMPILED,
@@ -525,6 +525,6 @@ def _evaluate(ctx: RuleContext) -> RuleResult:
 
 def evaluate(ctx: RuleContext) -> RuleResult:
     result = cuda_pricing.cs12(ctx, _evaluate(ctx))  # CUDA figures when the report has CUDA builds
-    from warp_compile.probe.rules import cuda_header  # CUDA below toolkit 13: the header measured both ways
+    from . import cuda_header  # CUDA below toolkit 13: the header measured both ways
 
     return cuda_header.price(ctx, result)

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from warp_compile.probe.edits import create_file, launcher_name, launcher_text
-from warp_compile.probe.models.diagnosis import Edit
-from warp_compile.probe.rules import cuda_edits as ce
-from warp_compile.probe.rules.context import RuleContext
+from ..edits import create_file, launcher_name, launcher_text
+from ..models.diagnosis import Edit
+from . import cuda_edits as ce
+from .context import RuleContext
 
 MAX_WORKERS = 8
 

@@ -11,15 +11,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from warp_compile.probe.fmt import fmt_ms
-from warp_compile.probe.models import Build, CudaConcurrent
-from warp_compile.probe.models.diagnosis import Evidence, Finding, NotReached, RuledOut, RuleResult
-from warp_compile.probe.rules import cuda_replay as cr
-from warp_compile.probe.rules.context import RuleContext
-from warp_compile.probe.rules.cpu_parallel_load import parallel_value
-from warp_compile.probe.rules.helpers import MEDIUM_SHARE, NOTHING_COMPILED, is_cpu, ruled_out, share_of_compile
-from warp_compile.probe.rules.preload import preload_edit
-from warp_compile.probe.stats import overlap_factor
+from ..fmt import fmt_ms
+from ..models import Build, CudaConcurrent
+from ..models.diagnosis import Evidence, Finding, NotReached, RuledOut, RuleResult
+from ..stats import overlap_factor
+from . import cuda_replay as cr
+from .context import RuleContext
+from .helpers import MEDIUM_SHARE, NOTHING_COMPILED, is_cpu, parallel_value, ruled_out, share_of_compile
+from .preload import preload_edit
 
 MECHANISM = "CS-13"
 

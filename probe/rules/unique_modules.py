@@ -32,15 +32,15 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from warp_compile.probe.edits import replace_lines
-from warp_compile.probe.hashdiff import unique_family
-from warp_compile.probe.models import Build
-from warp_compile.probe.models.diagnosis import Edit, Evidence, Finding, Location, RuleResult
-from warp_compile.probe.models.scan import FactoryCallFact, KernelDef
-from warp_compile.probe.rules import helpers
-from warp_compile.probe.rules.context import RuleContext, dedupe_locations, fmt_ms, norm_value, warp_key
-from warp_compile.probe.rules.factory_edits import declared_at_import
-from warp_compile.probe.rules.helpers import app_side_options, installed_owners, median, ruled_out
+from ..edits import replace_lines
+from ..hashdiff import unique_family
+from ..models import Build
+from ..models.diagnosis import Edit, Evidence, Finding, Location, RuleResult
+from ..models.scan import FactoryCallFact, KernelDef
+from . import helpers
+from .context import RuleContext, dedupe_locations, fmt_ms, norm_value, warp_key
+from .factory_edits import declared_at_import
+from .helpers import app_side_options, installed_owners, median, ruled_out
 
 MECHANISM = "CS-9"
 MIN_MODULES = 2

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import math
 
-from warp_compile.probe.models import Build
-from warp_compile.probe.models.diagnosis import Applicability, Edit, Evidence, Finding, Location, RuleResult
-from warp_compile.probe.models.scan import LoopFact, ScanFacts, SettingFact
-from warp_compile.probe.rules import cuda_pricing
-from warp_compile.probe.rules.context import RuleContext, dedupe_locations
-from warp_compile.probe.rules.entry_fix import can_edit, remove_statement_edit
-from warp_compile.probe.rules.helpers import NOTHING_COMPILED, ruled_out, warp_key
+from ..models import Build
+from ..models.diagnosis import Applicability, Edit, Evidence, Finding, Location, RuleResult
+from ..models.scan import LoopFact, ScanFacts, SettingFact
+from . import cuda_pricing
+from .context import RuleContext, dedupe_locations
+from .entry_fix import can_edit, remove_statement_edit
+from .helpers import NOTHING_COMPILED, ruled_out, warp_key
 
 MECHANISM = "CS-11"
 DEFAULT_MAX_UNROLL = 16
@@ -264,13 +264,8 @@ def _evaluate(ctx: RuleContext) -> RuleResult:
                 edits=edits,
                 review=review,
                 experiment=experiment,
-                severity="info",
-                confidence="medium",
-                modules=modules,
-                evidence=evidence,
-                locations=dedupe_locations(locations),
-                fix=fix,
-                estimated_saving_ms=None,
+                severity="info", confidence="medium", modules=modules, evidence=evidence,
+                locations=dedupe_locations(locations), fix=fix, estimated_saving_ms=None,
                 saving_basis=(
                     "not estimated: lowering max_unroll cut generated source ~39% in the reference study with no "
                     "measurable cold-time gain, yet where unrolled copies are most of a module (about 1 MB of C++ in "

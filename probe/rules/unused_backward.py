@@ -36,11 +36,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from warp_compile.probe.edits import reuse_warp_import, top_insert
-from warp_compile.probe.fmt import fmt_ms
-from warp_compile.probe.models import Build
-from warp_compile.probe.models.diagnosis import Applicability, Edit, Evidence, Finding, Location, RuledOut, RuleResult
-from warp_compile.probe.models.scan import (
+from ..edits import reuse_warp_import, top_insert
+from ..fmt import fmt_ms
+from ..models import Build
+from ..models.diagnosis import Applicability, Edit, Evidence, Finding, Location, RuledOut, RuleResult
+from ..models.scan import (
     ConfigSetFact,
     ImportFact,
     ImportRef,
@@ -49,9 +49,9 @@ from warp_compile.probe.models.scan import (
     ScanFacts,
     TapeFact,
 )
-from warp_compile.probe.rules import context as _context
-from warp_compile.probe.rules import cuda_pricing
-from warp_compile.probe.rules.backward_cost import (
+from . import context as _context
+from . import cuda_pricing
+from .backward_cost import (
     BackwardModule,
     build_kind,
     bytes_share,
@@ -59,9 +59,9 @@ from warp_compile.probe.rules.backward_cost import (
     estimate_saving,
     fixed_parts,
 )
-from warp_compile.probe.rules.backward_paths import differentiation, paths_text
-from warp_compile.probe.rules.context import RuleContext
-from warp_compile.probe.rules.entry_fix import (
+from .backward_paths import differentiation, paths_text
+from .context import RuleContext
+from .entry_fix import (
     after_statement_edit,
     can_edit,
     entry_line_fix,
@@ -71,7 +71,7 @@ from warp_compile.probe.rules.entry_fix import (
     move_line_edits,
     scanned_entry,
 )
-from warp_compile.probe.rules.helpers import (
+from .helpers import (
     MEDIUM_SHARE,
     NOTHING_COMPILED,
     is_false,
@@ -751,20 +751,10 @@ def _evaluate(ctx: RuleContext) -> RuleResult:
                 mechanism=MECHANISM,
                 title=title,
                 severity=ctx.severity_for(estimate) if estimate is not None else "medium",
-                confidence=confidence,
-                modules=names,
-                evidence=evidence,
-                locations=locations,
-                fix=fix,
+                confidence=confidence, modules=names, evidence=evidence, locations=locations, fix=fix,
                 estimated_saving_ms=round(estimate, 1) if estimate is not None else None,
-                saving_basis=basis,
-                caveats=caveats,
-                samples=ctx.samples,
-                experiment=experiment,
-                applicability=applicability,
-                edits=edits,
-                review=review,
-                must_keep=must_keep,
+                saving_basis=basis, caveats=caveats, samples=ctx.samples, experiment=experiment,
+                applicability=applicability, edits=edits, review=review, must_keep=must_keep,
             )
         ],
         ruled_out=ruled,

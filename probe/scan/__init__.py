@@ -19,9 +19,8 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 
-from warp_compile.probe.models.scan import FACT_LISTS, ModuleInfo, ParseError, ScanFacts, SkippedFile
-
 from ..errors import UsageError
+from ..models.scan import FACT_LISTS, ModuleInfo, ParseError, ScanFacts, SkippedFile
 from .common import SETTING_NAMES, SKIP_DIRS
 from .files import _collect_files, _parse, _Project, module_name_for
 from .link import _link

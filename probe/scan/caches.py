@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from warp_compile.probe.models.scan import CacheOp
-
+from ..models.scan import CacheOp
 from .common import (
     _ENV_KEYS,
     _STAMP_ATTRS,

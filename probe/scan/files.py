@@ -8,8 +8,7 @@ import stat
 from collections import defaultdict
 from pathlib import Path
 
-from warp_compile.probe.models.scan import SkippedFile
-
+from ..models.scan import SkippedFile
 from .common import SKIP_DIRS
 
 # ---- files and module names ------------------------------------------------------------------------------------

@@ -5,8 +5,7 @@ from __future__ import annotations
 import ast
 from collections import defaultdict
 
-from warp_compile.probe.models.scan import ImportFact
-
+from ..models.scan import ImportFact
 from .common import _canon, _iter_stmts
 
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from warp_compile.probe.models.scan import KernelDef, LaunchFact, LoopFact, OverloadFact, SettingFact
-
+from ..models.scan import KernelDef, LaunchFact, LoopFact, OverloadFact, SettingFact
 from .common import _GENERIC, _const_str, _Frame, _is_setting, _is_true, _last_ident, _text
 
 

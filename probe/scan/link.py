@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from warp_compile.probe.models.scan import CallerRef, CallFact, FactoryCallFact, ImportFact, ImportRef, ScanFacts
-
+from ..models.scan import CallerRef, CallFact, FactoryCallFact, ImportFact, ImportRef, ScanFacts
 from .common import _CallSite
 from .files import _Project
 from .guards import GuardIndex

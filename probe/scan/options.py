@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from warp_compile.probe.models.scan import (
+from ..models.scan import (
     CREATION_OPTIONS,
     CacheOp,
     ConfigSetFact,
@@ -12,7 +12,6 @@ from warp_compile.probe.models.scan import (
     ModuleOptionsFact,
     SettingFact,
 )
-
 from .common import _FORCE_LOAD_ARGS, _LOAD_MODULE_ARGS, _const_str, _is_setting, _text
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from collections import defaultdict
 
-from warp_compile.probe.models.scan import (
+from ..models.scan import (
     MATHDX_TILE_OPS,
     CacheOp,
     ConfigSetFact,
@@ -25,7 +25,6 @@ from warp_compile.probe.models.scan import (
     TapeFact,
     TileOpFact,
 )
-
 from .caches import CachesMixin
 from .calls import _NO_CALLS, CallsMixin, RawCall, collect_calls
 from .common import (
