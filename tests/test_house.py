@@ -215,3 +215,19 @@ def test_the_repeat_check_finds_a_copied_function_and_not_a_distinct_one(tmp_pat
     (tmp_path / "three.py").write_text("def h():\n" + body.replace("compute", "measure"))
     found = repeated_runs([tmp_path / n for n in ("one.py", "two.py", "three.py")], root=tmp_path)
     assert found == [("one.py:2", "two.py:2")]
+
+
+def test_a_checkout_runs_from_its_root_without_the_install() -> None:
+    """`python -m warp_compile` in the checkout finds warp_compile/ before any install; the folders beside it are its
+    subpackages (no site processing, so no editable finder: only the dependencies' directory on the path)."""
+    import subprocess
+    import sys
+    import sysconfig
+
+    env = {"PYTHONPATH": sysconfig.get_paths()["purelib"], "PATH": "/usr/bin:/bin"}
+    run = subprocess.run([sys.executable, "-S", "-m", "warp_compile", "--version"], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and run.stdout.startswith("warp-compile "), run.stderr
+    where = subprocess.run([sys.executable, "-S", "-c", "import warp_compile.cli.app as a; print(a.__file__)"],
+                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert where.stdout.strip() == str(ROOT / "cli" / "app.py"), where.stderr
