@@ -8,7 +8,8 @@ Every item runs the CLI a user would run (`warp-compile ... --json`), in scratch
 trees compared ten times and more.
 
 - five:     `compare --until-decided --max-samples 6` on bench/effects/five (a real ~5% compile-time fix);
-- fix:      `fix --write` on tests/apps/late_pair (a late option and a late generic instance: CS-3 and CS-6);
+- fix:      `fix --write --unsafe-fixes` on tests/apps/late_pair (a late option and a late generic instance: CS-3
+            and CS-6; the option move is rated review, so --write alone holds it back);
 - header:   `try --set use_precompiled_headers=False --until-decided` on tests/apps/one_module;
 - cs10:     `diagnose --verify` on warp.fem's example_diffusion and on two apps over an installed library
             (tests/apps/solverlib: grid_app, swarm_app, in a venv that has solverlib installed): the CS-10
@@ -80,7 +81,7 @@ def five(scratch: Path) -> list[str]:
 def fix(scratch: Path) -> list[str]:
     app = scratch / "late_pair"
     shutil.copytree(ROOT / "tests/apps/late_pair", app)
-    args = ["fix", "--write", "--", PY, "-m", "latepair"]
+    args = ["fix", "--write", "--unsafe-fixes", "--", PY, "-m", "latepair"]
     code, r, took = _cli(args, app, scratch / "fix.json")
     lines = ["## `fix` proves both fixes of a late-option + late-instance project and writes them", "",
              f"`{_shown(args)}` in a copy of tests/apps/late_pair (a `set_module_options` after the first launch, and "
