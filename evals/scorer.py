@@ -13,7 +13,7 @@ import json
 from importlib import resources
 from pathlib import Path
 
-from ..probe.models.diagnosis import normalize_mechanism  # noqa: F401 (the scorer's API)
+from ..probe.models.diagnosis import normalize_mechanism
 from .models import Answer, Case, CaseResult, DiagnosisScore, Expected, FixScore, Site
 
 LINE_SLACK = 2

@@ -19,7 +19,7 @@ from pathlib import Path
 from .errors import UsageError
 from .models import Report, WarningCode, warn
 from .models.comparison import ActsThrough
-from .models.experiment import TryResult, describe  # noqa: F401 (importable here too)
+from .models.experiment import TryResult, describe
 
 ENV_VAR = "WARP_COMPILE_SET"
 

@@ -25,7 +25,7 @@ from importlib import resources
 
 from .errors import UsageError
 from .fmt import clip
-from .models.knowledge import Mechanism, MechanismFields  # noqa: F401 (importable here too)
+from .models.knowledge import Mechanism
 
 PACKAGE = "warp_compile.knowledge"
 SUGGEST_CHARS = 200  # characters of a query compared for suggestions

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .fmt import short_path, trigger_text
 from .models import Build, Report, Stat
-from .models.summary import BuildSummary, Clocks, ClockSummary, MeasureSummary  # noqa: F401
+from .models.summary import BuildSummary, Clocks, ClockSummary, MeasureSummary
 
 LARGEST_BUILDS = 10
 

@@ -22,7 +22,7 @@ from tests.helpers import alive as _alive
 from warp_compile.probe.models import Report, WarningCode
 from warp_compile.probe.models.comparison import Comparison
 from warp_compile.probe.models.served import MechanismResult, ServedDiagnosis
-from warp_compile.probe.summary import MeasureSummary
+from warp_compile.probe.models.summary import MeasureSummary
 from warp_compile.server.app import WarpCompileServer, create_server
 from warp_compile.server.runner import WAITING, measurement_running
 

@@ -30,9 +30,8 @@ import math
 from .. import stats
 from ..fmt import fmt_num
 from ..models import Build, Report, Stat, Warn, WarningCode, warn
+from ..models.clocks import CLOCK_TITLES, CPU_TWIN
 from ..models.comparison import (
-    CLOCK_TITLES,
-    CPU_TWIN,
     EXIT_CODES,
     ActsThrough,
     Clock,

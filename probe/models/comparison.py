@@ -11,7 +11,6 @@ from typing import Literal
 from pydantic import Field
 
 from .base import Model as _Model
-from .clocks import CLOCK_TITLES, CPU_TWIN  # noqa: F401 (part of this schema's API)
 from .report import Launch, Stat, Warn
 
 COMPARISON_SCHEMA_VERSION = 1

@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..fmt import fmt_num
-from ..models.comparison import CLOCK_TITLES, Clock, Comparison
+from ..models.clocks import CLOCK_TITLES
+from ..models.comparison import Clock, Comparison
 
 
 def render_comparison(c: Comparison) -> str:

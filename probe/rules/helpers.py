@@ -278,9 +278,7 @@ def reached(ctx: RuleContext, file: str) -> bool | None:
     norm = ctx.memo.get("reached")
     if norm is None:  # asked per fact on a large project: normalise the record once per context
         norm = ctx.memo["reached"] = {_norm_path(f) for f in seen if not f.startswith("site:")}
-    base = str(ctx.root) if ctx.root is not None else ctx.report.cwd
-    path = file if file.startswith("/") else f"{base.rstrip('/')}/{file}"
-    return _norm_path(path) in norm
+    return _absolute(ctx, file) in norm
 
 
 def is_entry(ctx: RuleContext, file: str) -> bool:
@@ -288,11 +286,13 @@ def is_entry(ctx: RuleContext, file: str) -> bool:
     `python -m`) runs as __main__, which the hook's record of imported files leaves out, though its module-level
     statements ran."""
     entry = ctx.report.entry
-    if entry is None or not entry.file:
-        return False
+    return entry is not None and bool(entry.file) and _absolute(ctx, file) == _norm_path(entry.file or "")
+
+
+def _absolute(ctx: RuleContext, file: str) -> str:
+    """`file` (relative to the scanned root, or absolute) as a normalised absolute path."""
     base = str(ctx.root) if ctx.root is not None else ctx.report.cwd
-    path = file if file.startswith("/") else f"{base.rstrip('/')}/{file}"
-    return _norm_path(path) == _norm_path(entry.file)
+    return _norm_path(file if file.startswith("/") else f"{base.rstrip('/')}/{file}")
 
 
 def _norm_path(path: str) -> str:
