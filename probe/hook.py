@@ -35,6 +35,7 @@ _state = {
 }
 _STDLIB_DIRS = ()
 _launch_counters = {}  # cheap launch signature -> counter (shared by signatures with the same readable record)
+_held = []  # the hooks whose id() is in a signature: kept alive, so a freed one's id never names another kernel
 _launch_ids = {}  # readable launch record (JSON) -> its index in _launch_list
 _launch_list = []  # one itertools.count per recorded launch record, in first-seen order
 _COPIED_AT_CREATION = (
@@ -623,13 +624,10 @@ def _dtype_name(a):
 
 
 def _make_hooks_wrapper(orig):
-    """Count launches by a cheap signature: the kernel hooks Warp returns (one per kernel and module exec, so per
-    kernel, device and block_dim), the calling code object and its bytecode offset.
-
-    Only the first launch of a signature reads `launch`'s locals (dim, dtypes, adjoint...), which costs
-    microseconds on Python 3.11; repeats cost a frame lookup, one tuple, one dict lookup and one counter step.
-    Later launches from the same call site with other dims (or adjoint flag) count into that first record.
-    """
+    """Count launches by a cheap signature: the kernel hooks Warp returns (one per kernel and module exec), the
+    calling code object and its bytecode offset. Only the first launch of a signature reads `launch`'s locals
+    (dim, dtypes, ...: microseconds); repeats cost a frame lookup, a tuple, a dict lookup and a counter step.
+    Later launches from the same call site with other dims (or adjoint flag) count into that first record."""
     counters = _launch_counters
     getframe = sys._getframe
 
@@ -642,7 +640,7 @@ def _make_hooks_wrapper(orig):
                 sig = (id(result), id(caller.f_code), caller.f_lasti)
                 counter = counters.get(sig)
                 if counter is None:
-                    _first_launch(sig, getframe(1), kernel, self)
+                    _first_launch(sig, getframe(1), kernel, self, result)
                 else:
                     next(counter)
             except Exception as exc:
@@ -679,16 +677,17 @@ def _count_launch(frame, kernel, exec_, result):
     sig = (id(result), id(caller.f_code), caller.f_lasti)
     counter = _launch_counters.get(sig)
     if counter is None:
-        _first_launch(sig, frame, kernel, exec_)
+        _first_launch(sig, frame, kernel, exec_, result)
     else:
         next(counter)
 
 
-def _first_launch(sig, frame, kernel, exec_):
+def _first_launch(sig, frame, kernel, exec_, hooks):
     """A new signature: build the readable record (from `launch`'s locals) once, and share one counter among all
     signatures with the same record (e.g. the same line after a rebuild gave a new module exec)."""
     code = frame.f_code
     wd = _state["warp_dir"]
+    _held.append(hooks)
     if code.co_name != "launch" or not wd or not code.co_filename.startswith(wd):
         _launch_counters[sig] = _IGNORED
         return

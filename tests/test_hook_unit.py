@@ -88,3 +88,30 @@ def test_every_sandbox_ships_hash_checked_bytecode_of_the_hook_and_its_companion
             for name in ("sitecustomize", "hook_reach"):
                 mine = [ln for ln in loaded if name in ln and str(box.hook_dir) in ln]
                 assert mine and mine[0].rstrip("'").endswith(".pyc"), (name, loaded)
+
+
+def test_a_counted_launch_keeps_its_hooks_alive_so_their_id_names_no_other_kernel():
+    """A launch signature holds id(hooks): once Warp frees those hooks (a rebuilt module's exec), CPython may give
+    the id to the hooks of another kernel or struct instance, whose launches would count into the old record. The
+    hook keeps every hooks object it put in a signature."""
+    import gc
+    import weakref
+
+    ns: dict = {"__file__": str(HOOK), "__name__": "hook_under_test"}
+    env = os.environ.pop("WARP_COMPILE_EVENTS", None)
+    try:
+        exec(compile(HOOK.read_text(), str(HOOK), "exec"), ns)
+    finally:
+        if env is not None:
+            os.environ["WARP_COMPILE_EVENTS"] = env
+
+    class Hooks:
+        pass
+
+    hooks = Hooks()
+    gone = weakref.ref(hooks)
+    frame = sys._getframe()  # not Warp's `launch`: recorded as ignored, still a signature
+    ns["_first_launch"]((id(hooks), id(frame.f_code), frame.f_lasti), frame, object(), object(), hooks)
+    del hooks
+    gc.collect()
+    assert gone() is not None
