@@ -525,7 +525,8 @@ def _candidate_arm(c: CandidateFix, files: dict[str, bytes], root: Path, rel_cwd
         c.command = launcher_command(command, c.edits, cwd, root)
     # a preload or a worker count changes when modules build, not what builds: identical work keeps a timing verdict
     acts = "scheduling" if set(c.mechanisms) & SCHEDULING_MECHANISMS else None
-    return Arm(name=c.key, cwd=dest / rel_cwd, command=via or argv, acts_through=acts)
+    added = {k: v for e in c.edits for k, v in e.launch_args.items()}
+    return Arm(name=c.key, cwd=dest / rel_cwd, command=via or argv, acts_through=acts, launch_args=added)
 
 
 def _measure(base: Arm, arms: list[Arm], options: FixOptions, engine: Engine, progress: Progress | None,

@@ -26,12 +26,8 @@ _lock = threading.RLock()
 _fd = None
 _seq = [0]
 _state = {
-    "installed": False,
-    "warp_dir": None,
-    "bulk_origin": None,  # (trigger dict) while a user's force_load runs worker threads
+    "installed": False, "warp_dir": None, "in_clear": 0, "errors_reported": set(), "bulk_origin": None,
     "overflow": itertools.count(1),  # launches of signatures beyond _MAX_LAUNCH_RECORDS
-    "in_clear": 0,
-    "errors_reported": set(),
 }
 _STDLIB_DIRS = ()
 _launch_counters = {}  # cheap launch signature -> counter (shared by signatures with the same readable record)
@@ -368,6 +364,11 @@ def _kernel_info(kernel):
     if code is not None:
         info["file"] = code.co_filename
         info["line"] = code.co_firstlineno
+        try:  # the types a closure kernel captured: a value per call that could be a kernel argument instead
+            cells = func.__closure__
+            info["closure"] = {n: type(cells[i].cell_contents).__name__ for i, n in enumerate(code.co_freevars)}
+        except Exception:
+            pass
     return info
 
 

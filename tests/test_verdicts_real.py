@@ -143,7 +143,11 @@ def test_saved_reports_with_a_real_fix_under_load_are_improved(late_kernels: dic
     text = render_comparison(c)
     print(text)
     assert c.verdict == "IMPROVED" and c.exit_code == 0, c.reason
-    assert c.drift is not None and c.drift.trusted and "the precompiled header" in c.drift.pieces
+    # the CPU clocks decide, so their own drift is the one that must be trusted; the wall drift depends on how hard
+    # the other job loads the machine (it passed the ±100% limit on a loaded CI run) and is only shown beside it
+    assert c.drift is not None and c.drift.factor is not None and "the precompiled header" in c.drift.pieces
+    cpu = c.drift.cpu
+    assert cpu is not None and cpu.trusted and "the precompiled header" in cpu.pieces, cpu
     head = c.clock(c.headline)
     assert head is not None and head.drift_corrected
     # the gate in reverse: the fixed project as the baseline, the churning one as the change, fails the job

@@ -89,6 +89,26 @@ def _describe_divergence(index: int, b: Launch | None, a: Launch | None, b_total
     return Divergence(index=index, before=b, after=a, fields=fields, description=desc)
 
 
+def without_added_args(after: Report, added: dict[str, list[str]]) -> str:
+    """Set aside the arguments a fix's edits append to launches (a closure's captured values passed as kernel
+    arguments): each launch of such a kernel whose types end with them is compared without them. Replaces the
+    report's launch list (the samples' records stay as measured); returns what was set aside, "" for nothing."""
+    if not added:
+        return ""
+    out, seen = [], 0
+    for la in after.launches:
+        tail = added.get(la.kernel)
+        if tail and len(la.dtypes) >= len(tail) and list(la.dtypes[-len(tail):]) == tail:
+            la = la.model_copy(update={"dtypes": list(la.dtypes[: -len(tail)])})
+            seen += max(1, int(la.count))
+        out.append(la)
+    after.launches = out
+    if not seen:
+        return ""
+    shown = ", ".join(f"{k} ({', '.join(v)})" for k, v in sorted(added.items()))
+    return f"{seen:,} launch(es) carry the arguments the fix adds, set aside for this check: {shown}"
+
+
 def check_equivalence(before: Report, after: Report) -> Equivalence:
     """Launch-structure equivalence, kernel and module names ignored (renames listed).
 

@@ -20,6 +20,7 @@ from typing import Any
 from .. import stats
 from ..models import Report, WarningCode, warn
 from ..models.comparison import EXIT_CODES, ClockDecision, Comparison, Interleaved
+from .equivalence import without_added_args
 from .interleave import BuildReport, RunSample, _decide
 from .verdict import compare
 
@@ -41,6 +42,7 @@ class Arm:
     decided: bool | None = None
     decisions: list[ClockDecision] = field(default_factory=list)
     acts_through: str | None = None  # this arm's change ("scheduling" for a preload); None: the run's default
+    launch_args: dict[str, list[str]] = field(default_factory=dict)  # arguments its edits add to launches, by kernel
     # per sample of a candidate, the index of the baseline sample of the same round: the pairs it is judged on
     rounds_with: list[int] = field(default_factory=list)
 
@@ -143,8 +145,11 @@ def multiarm_compare(
             base = build_report(baseline.command, baseline.cwd, mine, label="before", requested=len(mine))
             n = len(arm.samples)
             after = build_report(arm.command, arm.cwd, list(arm.samples), label="after", requested=n)
+            added = without_added_args(after, arm.launch_args)
             c = compare_arm(base, after, baseline.name, arm.name, arm.acts_through or acts_through,
                             paired=len(mine) == n)
+            if added:
+                c.equivalence.note = "; ".join(x for x in (c.equivalence.note, added) if x)
             step = _decide(c, limit, floor, n)
             arm.comparison, arm.decisions = c, step.decisions
             if c.verdict == "INVALID":

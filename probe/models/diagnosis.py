@@ -53,6 +53,9 @@ class Edit(_Model):
     old: str = ""
     new: str = ""
     create: bool = False
+    # a launch site that passes new arguments: the kernel launched -> the types it appends (as the hook names a
+    # launch's argument types), which the behaviour check expects instead of calling the launches changed
+    launch_args: dict[str, list[str]] = Field(default_factory=dict)
 
 
 class UpstreamReport(_Model):

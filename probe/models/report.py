@@ -92,6 +92,7 @@ class KernelInfo(_Model):
     hash: str = ""
     file: str | None = None  # where the kernel's Python function is defined
     line: int | None = None
+    closure: dict[str, str] | None = None  # captured name -> the type of its value (a closure kernel), e.g. float
 
 
 class PhaseSpan(_Model):

@@ -37,7 +37,7 @@ from ..models.diagnosis import (
     UpstreamReport,
 )
 from ..models.scan import KernelDef
-from . import helpers
+from . import closure_params, helpers
 from .closure_kernels import isolated_closure
 from .context import RuleContext, dedupe_locations, fmt_ms, superseded_by
 from .helpers import Claim, Events, claims_of, events_by_module, first_load, sized_here
@@ -180,13 +180,15 @@ class _Hoist:
     keep: str = ""  # what replaces the removed lines ("" or an indented `pass`)
     why_not: str = ""  # non-empty: no edit, and this is the reason
     captures: bool = False  # it reads values its function binds: a version per call, not one definition
+    params: closure_params.ParamPlan | None = None  # those values taken as arguments instead, and its launch edits
 
 
-def _hoist(ctx: RuleContext, kdef: KernelDef) -> _Hoist:
+def _hoist(ctx: RuleContext, kdef: KernelDef, info: KernelInfo | None = None, as_params: bool = False) -> _Hoist:
     """Plan the move of a kernel defined inside a function to module scope of its file, when that is safe: its code
     reads nothing the function binds (no captured parameter or local), it is a direct statement of the function (not
     in a loop or branch), no module-level name is taken, and what its decorator and annotations read exists before
-    the place it moves to."""
+    the place it moves to. With `as_params`, values it captures become its arguments when closure_params can pass
+    them at every launch."""
     h = _Hoist(name=kdef.name, file=kdef.file)
     src = helpers.parsed(ctx, kdef.file)
     if src is None:
@@ -208,7 +210,7 @@ def _hoist(ctx: RuleContext, kdef: KernelDef) -> _Hoist:
             captured |= helpers.bound_names(fn, skip=node)
         fn = parents.get(fn)
     reads = helpers.read_names(node) - {a.arg for a in [*node.args.args, *node.args.kwonlyargs]}
-    if reads & captured:
+    if reads & captured and not as_params:
         names = ", ".join(sorted(reads & captured))
         h.captures = True
         h.why_not = (
@@ -254,7 +256,20 @@ def _hoist(ctx: RuleContext, kdef: KernelDef) -> _Hoist:
         end += 1  # the blank line after the definition goes with it
     h.insert_at, h.text, h.remove = insert_at, text, (first, end)
     h.keep = "" if rest else " " * helpers.indent_of(lines[first - 1]) + "pass\n"
+    taken = sorted(reads & captured)
+    if taken:
+        h.params = closure_params.plan(ctx, info, outer, node, kdef.file, taken, kdef.enclosing_function or "")
+        h.why_not = h.params.why_not
+        if not h.why_not:
+            h.text = closure_params.with_params(text, node, helpers.indent_of(lines[first - 1]), h.params.params)
     return h
+
+
+def _took(h: _Hoist) -> str:
+    p = h.params
+    assert p is not None
+    args = ", ".join(f"{n}: {t}" for n, t in p.params)
+    return f"{h.name} takes {args}, passed at {', '.join(p.launches)}"
 
 
 def _hoist_edits(ctx: RuleContext, plans: list[_Hoist]) -> list[Edit]:
@@ -313,6 +328,7 @@ def _own_fix(
     not_moved: list[str] = []
     isolated: list[Edit] = []  # module="unique" for closures whose versions differ per call
     isolated_names: list[str] = []
+    not_as_params: list[str] = []  # closures whose captured values could not become arguments, and why
     for key, (info, _change, _kind) in late.items():
         kdef = ctx.scan_kernel(info) if info is not None else None
         if kdef is None:
@@ -324,6 +340,12 @@ def _own_fix(
             )
         else:
             h = _hoist(ctx, kdef)
+            if h.captures:  # first choice: the captured numbers as arguments (one kernel, one build)
+                hp = _hoist(ctx, kdef, info, as_params=True)
+                if not hp.why_not:
+                    plans.append(hp)
+                    continue
+                not_as_params.append(f"{kdef.name}: {hp.why_not}")
             own = isolated_closure(ctx, kdef) if h.captures else None
             if own is not None:
                 isolated.append(own)
@@ -345,11 +367,32 @@ def _own_fix(
             f"per version instead of a rebuild of {module}); code that names {module} (wp.get_module, "
             "set_module_options, force_load) no longer reaches it"
         )
+        if not_as_params:
+            review += "; not taken as kernel arguments because " + "; ".join(not_as_params)
         return " ".join(parts), isolated, "review", review
     not_moved += [f"{n}: reads values captured per call" for n in isolated_names]
     edits = _hoist_edits(ctx, plans) if plans else []
     if edits and len(edits) < len(plans) + len({(h.file, h.insert_at) for h in plans}):
         edits, not_moved = [], [*not_moved, "the moved lines could not be read back from the project"]
+    with_args = [h for h in plans if h.params is not None]
+    if edits and with_args:
+        edits += [e for h in with_args for e in h.params.edits]  # type: ignore[union-attr]
+        took = "; ".join(_took(h) for h in with_args)
+        # the "same names and bodies" advice does not hold for a signature that grows: this sentence replaces it
+        parts = [p for p in parts if not p.startswith(("Define ", "If they must"))]
+        moved = (
+            f"The edit moves {', '.join(h.name for h in plans)} to module scope, with the values each captured per "
+            f"call as kernel arguments ({took}), and passes them at every launch, so {module} has one definition and "
+            "builds once."
+        )
+        parts.insert(0, moved)
+        review = (
+            f"{took}: the values are now read at each launch instead of when the factory made the kernel, and reach "
+            "the kernel as arguments instead of compiled-in constants"
+        )
+        if not_moved:
+            review += "; not moved: " + "; ".join(not_moved) + f", so {module} may still rebuild"
+        return " ".join(parts), edits, "review", review
     if edits and not not_moved:
         parts.append(
             "The edit moves " + ", ".join(h.name for h in plans) + " to module scope (same names and bodies; they "
