@@ -23,13 +23,27 @@ _PRICED_OUT = (
 )
 
 
+# (the fix that merges modules, the finding priced on those modules as they are, why): not priced out for good, so
+# a next round on the tree the merge leaves judges the header again, on the merged module
+_DEFERRED = (
+    (
+        "CS-4",
+        "CS-12",
+        "deferred to the tree CS-4's merge leaves: the header's trade is priced on these modules as separate, which "
+        "that merge changes; fix's next round judges it again on the merged module",
+    ),
+)
+
+
 def compose(findings: list[Finding]) -> tuple[list[Finding], list[RuledOut]]:
-    """(the findings still worth offering, the ones a higher-ranked fix prices out, with why)."""
+    """(the findings still worth offering, the ones a higher-ranked fix prices out or defers, with why)."""
     mechs = {f.mechanism for f in findings}
     kept: list[Finding] = []
     out: list[RuledOut] = []
     for f in findings:
         why = next((w for first, then, w in _PRICED_OUT if f.mechanism == then and first in mechs), None)
+        why = why or next((w for first, then, w in _DEFERRED if f.mechanism == then and set(f.modules) & {
+            m for g in findings if g.mechanism == first for m in g.modules}), None)
         if why is None:
             kept.append(f)
         else:

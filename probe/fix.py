@@ -637,6 +637,7 @@ def _next_round(result: FixResult, diagnosis: Diagnosis, files: dict[str, bytes]
         a = _candidate_arm(c, kept_files, root, rel_cwd, command, cwd, scratch.root / f"next{i}")
         result.next_round.append(c)
         if a is not None:
+            a.launch_args = {**{k: v for e in kept.edits for k, v in e.launch_args.items()}, **a.launch_args}
             arms.append((c, a, f))
     if not arms:
         return

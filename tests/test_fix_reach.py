@@ -40,10 +40,21 @@ def test_the_particle_package_shape_gets_a_combination_proven_and_written_with_u
     assert combo is not None and combo.improved and combo.behaviour is not None and combo.behaviour.ok
     assert combo.behaviour.topology == "equivalent"  # same launches
     assert combo.saving_pct is not None and combo.saving_pct >= 25, combo.saving_pct
-    assert set(result.applied) >= {"CS-9", "CS-10", "CS-3"}
+    assert by["CS-1"].behaviour is not None and by["CS-1"].behaviour.topology == "equivalent"  # gain as an argument
+    # findings that compose: with the rebuilds gone three modules remain, each built once, and the header pays only
+    # for them; the next round merges them into one and turns the header off, measured against the original
+    (merged,) = [c for c in result.next_round if c.key.startswith("CS-12@")]
+    assert merged.improved and merged.behaviour is not None and merged.behaviour.ok, merged.verdict_reason
+    assert merged.behaviour.topology == "equivalent"
+    assert merged.saving_pct is not None and merged.saving_pct >= 40, merged.saving_pct
+    elapsed = next(s for s in merged.savings if s.name == "compile_elapsed")
+    assert elapsed.outcome == "improved"
+    assert set(result.applied) >= {"CS-9", "CS-10", "CS-3", "CS-1", merged.key}
     main = (root / "particlekit" / "__main__.py").read_text()
     assert main.index("from __future__ import annotations") < main.index("wp.config.enable_backward = False")
+    assert "wp.config.use_precompiled_headers = False" in main
     compile(main, "__main__.py", "exec")
+    assert '@wp.kernel(module="particlekit.stages")' in (root / "particlekit" / "plugins.py").read_text()
 
 
 @pytest.mark.slow

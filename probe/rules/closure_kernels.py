@@ -65,10 +65,15 @@ class DecoratorChange:
 def unique_decorator(lines: list[str], node: ast.FunctionDef, extra: dict[str, str]) -> DecoratorChange | None:
     """The decorator of `node` with `module="unique"` (and `extra` keywords) added; None when it already names a
     module or is not a plain `@wp.kernel` decorator."""
+    return decorator_with(lines, node, {"module": '"unique"', **extra})
+
+
+def decorator_with(lines: list[str], node: ast.FunctionDef, kwargs: dict[str, str]) -> DecoratorChange | None:
+    """The `@wp.kernel` decorator of `node` with the keywords `kwargs` (name -> source text, one of them module=)
+    added; None when it already names a module or is not a plain `@wp.kernel` decorator."""
     d = _kernel_decorator(node)
     if d is None or d.end_lineno is None or d.end_col_offset is None:
         return None
-    kwargs = {"module": '"unique"', **extra}
     if isinstance(d, ast.Call):
         if any(k.arg == "module" or k.arg is None for k in d.keywords):
             return None

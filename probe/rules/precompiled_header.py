@@ -45,6 +45,7 @@ from .helpers import (
     ruled_out,
     share_of_compile,
 )
+from .merge_module import MergePlan, plan_merge
 
 MECHANISM = "CS-12"
 
@@ -391,10 +392,19 @@ def _header_trade(ctx: RuleContext, version: tuple[int, int] | None) -> Finding 
             f"turning it off would cost ~{fmt_ms(-saving)} more" if saving <= 0
             else f"turning it off would save ~{fmt_ms(saving)}, too little for this run"
         )
+        merged = (header_ms - per_module) / (overlap if overlap > 1.05 else 1.0)  # one module parses it once
+        no_merge = ""
+        if n >= 2 and material(ctx, merged):
+            plan = plan_merge(ctx, cpu)
+            found = _merged_finding(ctx, cpu, plan, merged, figures) if not plan.why_not else None
+            if found is not None:
+                return found
+            no_merge = f"; as one module it would save ~{fmt_ms(merged)}, but no merge is offered: {plan.why_not}"
         return RuledOut(
             mechanism=MECHANISM,
             signal=f"the CPU precompiled header pays for the {n} module build(s) it serves: {figures}; {verdict} "
-            f"(at least {MEDIUM_SHARE:.0%} of the cold compile and above the run's noise band is worth acting on)",
+            f"(at least {MEDIUM_SHARE:.0%} of the cold compile and above the run's noise band is worth acting on)"
+            + no_merge,
         )
     edits = entry_settings_edits(
         ctx, {"use_precompiled_headers": False}, "few modules per process: the header costs more than it saves"
@@ -440,6 +450,47 @@ def _header_trade(ctx: RuleContext, version: tuple[int, int] | None) -> Finding 
             f"a trade measured for {n} module build(s) per process: a change that adds modules makes the header pay "
             "again; re-measure when the module set grows"
         ),
+    )
+
+
+def _merged_finding(ctx: RuleContext, cpu: list[Build], plan: MergePlan, saving: float, figures: str
+                    ) -> Finding | None:
+    """The header pays only because the process compiles several modules: merged into one, switched off."""
+    header = entry_settings_edits(ctx, {"use_precompiled_headers": False},
+                                  f"one module ({plan.target}): the header costs more than it saves")
+    if not header:
+        return None
+    n, moved = len(cpu), ", ".join(plan.moved)
+    checks = [f"the merged kernels now build with {plan.target}'s options: " + "; ".join(plan.options)] if (
+        plan.options) else []
+    checks += [
+        f"code that names {moved} (wp.get_module, set_module_options(module=...), force_load lists) no longer "
+        "reaches their kernels",
+        "a trade for one module per process: a change that adds modules makes the header pay again; re-measure then",
+    ]
+    return Finding(
+        mechanism=MECHANISM,
+        title=f"The CPU precompiled header pays only because the process compiles {n} separate modules",
+        severity=ctx.severity_for(saving),
+        confidence="medium",
+        modules=sorted({b.module for b in cpu}),
+        evidence=[Evidence(
+            fact=f"{n} modules, each built once, all the project's and declared before the first loads: "
+            + ", ".join(f"{b.module} build {b.seq} native {fmt_ms(b.native_ms)}" for b in cpu),
+            builds=[b.seq for b in cpu], ms=round(sum(b.native_ms for b in cpu), 1),
+        )],
+        locations=[ctx.loc(e.file, e.start_line, f'module="{plan.target}" here') for e in plan.edits[:3]],
+        fix=f"Compile these {n} modules as one: put the kernels of {moved} in {plan.target} (module=\"{plan.target}\" "
+        "on each decorator), then set wp.config.use_precompiled_headers = False at the entry point. One module "
+        "parses the header once, which costs less than building it; with several modules the header pays, so the "
+        "two changes go together. Measure it (`warp-compile fix` runs exactly this).",
+        estimated_saving_ms=round(saving, 1),
+        saving_basis=f"the header build(s) minus one module's parse of the header: {figures}",
+        caveats=["The merged module rebuilds as a whole when any of its kernels changes during development."],
+        samples=ctx.samples,
+        applicability="review",
+        edits=[*plan.edits, *header],
+        review="; ".join(checks),
     )
 
 

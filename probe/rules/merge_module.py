@@ -1,0 +1,109 @@
+"""One module instead of a few, so the CPU precompiled header stops paying (CS-12, after the rebuilds are gone).
+
+On the CPU the header is built once per process and saves every module the full header parse. With a handful of
+modules it pays, and CS-12 rules the header-off trade out; but when those modules are the project's own, each built
+once and all declared before the first of them loads, the project can compile them as one module: that one build
+parses the header once, and the header build no longer pays. This plans that merge, the edit a person doing it by
+hand makes: module="<the first-loaded module>" on the decorator of every other kernel, so the module whose options
+the project set (set_module_options in its file) keeps them, and the header switched off at the entry point.
+
+Refused (a reason instead of edits) when a module rebuilds (its own mechanism comes first), is a module="unique"
+family, is an installed library's, was created only after the first module loaded, or holds a kernel made by a
+factory that no module-scope statement calls (a kernel made later would join the merged module late and rebuild it,
+CS-1). Option differences are not refused: they are the review's first item, since the merged kernels build with
+the target module's options.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..edits import replace_lines
+from ..hashdiff import unique_family
+from ..models import Build
+from ..models.diagnosis import Edit
+from . import helpers
+from .closure_kernels import decorator_with
+from .context import RuleContext
+
+
+@dataclass
+class MergePlan:
+    target: str = ""  # the module every kernel joins
+    edits: list[Edit] = field(default_factory=list)  # the decorator edits (the header switch is the caller's)
+    moved: list[str] = field(default_factory=list)  # the modules merged into `target`
+    options: list[str] = field(default_factory=list)  # "fast_math: False -> True for a, b": what the merge changes
+    why_not: str = ""
+
+
+def _created(ctx: RuleContext) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for c in ctx.report.module_creations:
+        out.setdefault(c.module, c.start_ms)
+    return out
+
+
+def _made_at_import(ctx: RuleContext, factory: str) -> bool:
+    """Some module-scope statement of the project calls this kernel factory (its kernels exist after import)."""
+    top = factory.split(".<locals>.")[0]
+    return ctx.scan is not None and any(c.factory == top and c.scope == "module" for c in ctx.scan.factory_calls)
+
+
+def _option_changes(target: Build, others: list[Build]) -> list[str]:
+    changes: dict[tuple[str, str, str], list[str]] = {}
+    for b in others:
+        for k in sorted(set(b.options) | set(target.options)):
+            old, new = b.options.get(k), target.options.get(k)
+            if k != "block_dim" and old != new:
+                changes.setdefault((k, str(old), str(new)), []).append(b.module)
+    return [f"{k}: {old} -> {new} for the kernels of {', '.join(mods)}" for (k, old, new), mods in changes.items()]
+
+
+def plan_merge(ctx: RuleContext, cpu: list[Build]) -> MergePlan:
+    """Merge the modules of `cpu` (the run's CPU module builds) into the first-loaded one, or say why not."""
+    p = MergePlan()
+    if not ctx.sources.available:
+        p.why_not = "no project sources were given to edit"
+        return p
+    modules = [b.module for b in cpu]
+    twice = sorted({m for m in modules if modules.count(m) > 1})
+    if twice:
+        p.why_not = f"{', '.join(twice)} built more than once: those rebuilds come first"
+        return p
+    if any(unique_family(b) is not None for b in cpu):
+        p.why_not = 'a module="unique" family is among them (CS-9)'
+        return p
+    cpu = sorted(cpu, key=lambda b: b.seq)
+    target, others = cpu[0], cpu[1:]
+    created = _created(ctx)
+    late = [b.module for b in others if created.get(b.module, float("inf")) >= target.start_ms]
+    if late:
+        p.why_not = f"{', '.join(late)} {'is' if len(late) == 1 else 'are'} created only after {target.module} loads"
+        return p
+    for b in others:
+        if not b.kernels:
+            p.why_not = f"the measurement names no kernel of {b.module}"
+            return p
+        for k in b.kernels:
+            if helpers.dependency_of(ctx, k.file):
+                p.why_not = f"{b.module} is an installed library's"
+                return p
+            kd = ctx.scan_kernel(k)
+            src = helpers.parsed(ctx, kd.file) if kd is not None else None
+            node = helpers.def_at(src[1], kd.line, kd.name) if src is not None and kd is not None else None
+            if kd is None or src is None or node is None or kd.form != "decorator":
+                p.why_not = f"{k.key} of {b.module} is not a @wp.kernel definition in the project's files"
+                return p
+            if kd.nested and not _made_at_import(ctx, kd.enclosing_function or ""):
+                p.why_not = (f"{kd.name} is made by {kd.enclosing_function}() when it is called, not at import: it "
+                             "would join the merged module after it loaded")
+                return p
+            change = decorator_with(src[0], node, {"module": f'"{target.module}"'})
+            e = replace_lines(ctx.sources, kd.file, change.start, change.end, change.new) if change else None
+            if e is None:
+                p.why_not = f"the decorator of {kd.name} ({kd.file}:{kd.line}) names a module or cannot be edited"
+                return p
+            if e not in p.edits:
+                p.edits.append(e)
+    p.target, p.moved, p.options = target.module, [b.module for b in others], _option_changes(target, others)
+    return p

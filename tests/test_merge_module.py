@@ -1,0 +1,146 @@
+"""CS-12 after the rebuilds are gone (issue 22, findings that compose): a few modules of the project's own, each
+built once and all declared before the first loads, pay for the CPU precompiled header only because they are
+separate. The finding merges them into the first-loaded module and switches the header off; where a kernel would
+join the merged module late, no merge is offered and the ruled-out signal says why.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from warp_compile.probe.composition import PRICED, compose
+from warp_compile.probe.diagnose import diagnose_sources
+from warp_compile.probe.edits import apply_edits
+from warp_compile.probe.measure import measure
+from warp_compile.probe.models.diagnosis import Finding
+
+FILES = {
+    "app.py": """\
+        # the entry point: three stages, each in a file (and a Warp module) of its own
+        import warp as wp
+
+        import stage_a
+        import stage_b
+        import stage_c
+
+        x = wp.zeros(64, dtype=float, device="cpu")
+        wp.launch(stage_a.seed, dim=64, inputs=[x], device="cpu")
+        wp.launch(stage_b.KERNEL, dim=64, inputs=[x], device="cpu")
+        wp.launch(stage_c.square, dim=64, inputs=[x], device="cpu")
+        print("sum", float(x.numpy().sum()))
+        """,
+    "stage_a.py": """\
+        import warp as wp
+
+        wp.set_module_options({"fast_math": True})
+
+
+        @wp.kernel
+        def seed(x: wp.array(dtype=float)):
+            x[wp.tid()] = float(wp.tid()) * 0.5
+        """,
+    "stage_b.py": """\
+        import warp as wp
+
+
+        def make_shift(by: float):
+            @wp.kernel
+            def shift(x: wp.array(dtype=float)):
+                x[wp.tid()] = x[wp.tid()] + by
+
+            return shift
+
+
+        KERNEL = make_shift(2.0)
+        """,
+    "stage_c.py": """\
+        import warp as wp
+
+
+        @wp.kernel
+        def square(x: wp.array(dtype=float)):
+            x[wp.tid()] = x[wp.tid()] * x[wp.tid()]
+        """,
+}
+
+
+def _app(root: Path, files: dict[str, str]) -> Path:
+    root.mkdir(parents=True)
+    for name, text in files.items():
+        (root / name).write_text(textwrap.dedent(text))
+    return root
+
+
+def _plain(cwd: Path) -> str:
+    done = subprocess.run([sys.executable, "app.py"], cwd=cwd, capture_output=True, text=True, timeout=600,
+                          check=True)
+    return "\n".join(ln for ln in done.stdout.splitlines() if ln.startswith("sum"))
+
+
+@pytest.mark.slow
+def test_three_modules_built_once_are_merged_and_the_header_switched_off(tmp_path: Path) -> None:
+    app = _app(tmp_path / "app", FILES)
+    report = measure([sys.executable, "app.py"], app, samples=1)
+    assert len({b.module for b in report.builds if b.status == "compiled"}) == 3 and report.pch
+    d = diagnose_sources(report, app)
+    (f,) = [f for f in d.findings if f.mechanism == "CS-12"]
+    assert f.applicability == "review" and "3 separate modules" in f.title
+    assert "fast_math: False -> True for the kernels of stage_b, stage_c" in f.review
+    changed = {e.file: e.new for e in f.edits}
+    assert changed["stage_b.py"].strip() == '@wp.kernel(module="stage_a")'
+    assert changed["stage_c.py"].strip() == '@wp.kernel(module="stage_a")'
+    assert "use_precompiled_headers = False" in changed["app.py"]
+    fixed = tmp_path / "fixed"
+    shutil.copytree(app, fixed)
+    apply_edits(fixed, f.edits)
+    assert _plain(fixed) == _plain(app)
+    after = measure([sys.executable, "app.py"], fixed, samples=1)
+    assert [b.module for b in after.builds if b.status == "compiled"] == ["stage_a"] and not after.pch
+
+
+@pytest.mark.slow
+def test_a_kernel_made_when_a_function_runs_gets_no_merge_and_the_reason(tmp_path: Path) -> None:
+    """stage_b's module exists from import (a module-scope kernel), but its factory kernel is made when a function
+    runs, after stage_a loaded: merged, it would join stage_a late and rebuild it."""
+    files = dict(FILES)
+    offset = "@wp.kernel\ndef offset(x: wp.array(dtype=float)):\n    x[wp.tid()] = x[wp.tid()] - 1.0\n"
+    files["stage_b.py"] = FILES["stage_b.py"].replace("        KERNEL = make_shift(2.0)\n",
+                                                      textwrap.indent(offset, " " * 8))
+    files["app.py"] = FILES["app.py"].replace(
+        "        wp.launch(stage_b.KERNEL, dim=64, inputs=[x], device=\"cpu\")\n",
+        "        def shifted(by):\n            return stage_b.make_shift(by)\n\n\n"
+        "        wp.launch(shifted(2.0), dim=64, inputs=[x], device=\"cpu\")\n"
+        "        wp.launch(stage_b.offset, dim=64, inputs=[x], device=\"cpu\")\n")
+    app = _app(tmp_path / "app", files)
+    d = diagnose_sources(measure([sys.executable, "app.py"], app, samples=1), app)
+    assert not [f for f in d.findings if f.mechanism == "CS-12"]
+    (r,) = [r for r in d.ruled_out if r.mechanism == "CS-12"]
+    assert "no merge is offered: shift is made by make_shift() when it is called" in r.signal, r.signal
+    # a module created only after the first one loaded is refused too
+    files["stage_b.py"] = FILES["stage_b.py"].replace("        KERNEL = make_shift(2.0)\n", "")
+    files["app.py"] = FILES["app.py"].replace("stage_b.KERNEL", "stage_b.make_shift(2.0)")
+    app = _app(tmp_path / "late", files)
+    d = diagnose_sources(measure([sys.executable, "app.py"], app, samples=1), app)
+    (r,) = [r for r in d.ruled_out if r.mechanism == "CS-12"]
+    assert "no merge is offered: stage_b is created only after stage_a loads" in r.signal, r.signal
+
+
+def _finding(mechanism: str, modules: list[str]) -> Finding:
+    return Finding(mechanism=mechanism, title=f"{mechanism} on {', '.join(modules)}", severity="medium",
+                   confidence="medium", modules=modules, fix="")
+
+
+def test_a_header_priced_on_modules_a_merge_changes_waits_for_the_next_round() -> None:
+    kept, out = compose([_finding("CS-4", ["a", "b", "c"]), _finding("CS-12", ["a", "b", "c", "d"])])
+    assert [f.mechanism for f in kept] == ["CS-4"]
+    (r,) = out
+    assert r.mechanism == "CS-12" and "next round judges it again" in r.signal
+    assert PRICED not in r.signal  # deferred, not priced out: the next round may offer it on the merged module
+    kept, out = compose([_finding("CS-4", ["a", "b", "c"]), _finding("CS-12", ["x"])])
+    assert len(kept) == 2 and not out
