@@ -62,7 +62,7 @@ def test_the_cache_shape_keeps_the_cache_keeps_rebuild_and_offers_no_header_fix(
     root = _copy("cache_keeper", tmp_path)
     before = (root / "keeper" / "maintenance.py").read_text()
     result, diagnosis = run_fix([sys.executable, "-m", "keeper"], root,
-                                FixOptions(write=True, unsafe_fixes=True, rounds=2, timeout_s=600))
+                                FixOptions(write=True, unsafe_fixes=True, max_rounds=4, timeout_s=600))
     assert [f.mechanism for f in diagnosis.findings] == ["CS-2"]
     assert any(r.mechanism == "CS-12" and "priced in the state CS-2" in r.signal for r in diagnosis.ruled_out)
     assert all("CS-12" not in c.key for c in result.next_round)  # not offered on the kept tree either

@@ -142,7 +142,7 @@ def _cs6(findings: list[Finding]) -> Finding:
 
 
 def _fix_cs6(command: list[str], cwd: Path):  # type: ignore[no-untyped-def]
-    return run_fix(command, cwd, FixOptions(wanted=["CS-6"], rounds=2, timeout_s=600, combine=False))
+    return run_fix(command, cwd, FixOptions(wanted=["CS-6"], max_rounds=4, timeout_s=600, combine=False))
 
 
 @pytest.mark.slow

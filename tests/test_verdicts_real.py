@@ -115,10 +115,12 @@ def late_kernels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     root = tmp_path_factory.mktemp("late_kernels")
     project = _copy(APPS / "late_kernels" / "project", root / "project")
     fixed = _copy(APPS / "late_kernels" / "fixed", root / "fixed")
-    out: dict[str, object] = {"base": measure(COMMAND, project, samples=3, label="project")}
+    # five samples for the two reports the fix is judged between: in CI the "quiet" baseline shares the machine with
+    # another test worker, and three samples left its band too wide for a real 50% cut in module CPU (a CI run)
+    out: dict[str, object] = {"base": measure(COMMAND, project, samples=5, label="project")}
     with machine_loaded():
         out["loaded"] = measure(COMMAND, project, samples=3, label="project, loaded")
-        out["fixed"] = measure(COMMAND, fixed, samples=3, label="fixed, loaded")
+        out["fixed"] = measure(COMMAND, fixed, samples=5, label="fixed, loaded")
     for name, rep in out.items():
         rep.save(root / f"{name}.json")  # type: ignore[attr-defined]
     out["root"] = root

@@ -103,7 +103,7 @@ def declared_at_import(ctx: RuleContext, defs: list[KernelDef], calls: list[Fact
         first = helpers.span_of(node)[0]
         cached = insert_before(ctx.sources, k.file, first, CACHE)
         versions = list(dict.fromkeys(f"{factory}({a})" for a in args))
-        note = f"# {factory}()'s versions, made at import so they join {k.python_module} before it first loads"
+        note = f"# {factory}()'s versions, made at import so they exist before their module first loads"
         precreate = insert_before(ctx.sources, k.file, (node.end_lineno or first) + 1,
                                   "\n\n" + note + "\n" + "\n".join(versions) + "\n")
         if cached is None or precreate is None:
