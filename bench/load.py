@@ -83,6 +83,8 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=600.0)
     args = ap.parse_args()
+    # a `kill` of this command ends the block as Ctrl-C would, so its jobs (own sessions) and caches go with it
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     with compile_jobs(args.jobs):
         time.sleep(args.seconds)
 

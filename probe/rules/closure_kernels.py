@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from ..edits import replace_lines
 from ..models.diagnosis import Edit
 from ..models.scan import KernelDef
+from ..scan.common import last_ident
 from . import helpers
 from .context import RuleContext
 
@@ -48,9 +49,7 @@ def takes_module_options(warp_version: str | None) -> bool:
 def _kernel_decorator(node: ast.FunctionDef) -> ast.expr | None:
     """The `@wp.kernel` / `@wp.kernel(...)` decorator (any alias ending in `kernel`)."""
     for d in node.decorator_list:
-        f = d.func if isinstance(d, ast.Call) else d
-        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
-        if name == "kernel":
+        if last_ident(d.func if isinstance(d, ast.Call) else d) == "kernel":
             return d
     return None
 

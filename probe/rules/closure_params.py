@@ -18,12 +18,14 @@ The moving itself (name free at module scope, decorator names bound above) is th
 from __future__ import annotations
 
 import ast
+import copy
 import re
 from dataclasses import dataclass, field
 
 from ..edits import replace_lines
 from ..models import KernelInfo
 from ..models.diagnosis import Edit
+from ..scan.common import last_ident
 from . import helpers
 from .context import RuleContext
 
@@ -81,9 +83,7 @@ def _launch_of(parents: dict[ast.AST, ast.AST], call: ast.Call) -> ast.Call | No
         up = parents.get(up)
     elif not (isinstance(up, ast.Call) and up.args and up.args[0] is call):
         return None
-    f = up.func if isinstance(up, ast.Call) else None
-    name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
-    return up if name == "launch" and isinstance(up, ast.Call) else None
+    return up if isinstance(up, ast.Call) and last_ident(up.func) == "launch" else None
 
 
 def _inputs(launch: ast.Call) -> ast.List | ast.Tuple | str:
@@ -117,15 +117,11 @@ def _values(fn: ast.FunctionDef, call: ast.Call, sources: dict[str, ast.expr | s
             bound.setdefault(a.arg, d)
     out = []
     for src in sources.values():
-        expr = bound.get(src) if isinstance(src, str) else _Rename(bound).visit(_copy(src))
+        expr = bound.get(src) if isinstance(src, str) else _Rename(bound).visit(copy.deepcopy(src))
         if expr is None or not _plain(expr):
             return "a value the factory captured is not a name, attribute or literal at one of its calls"
         out.append(ast.unparse(expr))
     return out
-
-
-def _copy(e: ast.expr) -> ast.expr:
-    return ast.parse(ast.unparse(e), mode="eval").body
 
 
 def _append(lines: list[str], given: ast.List | ast.Tuple, values: list[str]) -> tuple[int, int, str] | None:
@@ -171,7 +167,7 @@ def plan(ctx: RuleContext, info: KernelInfo | None, fn: ast.FunctionDef, kernel:
         lines, tree = src
         parents = helpers.parents_of(tree)
         calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.lineno == site.line
-                 and _last(n.func) == fn.name]
+                 and last_ident(n.func) == fn.name]
         for call in calls:
             launch = _launch_of(parents, call)
             if launch is None:
@@ -200,10 +196,6 @@ def plan(ctx: RuleContext, info: KernelInfo | None, fn: ast.FunctionDef, kernel:
     p.params = [(n, SCALARS[closure[n]]) for n in captured]
     p.edits += _drop_feeders(ctx, file, fn, kernel, sources)
     return p
-
-
-def _last(f: ast.expr) -> str | None:
-    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
 
 
 def _mentions(ctx: RuleContext, name: str) -> int:

@@ -304,26 +304,26 @@ def _own_fix(
     """(fix prose, edits, applicability, review) for late kernels of the project's own files."""
     located = [loc for loc in located if not loc.file.startswith("/")]  # the project's own places only
     where_txt = ", ".join(f"{loc.file}:{loc.line}" for loc in located)
-    parts = []
     files = sorted({loc.file for loc in located})
     home = files[0] if len(files) == 1 else f"the file that holds {module}"
+    # the by-hand advice for moving kernels as they are; an edit that changes their signatures says its own instead
+    define = []
     if nested:
         lst = ", ".join(f"{n} (now created inside {o}())" for n, o in nested)
-        parts.append(
+        define.append(
             f"Define {lst} at module scope of {home}, with the same names and bodies, and look "
             f"them up instead of creating them on demand, so {module} has its final kernel set before its first "
             f"launch{first_at}."
         )
-    if plain:
-        parts.append(
-            f"Make sure {', '.join(plain)} {'is' if len(plain) == 1 else 'are'} defined (imported) before the first "
-            f"launch of anything in {module}{first_at}."
-        )
-    parts.append(
+    imported = (
+        [f"Make sure {', '.join(plain)} {'is' if len(plain) == 1 else 'are'} defined (imported) before the first "
+         f"launch of anything in {module}{first_at}."] if plain else []
+    )
+    at_run_time = (
         "If they must be created at run time, create every expected kernel of that module before its first launch."
     )
-    if where_txt:
-        parts.append(f"Definitions: {where_txt}.")
+    tail = [f"Definitions: {where_txt}."] if where_txt else []
+    parts = [*define, *imported, at_run_time, *tail]
     plans: list[_Hoist] = []
     not_moved: list[str] = []
     isolated: list[Edit] = []  # module="unique" for closures whose versions differ per call
@@ -378,14 +378,12 @@ def _own_fix(
     if edits and with_args:
         edits += [e for h in with_args for e in h.params.edits]  # type: ignore[union-attr]
         took = "; ".join(_took(h) for h in with_args)
-        # the "same names and bodies" advice does not hold for a signature that grows: this sentence replaces it
-        parts = [p for p in parts if not p.startswith(("Define ", "If they must"))]
         moved = (
             f"The edit moves {', '.join(h.name for h in plans)} to module scope, with the values each captured per "
             f"call as kernel arguments ({took}), and passes them at every launch, so {module} has one definition and "
             "builds once."
         )
-        parts.insert(0, moved)
+        parts = [moved, *imported, *tail]  # the signatures grow: "same names and bodies" no longer holds
         review = (
             f"{took}: the values are now read at each launch instead of when the factory made the kernel, and reach "
             "the kernel as arguments instead of compiled-in constants"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from .common import _PURE_CALLS, _RUNTIME_NAMES, _CallSite, _last_ident, _text
+from .common import _PURE_CALLS, _RUNTIME_NAMES, _CallSite, _text, last_ident
 from .guards import FileGuards, GuardIndex
 
 # (line, enclosing function's qualname or "<module>", callee's last identifier)
@@ -109,7 +109,7 @@ class CallsMixin:
         if self._warp_body() is not None:
             return
         func = node.func
-        name = _last_ident(func)
+        name = last_ident(func)
         if name is None:
             return
         # only what can name a project function: a def of this file (bare or self./cls. method), or a dotted name

@@ -146,7 +146,7 @@ def _canon(q: str | None) -> str | None:
     return ".".join(keep)
 
 
-def _last_ident(node: ast.AST) -> str | None:
+def last_ident(node: ast.AST) -> str | None:
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from ..models.scan import KernelDef, LaunchFact, LoopFact, OverloadFact, SettingFact
-from .common import _GENERIC, _const_str, _Frame, _is_setting, _is_true, _last_ident, _text
+from .common import _GENERIC, _const_str, _Frame, _is_setting, _is_true, _text, last_ident
 
 
 class KernelsMixin:
@@ -31,10 +31,10 @@ class KernelsMixin:
             if api == "overload" and node.args:
                 return self._resolve_kernel(node.args[0], line, depth + 1)
             if api == "kernel" and node.args:
-                return _last_ident(node.args[0]), None
+                return last_ident(node.args[0]), None
             if isinstance(node.func, ast.Call) and self._api(node.func.func) == "kernel" and node.args:
-                return _last_ident(node.args[0]), None
-            return None, _last_ident(node.func)
+                return last_ident(node.args[0]), None
+            return None, last_ident(node.func)
         return None, None
 
     def _launch(self, node: ast.Call, api: str) -> None:
@@ -85,7 +85,7 @@ class KernelsMixin:
             v = self._lookup(fn.id, node.lineno)
             if isinstance(v, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 fdef = v
-        name = fdef.name if fdef else (_last_ident(fn) or _text(fn))
+        name = fdef.name if fdef else (last_ident(fn) or _text(fn))
         self._record_def(fdef, name, kind, deco if deco is not None else node, "call", node)
 
     def _module_arg(self, node: ast.AST) -> tuple[str | None, bool, int | None]:

@@ -36,12 +36,12 @@ from .common import (
     _const_str,
     _Frame,
     _is_main_guard,
-    _last_ident,
     _LoopEntry,
     _Names,
     _RmtreeCandidate,
     _text,
     _trivial,
+    last_ident,
 )
 from .files import _Project
 from .guards import FileGuards
@@ -152,7 +152,7 @@ class _FileScan(ImportsMixin, OptionsMixin, CachesMixin, KernelsMixin, CallsMixi
                 self._light(node.body)
                 self.frames.pop()
             elif isinstance(node, ast.If):
-                tc = _last_ident(node.test) == "TYPE_CHECKING"
+                tc = last_ident(node.test) == "TYPE_CHECKING"
                 self.has_main_guard |= _is_main_guard(node.test)
                 self.type_checking += tc
                 self._light(node.body)
@@ -514,7 +514,7 @@ class _FileScan(ImportsMixin, OptionsMixin, CachesMixin, KernelsMixin, CallsMixi
         if api is None:
             self._other_call(node, fq)
             self._call_site(node, fq)
-        name = _last_ident(node.func)
+        name = last_ident(node.func)
         if name:
             self.calls[self._current_qualname()].add(name)
             if api is None:
