@@ -274,10 +274,11 @@ def _explain_failure(b: Behaviour, before: Any, after: Any, edits: Sequence[Edit
 
 def _behaviour(engine: Engine, base: Arm, arm: Arm, comparison: Comparison, must_keep: list[list[str]],
                timeout_s: float, check_kept: bool, edits: Sequence[Edit] = ()) -> Behaviour:
-    from .behaviour import ArmRuns, judge
+    from .behaviour import ArmRuns, judge_runs
 
-    ok, flags, note = judge(None, engine.outputs.get(base.name, ArmRuns()), engine.outputs.get(arm.name, ArmRuns()),
-                            who="the fixed copy")
+    seen = judge_runs(None, engine.outputs.get(base.name, ArmRuns()), engine.outputs.get(arm.name, ArmRuns()),
+                      who="the fixed copy")
+    ok, flags, note = seen.ok, seen.flags, seen.note
     topo = comparison.equivalence.status
     if topo == "changed":
         ok = False
@@ -285,7 +286,7 @@ def _behaviour(engine: Engine, base: Arm, arm: Arm, comparison: Comparison, must
         div = comparison.equivalence.first_divergence
         note = "; ".join(x for x in (note, f"launch topology changed{': ' + div.description if div else ''}") if x)
     b = Behaviour(ok=ok, output="same" if "output_changed" not in flags else note, topology=topo, flags=flags,
-                  tolerance=TOLERANCE, note=note)
+                  tolerance=TOLERANCE, note=note, volatile=seen.volatile)
     _explain_failure(b, engine.outputs.get(base.name, ArmRuns()), engine.outputs.get(arm.name, ArmRuns()), edits)
     if ok and must_keep and check_kept:
         b.kept = _kept_paths(engine, must_keep, base, arm, timeout_s)

@@ -44,6 +44,9 @@ class Behaviour(_Model):
     note: str = ""
     error_tail: list[str] = Field(default_factory=list)  # a failed run of the fixed copy: its stderr's last lines
     cause: str = ""  # ... and who caused it (the tool's own edit, when the error names a line the edit wrote)
+    # fields and lines that differ between the original's own runs (a printed elapsed time, a date), set aside in the
+    # output check: which, and the two values that showed it
+    volatile: list[str] = Field(default_factory=list)
 
 
 class ClockSaving(_Model):
