@@ -355,7 +355,7 @@ def test_cs11_edit_removes_only_the_raised_budget(tmp_path: Path) -> None:
 
 
 def test_cs3_reorder_refused_when_the_moved_call_reads_what_the_skipped_line_makes(tmp_path: Path) -> None:
-    from warp_compile.probe.rules.entry_fix import move_statement_up_edits
+    from warp_compile.probe.transform.statements import move_statement_up_edits
 
     root = write_tree(tmp_path / "p", {"app/run.py": """
         def go(p):
@@ -365,8 +365,8 @@ def test_cs3_reorder_refused_when_the_moved_call_reads_what_the_skipped_line_mak
             configure(p)
     """})
     ctx = _ctx(root, _report(root, [], entry=None))
-    assert move_statement_up_edits(ctx, "app/run.py", 3, 2) == []  # configure(s) needs s
-    edits = move_statement_up_edits(ctx, "app/run.py", 5, 4)  # configure(p) may go before t = make(p)
+    assert move_statement_up_edits(ctx.sources, "app/run.py", 3, 2) == []  # configure(s) needs s
+    edits = move_statement_up_edits(ctx.sources, "app/run.py", 5, 4)  # configure(p) may go before t = make(p)
     assert [e.old for e in edits] == ["", "    configure(p)\n"] and edits[0].new == "    configure(p)\n"
 
 

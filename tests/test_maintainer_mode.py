@@ -25,8 +25,8 @@ from warp_compile.probe.diagnose import diagnose, diagnose_sources
 from warp_compile.probe.fix import FixOptions, run_fix
 from warp_compile.probe.models import FileOwner, Report
 from warp_compile.probe.models.diagnosis import Edit, Finding, Location
-from warp_compile.probe.rules.closure_kernels import unique_decorator
 from warp_compile.probe.scan import scan
+from warp_compile.probe.transform.decorators import unique_decorator
 
 ROOT = Path(__file__).resolve().parents[1]
 APPS = ROOT / "tests" / "apps"

@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 from ..models import ApiCall, Build
 from ..models.diagnosis import Applicability, Edit, Evidence, Finding, Location, RuleResult
 from ..models.scan import CacheOp
+from ..transform.statements import remove_statement_edit
 from .argv_flags import flags_guarding
 from .context import RuleContext, dedupe_locations, fmt_ms
-from .entry_fix import can_edit, remove_statement_edit
+from .entry_fix import can_edit
 from .helpers import median, reached, ruled_out
 
 MECHANISM = "CS-2"
@@ -340,7 +341,7 @@ def _plan(ctx: RuleContext, ops: list[CacheOp], clear_calls: list[ApiCall]) -> _
         plan.remove.add(id(op))
         if ran:
             plan.state[id(op)] = "; it ran in the measured command"
-        e = remove_statement_edit(ctx, op.file, op.line)
+        e = remove_statement_edit(ctx.sources, op.file, op.line)
         if e is not None and all(x.file != e.file or x.start_line != e.start_line for x in plan.edits):
             plan.edits.append(e)
     for call in clear_calls:  # a recorded clear the scan did not list: the hook's site is the line
@@ -351,7 +352,7 @@ def _plan(ctx: RuleContext, ops: list[CacheOp], clear_calls: list[ApiCall]) -> _
             continue
         if flags_guarding(ctx, rel, call.site.line):
             continue
-        e = remove_statement_edit(ctx, rel, call.site.line)
+        e = remove_statement_edit(ctx.sources, rel, call.site.line)
         if e is not None and all(x.file != e.file or x.start_line != e.start_line for x in plan.edits):
             plan.edits.append(e)
     return plan

@@ -18,90 +18,15 @@ The decorator edit is the same text for the project's own file (an `Edit`) and f
 
 from __future__ import annotations
 
-import ast
 import difflib
 from dataclasses import dataclass
 
 from ..edits import replace_lines
 from ..models.diagnosis import Edit
 from ..models.scan import KernelDef
-from ..scan.common import last_ident
+from ..transform.decorators import takes_module_options, unique_decorator
 from . import helpers
 from .context import RuleContext
-
-# module_options= on @wp.kernel (it requires module="unique"): present in 1.15 and 1.19, absent in 1.10
-_MODULE_OPTIONS_SINCE = (1, 15)
-
-
-def _version(text: str | None) -> tuple[int, int] | None:
-    try:
-        major, minor = (text or "").split(".")[:2]
-        return int(major), int(minor)
-    except ValueError:
-        return None
-
-
-def takes_module_options(warp_version: str | None) -> bool:
-    v = _version(warp_version)
-    return v is not None and v >= _MODULE_OPTIONS_SINCE
-
-
-def _kernel_decorator(node: ast.FunctionDef) -> ast.expr | None:
-    """The `@wp.kernel` / `@wp.kernel(...)` decorator (any alias ending in `kernel`)."""
-    for d in node.decorator_list:
-        if last_ident(d.func if isinstance(d, ast.Call) else d) == "kernel":
-            return d
-    return None
-
-
-@dataclass
-class DecoratorChange:
-    start: int  # 1-based, inclusive
-    end: int
-    new: str  # the replacement for lines start..end
-
-
-def unique_decorator(lines: list[str], node: ast.FunctionDef, extra: dict[str, str]) -> DecoratorChange | None:
-    """The decorator of `node` with `module="unique"` (and `extra` keywords) added; None when it already names a
-    module or is not a plain `@wp.kernel` decorator."""
-    return decorator_with(lines, node, {"module": '"unique"', **extra})
-
-
-def decorator_with(lines: list[str], node: ast.FunctionDef, kwargs: dict[str, str]) -> DecoratorChange | None:
-    """The `@wp.kernel` decorator of `node` with the keywords `kwargs` (name -> source text, one of them module=)
-    added; None when it already names a module or is not a plain `@wp.kernel` decorator."""
-    d = _kernel_decorator(node)
-    if d is None or d.end_lineno is None or d.end_col_offset is None:
-        return None
-    if isinstance(d, ast.Call):
-        if any(k.arg == "module" or k.arg is None for k in d.keywords):
-            return None
-        row, col = d.end_lineno - 1, d.end_col_offset - 1  # the closing parenthesis
-        text = lines[row]
-        if text[col : col + 1] != ")":
-            return None
-        head = lines[d.lineno - 1 : row]
-        if not text[:col].strip() and head:  # the closing parenthesis on a line of its own: one keyword per line
-            last = head[-1].rstrip("\r\n")
-            eol = head[-1][len(last):]
-            indent = last[: len(last) - len(last.lstrip())] or "    "
-            head[-1] = (last if last.rstrip().endswith((",", "(")) else last + ",") + eol
-            added = "".join(f"{indent}{k}={v},{eol}" for k, v in kwargs.items())
-            return DecoratorChange(d.lineno, d.end_lineno, "".join(head) + added + text)
-        before = "".join(head) + text[:col]
-        stripped = before.rstrip()
-        sep = "" if stripped.endswith("(") else " " if stripped.endswith(",") else ", "
-        added = ", ".join(f"{k}={v}" for k, v in kwargs.items())
-        keep = text[:col].rstrip() if sep == " " else text[:col]
-        new_row = keep + sep + added + text[col:]
-        return DecoratorChange(d.lineno, d.end_lineno, "".join(head + [new_row]))
-    row = d.end_lineno - 1
-    if d.lineno != d.end_lineno:
-        return None
-    text = lines[row]
-    col = d.end_col_offset
-    added = ", ".join(f"{k}={v}" for k, v in kwargs.items())
-    return DecoratorChange(d.lineno, d.end_lineno, text[:col] + f"({added})" + text[col:])
 
 
 def carried_options(ctx: RuleContext, kdef: KernelDef) -> dict[str, str]:

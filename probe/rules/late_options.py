@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 
-from ..edits import replace_lines
 from ..models import Build
 from ..models.diagnosis import (
     Applicability,
@@ -29,6 +28,8 @@ from ..models.diagnosis import (
     RuleResult,
 )
 from ..models.scan import ConfigSetFact, ImportRef, ModuleOptionsFact
+from ..transform.options import merge_into_module_call, module_scope_call
+from ..transform.statements import move_statement_up_edits
 from .context import (
     LateConfig,
     RuleContext,
@@ -38,13 +39,7 @@ from .context import (
     norm_value,
     superseded_by,
 )
-from .entry_fix import (
-    after_statement_edit,
-    can_edit,
-    move_statement_up_edits,
-    remove_statement_edit,
-    statement_end,
-)
+from .entry_fix import can_edit
 from .helpers import (
     MEDIUM_SHARE,
     Claim,
@@ -218,9 +213,9 @@ def _late_option_finding(
         if runtime and first is not None:
             edits = _reorder_edits(ctx, f, first)
         elif host is not None and host is not f and f.api == "set_module_options":
-            edits = _merge_edits(ctx, f, host, opts)
+            edits = merge_into_module_call(ctx, f, host, opts)
         elif f.api == "set_module_options" and not runtime:
-            edits = _module_scope_edits(ctx, f, module, opts)
+            edits = module_scope_call(ctx, f, module, opts)
         if order:
             locations.append(order_at)
             fix += (
@@ -330,53 +325,8 @@ def _reorder_edits(ctx: RuleContext, f: ModuleOptionsFact, first: Build) -> list
     if after is None or after.kind == "static":
         return []
     if after.kind == "call":
-        return move_statement_up_edits(ctx, after.file, after.line, after.load_line)
-    return move_statement_up_edits(ctx, f.file, f.line, after.load_line)
-
-
-def _sets_only(f: ModuleOptionsFact, keys: set[str]) -> bool:
-    return bool(f.options) and f.options_text is None and set(f.options) <= keys
-
-
-def _merge_edits(ctx: RuleContext, f: ModuleOptionsFact, host: ModuleOptionsFact, opts: dict[str, str]) -> list[Edit]:
-    """The late options join the module-scope call, and the late call goes (only when it sets nothing else)."""
-    if host.options_text is not None or host.module_arg or not _sets_only(f, set(opts)):
-        return []
-    lines = ctx.sources.lines(host.file) or []
-    if not 1 <= host.line <= len(lines) or statement_end(ctx, host.file, host.line) != host.line:
-        return []
-    text = lines[host.line - 1]
-    indent = text[: len(text) - len(text.lstrip())]
-    comment = "  #" + text.split("#", 1)[1].rstrip("\n") if "#" in text and ")" in text.split("#", 1)[0] else ""
-    call = f"{indent}{_call_name(text)}({literal_dict({**host.options, **opts})}){comment}"
-    merge = replace_lines(ctx.sources, host.file, host.line, host.line, call)
-    drop = remove_statement_edit(ctx, f.file, f.line)
-    return [merge, drop] if merge is not None and drop is not None else []
-
-
-def _call_name(text: str) -> str:
-    """`wp.set_module_options` as written on the line (any alias of warp)."""
-    m = re.search(r"([\w.]*set_module_options)\s*\(", text)
-    return m.group(1) if m else "wp.set_module_options"
-
-
-def _module_scope_edits(ctx: RuleContext, f: ModuleOptionsFact, module: str, opts: dict[str, str]) -> list[Edit]:
-    """No module-scope call yet: add one after the kernels' file imports warp, and drop the late call."""
-    scan = ctx.scan
-    if scan is None or f.module_arg or not _sets_only(f, set(opts)):
-        return []
-    file = scan.python_modules_with_kernels.get(module)
-    if file is None:
-        return []
-    warp = [i for i in scan.imports_in(file) if i.module == "warp" and i.scope == "module" and i.names]
-    if not warp:
-        return []
-    imp = min(warp, key=lambda i: i.line)
-    add = after_statement_edit(ctx, file, imp.line, f"{imp.names[0]}.set_module_options({literal_dict(opts)})")
-    drop = remove_statement_edit(ctx, f.file, f.line)
-    if add is None or drop is None or (add.file == drop.file and add.start_line == drop.start_line):
-        return []
-    return [add, drop]
+        return move_statement_up_edits(ctx.sources, after.file, after.line, after.load_line)
+    return move_statement_up_edits(ctx.sources, f.file, f.line, after.load_line)
 
 
 # ---------------------------------------------------------------------------------------------- 2. import deadline

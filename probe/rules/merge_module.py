@@ -22,8 +22,8 @@ from ..edits import replace_lines
 from ..hashdiff import unique_family
 from ..models import Build
 from ..models.diagnosis import Edit
+from ..transform.decorators import decorator_with
 from . import helpers
-from .closure_kernels import decorator_with
 from .context import RuleContext
 
 

@@ -29,10 +29,11 @@ from ..models.diagnosis import (
     RuleResult,
 )
 from ..models.scan import SettingFact
+from ..transform.statements import remove_statement_edit
 from . import cuda_pricing
 from .backward_cost import concurrency
 from .context import RuleContext
-from .entry_fix import can_edit, entry_settings_edits, remove_statement_edit
+from .entry_fix import can_edit, entry_settings_edits
 from .helpers import (
     HIGH_SHARE,
     MEDIUM_SHARE,
@@ -274,7 +275,8 @@ def _restore_edits(ctx: RuleContext, settings: list[SettingFact]) -> tuple[list[
     found none (the environment or a dependency sets it), set the default at the entry point instead."""
     if not can_edit(ctx):
         return [], None, ""
-    edits = [e for e in (remove_statement_edit(ctx, s.file, s.line) for s in settings if s.via == "config") if e]
+    edits = [e for e in (remove_statement_edit(ctx.sources, s.file, s.line) for s in settings if s.via == "config")
+             if e]
     if not edits and not settings:
         edits = entry_settings_edits(ctx, {"use_precompiled_headers": True}, "the header pays for these modules")
     if not edits:

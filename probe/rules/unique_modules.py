@@ -28,18 +28,17 @@ the shared module has that the unique modules never got (an inert fast_math call
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from ..edits import replace_lines
 from ..hashdiff import unique_family
 from ..models import Build
 from ..models.diagnosis import Edit, Evidence, Finding, Location, RuleResult
 from ..models.scan import FactoryCallFact, KernelDef
+from ..transform.decorators import default_to_shared, drop_unique
+from ..transform.memoize import declared_at_import
 from . import helpers
 from .context import RuleContext, dedupe_locations, fmt_ms, norm_value, warp_key
-from .factory_edits import declared_at_import
 from .helpers import app_side_options, installed_owners, median, ruled_out
 
 MECHANISM = "CS-9"
@@ -265,36 +264,11 @@ def _traps(ctx: RuleContext, defs: list[KernelDef], builds: list[Build]) -> tupl
     return out, options
 
 
-def _decl_edit(ctx: RuleContext, k: KernelDef) -> Edit | None:
-    """`@wp.kernel(module="unique")` (or `wp.kernel(f, module="unique")`) without the module argument."""
-    line = k.module_arg_line or k.line
-    lines = ctx.sources.lines(k.file)
-    if lines is None or line > len(lines):
-        return None
-    text = lines[line - 1]
-    unique = r'module\s*=\s*["\']unique["\']'
-    for pat in (rf"\(\s*{unique}\s*\)", rf",\s*{unique}", rf"{unique}\s*,\s*"):
-        new, n = re.subn(pat, "", text, count=1)
-        if n:
-            return replace_lines(ctx.sources, k.file, line, line, new)
-    return None
-
-
-def _default_edit(ctx: RuleContext, k: KernelDef) -> Edit | None:
-    """A factory's `module="unique"` parameter default changed to None."""
-    line = _default_line(k)
-    lines = ctx.sources.lines(k.file)
-    if line is None or lines is None or line > len(lines):
-        return None
-    new, n = re.subn(r'(\bmodule\s*(?::[^=,)]*)?=\s*)["\']unique["\']', r"\1None", lines[line - 1], count=1)
-    return replace_lines(ctx.sources, k.file, line, line, new) if n else None
-
-
 def _edits(ctx: RuleContext, defs: list[KernelDef], builds: list[Build]) -> tuple[list[Edit], str, str]:
     """(edits, applicability, review) for the stable unique kernels of the project's own files."""
     late, options = _traps(ctx, defs, builds)
     if defs and all(k.nested and not k.module_from_default for k in defs) and not options:
-        drops = {k.name: e for k in defs if (e := _decl_edit(ctx, k)) is not None}
+        drops = {k.name: e for k in defs if (e := drop_unique(ctx.sources, k)) is not None}
         plan = declared_at_import(ctx, defs, _factory_calls(ctx, defs), drops)
         if not plan.why_not:
             return plan.edits, "review", plan.review
@@ -308,7 +282,7 @@ def _edits(ctx: RuleContext, defs: list[KernelDef], builds: list[Build]) -> tupl
     review = ""
     for k in defs:
         if k.module_from_default:
-            e = _default_edit(ctx, k)
+            e = default_to_shared(ctx.sources, k)
             review = (
                 f"{_factory(k)}() is public API of its callers (a plugin contract): its default changes from "
                 '"unique" to None, and a caller that relies on isolation must now pass module="unique"'
@@ -320,7 +294,7 @@ def _edits(ctx: RuleContext, defs: list[KernelDef], builds: list[Build]) -> tupl
             e = None
             reasons.append(f"{k.name} sets module_options=, which Warp allows only with module=\"unique\"")
         else:
-            e = _decl_edit(ctx, k)
+            e = drop_unique(ctx.sources, k)
         if e is None and not reasons:
             reasons.append(
                 f"no project source of {k.file} to edit"

@@ -23,9 +23,10 @@ import math
 from ..models import Build
 from ..models.diagnosis import Applicability, Edit, Evidence, Finding, Location, RuleResult
 from ..models.scan import LoopFact, ScanFacts, SettingFact
+from ..transform.statements import remove_statement_edit
 from . import cuda_pricing
 from .context import RuleContext, dedupe_locations
-from .entry_fix import can_edit, remove_statement_edit
+from .entry_fix import can_edit
 from .helpers import NOTHING_COMPILED, ruled_out, warp_key
 
 MECHANISM = "CS-11"
@@ -132,7 +133,7 @@ def _lower_budget_edits(
     edits: list[Edit] = []
     for st in raised:
         only = st.via == "config" or _sets_only_max_unroll(ctx, st)
-        e = remove_statement_edit(ctx, st.file, st.line) if only else None
+        e = remove_statement_edit(ctx.sources, st.file, st.line) if only else None
         if e is None:
             return [], "manual", (
                 f"no edit: {st.file}:{st.line} sets max_unroll with other options (or on a kernel); lower it there "

@@ -49,6 +49,7 @@ from ..models.scan import (
     ScanFacts,
     TapeFact,
 )
+from ..transform.statements import after_statement_edit, move_line_edits
 from . import context as _context
 from . import cuda_pricing
 from .backward_cost import (
@@ -61,16 +62,7 @@ from .backward_cost import (
 )
 from .backward_paths import differentiation, paths_text
 from .context import RuleContext
-from .entry_fix import (
-    after_statement_edit,
-    can_edit,
-    entry_line_fix,
-    entry_point,
-    entry_settings_edits,
-    module_lines,
-    move_line_edits,
-    scanned_entry,
-)
+from .entry_fix import can_edit, entry_line_fix, entry_point, entry_settings_edits, module_lines, scanned_entry
 from .helpers import (
     MEDIUM_SHARE,
     NOTHING_COMPILED,
@@ -338,7 +330,7 @@ def _fix_edits(
             before = _statement_start(ctx, fact.file, before)
         alias = _warp_alias(scan, fact.file, before) if before else None
         prefix = "" if alias is not None else "import warp as wp\n"
-        edits = move_line_edits(ctx, fact.file, fact.line, before, prefix) if before else []
+        edits = move_line_edits(ctx.sources, fact.file, fact.line, before, prefix) if before else []
         if edits:
             return edits
     if shape == "modules":
@@ -351,7 +343,7 @@ def _fix_edits(
         if last is None:
             return top_insert(ctx.sources, entry.file, text)
         text = reuse_warp_import(ctx.sources, entry.file, last.line, text)
-        e = after_statement_edit(ctx, entry.file, last.line, text)
+        e = after_statement_edit(ctx.sources, entry.file, last.line, text)
         return [e] if e is not None else []
     comment = "forward-only run; delete to revert"
     return entry_settings_edits(ctx, {"enable_backward": False}, comment, _entry_module(ctx))

@@ -26,8 +26,8 @@ from ..edits import replace_lines
 from ..models import KernelInfo
 from ..models.diagnosis import Edit
 from ..scan.common import last_ident
-from . import helpers
-from .context import RuleContext
+from . import syntax
+from .context import Project
 
 SCALARS = {"float": "float", "int": "int", "bool": "bool"}  # a captured value's Python type -> the argument's type
 
@@ -55,7 +55,7 @@ def _sources(fn: ast.FunctionDef, kernel: ast.FunctionDef, names: list[str]) -> 
                        and isinstance(s.targets[0], ast.Name) and s.targets[0].id == name), None)
         if assign is None or len(stores) != 1 or assign.lineno > kernel.lineno or not _plain(assign.value):
             return f"{name} is not a parameter of {fn.name}() or one plain assignment from them before the kernel"
-        if not helpers.read_names(assign.value) <= set(params):
+        if not syntax.read_names(assign.value) <= set(params):
             return f"{name} is computed from more than {fn.name}()'s parameters"
         out[name] = assign.value
     return out
@@ -138,7 +138,7 @@ def _append(lines: list[str], given: ast.List | ast.Tuple, values: list[str]) ->
     return row + 1, row + 1, (head.rstrip() if sep == " " else head) + sep + joined + text[col:]
 
 
-def plan(ctx: RuleContext, info: KernelInfo | None, fn: ast.FunctionDef, kernel: ast.FunctionDef, file: str,
+def plan(ctx: Project, info: KernelInfo | None, fn: ast.FunctionDef, kernel: ast.FunctionDef, file: str,
          captured: list[str], qualname: str) -> ParamPlan:
     """Turn `captured` into arguments of `kernel` (defined in factory `fn` of `file`), or say why not."""
     p = ParamPlan()
@@ -160,12 +160,12 @@ def plan(ctx: RuleContext, info: KernelInfo | None, fn: ast.FunctionDef, kernel:
     sites = [c for c in ctx.scan.factory_calls if c.factory == qualname] if ctx.scan is not None else []
     seen = 0
     for site in sites:
-        src = helpers.parsed(ctx, site.file)
+        src = syntax.parsed(ctx.sources, site.file)
         if src is None:
             p.why_not = f"{site.file} cannot be read back"
             return p
         lines, tree = src
-        parents = helpers.parents_of(tree)
+        parents = syntax.parents_of(tree)
         calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.lineno == site.line
                  and last_ident(n.func) == fn.name]
         for call in calls:
@@ -198,7 +198,7 @@ def plan(ctx: RuleContext, info: KernelInfo | None, fn: ast.FunctionDef, kernel:
     return p
 
 
-def _mentions(ctx: RuleContext, name: str) -> int:
+def _mentions(ctx: Project, name: str) -> int:
     """Calls of `name(` in every scanned project file, by text (aliases and instances included), its def left out."""
     pattern = re.compile(rf"(?<![\w.])(?:[\w.]+\.)?{re.escape(name)}\s*\(")
     definition = re.compile(rf"^\s*(?:async\s+)?def\s+{re.escape(name)}\s*\(")
@@ -210,7 +210,7 @@ def _mentions(ctx: RuleContext, name: str) -> int:
     return count
 
 
-def _drop_feeders(ctx: RuleContext, file: str, fn: ast.FunctionDef, kernel: ast.FunctionDef,
+def _drop_feeders(ctx: Project, file: str, fn: ast.FunctionDef, kernel: ast.FunctionDef,
                   sources: dict[str, ast.expr | str]) -> list[Edit]:
     """Remove `x = self.x` lines that only fed the closure (nothing else in the factory reads them)."""
     out = []
@@ -222,9 +222,9 @@ def _drop_feeders(ctx: RuleContext, file: str, fn: ast.FunctionDef, kernel: ast.
         if any(id(n) not in inside for n in reads):
             continue
         stmt = next(s for s in fn.body if isinstance(s, ast.Assign) and s.value is src)
-        first, last = helpers.span_of(stmt)
+        first, last = syntax.span_of(stmt)
         lines = ctx.sources.lines(file) or []
-        if last < len(lines) and not lines[last].strip() and helpers.span_of(kernel)[0] == last + 2:
+        if last < len(lines) and not lines[last].strip() and syntax.span_of(kernel)[0] == last + 2:
             last += 1  # the blank line between them goes too: the kernel's lines are removed as well
         e = replace_lines(ctx.sources, file, first, last, "")
         if e is not None:
@@ -235,7 +235,7 @@ def _drop_feeders(ctx: RuleContext, file: str, fn: ast.FunctionDef, kernel: ast.
 
 def with_params(text: list[str], kernel: ast.FunctionDef, indent: int, params: list[tuple[str, str]]) -> list[str]:
     """The dedented definition `text` with `params` appended to the kernel's signature."""
-    first = helpers.span_of(kernel)[0]
+    first = syntax.span_of(kernel)[0]
     args = [*kernel.args.posonlyargs, *kernel.args.args]
     added = ", ".join(f"{n}: {t}" for n, t in params)
     if args:

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from ..edits import insert_before
 from ..models.diagnosis import Edit
 from ..models.scan import FactoryCallFact, KernelDef
-from . import helpers
-from .context import RuleContext
+from . import syntax
+from .context import Project
 
 CACHE = "@functools.lru_cache(maxsize=None)"
 
@@ -72,7 +72,7 @@ class FactoryPlan:
     why_not: str  # set when no edit is made
 
 
-def declared_at_import(ctx: RuleContext, defs: list[KernelDef], calls: list[FactoryCallFact],
+def declared_at_import(ctx: Project, defs: list[KernelDef], calls: list[FactoryCallFact],
                        drop_unique: dict[str, Edit]) -> FactoryPlan:
     """The three-part edit for every factory of `defs` (all in their files), or why not. `drop_unique`: the edit
     that removes module="unique" from each kernel (by kernel name), made by the caller."""
@@ -84,7 +84,7 @@ def declared_at_import(ctx: RuleContext, defs: list[KernelDef], calls: list[Fact
         factory = k.enclosing_function or ""
         if "." in factory:
             return FactoryPlan([], "", f"{k.name} is made inside {factory}(), not a module-level factory")
-        src = helpers.parsed(ctx, k.file)
+        src = syntax.parsed(ctx.sources, k.file)
         node = _factory_node(src[1], factory) if src is not None else None
         if src is None or node is None:
             return FactoryPlan([], "", f"the factory {factory}() of {k.name} was not found at module scope")
@@ -100,7 +100,7 @@ def declared_at_import(ctx: RuleContext, defs: list[KernelDef], calls: list[Fact
             edits.append(drop_unique[k.name])
             continue
         factories_done.add((k.file, factory))
-        first = helpers.span_of(node)[0]
+        first = syntax.span_of(node)[0]
         cached = insert_before(ctx.sources, k.file, first, CACHE)
         versions = list(dict.fromkeys(f"{factory}({a})" for a in args))
         note = f"# {factory}()'s versions, made at import so they exist before their module first loads"
