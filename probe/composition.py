@@ -49,3 +49,33 @@ def compose(findings: list[Finding]) -> tuple[list[Finding], list[RuledOut]]:
         else:
             out.append(RuledOut(mechanism=f.mechanism, signal=f"{f.title}: {why}"))
     return kept, out
+
+
+def _touches(f: Finding, g: Finding) -> bool:
+    """`g`'s edits replace or remove a line `f` points at: the construct `f` is about is part of `g`'s plan."""
+    for loc in f.locations:
+        for e in g.edits:
+            if e.create or e.end_line < e.start_line:
+                continue  # an insertion points at nothing
+            if e.file == loc.file and e.start_line <= loc.line <= e.end_line:
+                return True
+    return False
+
+
+def join_plans(findings: list[Finding]) -> list[Finding]:
+    """Findings that are traps for each other become one plan: a finding with no edit of its own whose line another
+    finding's plan changes (CS-3's inert option call that CS-9's plan moves before the shared module's first load)
+    carries that plan, said so, instead of a refusal. Its applicability is the plan's; `fix` measures the plan once."""
+    for f in findings:
+        if f.edits or f.upstream is not None:
+            continue
+        g = next((g for g in findings if g is not f and g.edits and _touches(f, g)), None)
+        if g is None:
+            continue
+        f.edits = list(g.edits)
+        f.applicability = g.applicability
+        f.plan_with = g.mechanism
+        was = f" (on its own: {f.review})" if f.review else ""
+        f.review = f"one plan with {g.mechanism}, which changes this line: {g.review or 'meaning kept'}{was}"
+        f.fix = f"{f.fix} {g.mechanism}'s plan carries this out with its own edits (one plan, measured once)."
+    return findings

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
-from .composition import compose
+from .composition import compose, join_plans
 from .dependency_advice import address_to_maintainers
 from .edits import SourceView, owned_path
 from .errors import UsageError
@@ -242,6 +242,7 @@ def diagnose(
         _guard_edits(f)
     add_settings_edits(findings, ctx.sources, report.entry)
     findings, priced_out = compose(findings)
+    join_plans(findings)
     price(findings, report)  # on the CPU clock: rebuild-measured where the run rebuilt, else the builds' CPU share
     d.rebuild = report.rebuild
     d.findings = sorted(findings, key=_rank_key)

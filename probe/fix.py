@@ -649,6 +649,39 @@ def _next_round(result: FixResult, diagnosis: Diagnosis, files: dict[str, bytes]
         if c.improved and (c.saving_ms or 0.0) <= (kept.saving_ms or 0.0):
             c.improved = False
             c.reason = f"on top of {kept.key} it saves no more than {kept.key} alone"
+    good = [(c, f) for c, _a, f in arms if c.improved]
+    if options.combine and len(good) >= 2:  # the next round's fixes together, on top of the kept tree
+        _next_combination(result, good, kept, kept_files, root, rel_cwd, command, cwd, scratch, base, options,
+                          engine, progress, cuda_arch)
+
+
+def _next_combination(result: FixResult, good: list[tuple[CandidateFix, Finding]], kept: CandidateFix,
+                      kept_files: dict[str, bytes], root: Path, rel_cwd: Path, command: list[str], cwd: Path,
+                      scratch: Scratch, base: Arm, options: FixOptions, engine: Engine, progress: Progress | None,
+                      cuda_arch: int | None) -> None:
+    """Measure the improved next-round fixes together on top of the kept tree; it is written instead of the best
+    single one only when it saves more than that one."""
+    from .fix_plan import fix_clock
+
+    edits = merge_edits([e for c, _f in good for e in c.edits])
+    mechs = list(dict.fromkeys(m for c, _f in good for m in c.mechanisms))
+    key = "+".join(c.key.split("@")[0] for c, _f in good) + f"@{kept.key}"
+    combo = CandidateFix(key=key, mechanisms=mechs, title=f"the fixes found on the tree {kept.key} leaves, together",
+                         applicability="review" if any(c.applicability != "automatic" for c, _f in good) else
+                         "automatic", edits=edits, clock=fix_clock(mechs), status="measured", on_top_of=kept.key,
+                         review="; ".join(dict.fromkeys(c.review for c, _f in good if c.review)))
+    result.next_round.append(combo)
+    arm = _candidate_arm(combo, kept_files, root, rel_cwd, command, cwd, scratch.root / "next-combination")
+    if arm is None:
+        return
+    arm.launch_args = {**{k: v for e in kept.edits for k, v in e.launch_args.items()}, **arm.launch_args}
+    (progress or (lambda _m: None))(f"fix: measuring {key}")
+    _measure(base, [arm], options, engine, progress, skip_first=0, cuda_arch=cuda_arch)
+    _fill(combo, arm, engine, base, [v for _c, f in good for v in f.must_keep], options.timeout_s, root)
+    best = max((c.saving_ms or 0.0) for c, _f in good)
+    if combo.improved and (combo.saving_ms or 0.0) <= best:
+        combo.improved = False
+        combo.reason = "together they save no more than the best of them alone"
 
 
 def _digest(data: bytes) -> str:

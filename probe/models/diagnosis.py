@@ -116,6 +116,8 @@ class Finding(_Model):
     applicability: Applicability | None = None  # of `edits` (None: the rule has not said)
     edits: list[Edit] = Field(default_factory=list)  # the fix as line edits on project files (see probe/edits.py)
     review: str = ""  # applicability review: what a person must judge; manual: why there is no edit
+    # the mechanism whose plan carries this finding out (its edits are that plan's, measured and written once)
+    plan_with: str | None = None
     upstream: UpstreamReport | None = None  # the construct is a dependency's: the report for its maintainers
     # argv variants (appended to the measured command) whose behaviour the fix must keep, e.g. ["--rebuild"]
     must_keep: list[list[str]] = Field(default_factory=list)

@@ -19,6 +19,8 @@ defines (a method that creates one per call) gets an upstream report: the applic
 
 from __future__ import annotations
 
+from collections import defaultdict
+
 from ..hashdiff import unique_family
 from ..models import Build, KernelInfo
 from ..models.diagnosis import (
@@ -31,7 +33,8 @@ from ..models.diagnosis import (
     RuleResult,
     UpstreamReport,
 )
-from ..transform.hoist import Hoist, hoist, hoist_edits, took_text
+from ..models.scan import KernelDef
+from ..transform.hoist import Hoist, hoist, hoist_edits, moved_text, siblings, took_text
 from . import helpers
 from .closure_kernels import isolated_closure
 from .context import RuleContext, dedupe_locations, fmt_ms, superseded_by
@@ -200,6 +203,8 @@ def _own_fix(
     isolated: list[Edit] = []  # module="unique" for closures whose versions differ per call
     isolated_names: list[str] = []
     not_as_params: list[str] = []  # closures whose captured values could not become arguments, and why
+    taken: dict[str, set[str]] = defaultdict(set)  # module-scope names the moves of this plan use, per file
+    moved_defs: list[KernelDef] = []
     for key, (info, _change, _kind) in late.items():
         kdef = ctx.scan_kernel(info) if info is not None else None
         if kdef is None:
@@ -210,11 +215,12 @@ def _own_fix(
                 "loaded: the import order is the fix, and it is not changed mechanically"
             )
         else:
-            h = hoist(ctx, kdef)
+            h = hoist(ctx, kdef, taken=set(taken[kdef.file]))
             if h.captures:  # first choice: the captured numbers as arguments (one kernel, one build)
-                hp = hoist(ctx, kdef, info, as_params=True)
+                hp = hoist(ctx, kdef, info, as_params=True, taken=taken[kdef.file])
                 if not hp.why_not:
                     plans.append(hp)
+                    moved_defs.append(kdef)
                     continue
                 not_as_params.append(f"{kdef.name}: {hp.why_not}")
             own = isolated_closure(ctx, kdef) if h.captures else None
@@ -224,7 +230,20 @@ def _own_fix(
             elif h.why_not:
                 not_moved.append(f"{kdef.name}: {h.why_not}")
             else:
+                taken[kdef.file].add(h.name)
                 plans.append(h)
+                moved_defs.append(kdef)
+    # the other kernels of the same functions (one per branch) move too: the module then has its final kernel set
+    # whichever branch runs first, not only in the order this run took
+    lines_moved = {(k.file, k.line) for k in moved_defs}
+    for kdef in list(moved_defs):
+        for sib in siblings(ctx, kdef):
+            if (sib.file, sib.line) in lines_moved:
+                continue
+            h = hoist(ctx, sib, taken=taken[sib.file])
+            if not h.why_not:
+                plans.append(h)
+                lines_moved.add((sib.file, sib.line))
     if isolated and not plans and not not_moved:
         names = ", ".join(isolated_names)
         parts.append(
@@ -262,11 +281,14 @@ def _own_fix(
         if not_moved:
             review += "; not moved: " + "; ".join(not_moved) + f", so {module} may still rebuild"
         return " ".join(parts), edits, "review", review
+    changed = "; ".join(t for h in plans if (t := moved_text(h)))
     if edits and not not_moved:
         parts.append(
-            "The edit moves " + ", ".join(h.name for h in plans) + " to module scope (same names and bodies; they "
-            "read nothing their function binds) and leaves the functions returning the module-scope kernel."
+            "The edit moves " + ", ".join(h.name for h in plans) + " to module scope (same bodies; they read nothing "
+            "their function binds) and leaves the functions returning the module-scope kernel."
         )
+        if changed:
+            return " ".join(parts), edits, "review", changed
         return " ".join(parts), edits, "automatic", ""
     if edits:
         moved = ", ".join(h.name for h in plans)

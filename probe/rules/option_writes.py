@@ -16,6 +16,7 @@ from ..models.diagnosis import (
     Location,
 )
 from ..models.scan import KernelDef, ModuleOptionsFact, ScanFacts
+from ..transform.options import NUMERICS_OPTIONS  # noqa: F401 (re-exported for late_options)
 from .context import (
     RuleContext,
     dedupe_locations,
@@ -31,7 +32,6 @@ from .helpers import (
 )
 
 MECHANISM = "CS-3"  # the findings here are CS-3's
-NUMERICS_OPTIONS = frozenset({"fast_math", "mode", "fuse_fp", "max_unroll", "deterministic"})
 
 
 def build_evidence(b: Build, what: str) -> Evidence:
@@ -172,6 +172,15 @@ def noop_findings(ctx: RuleContext) -> list[Finding]:
             if siblings:
                 fix += " The same applies to " + ", ".join(f"{ctx.rel(o.file)}:{o.line}" for o in siblings[:4]) + "."
             fix += " Then check that the module hash moved."
+        elif unique_own := sorted({k.name for k in scan.kernels if k.python_module == f.target
+                                   and k.module_arg == "unique"}):
+            fix = (
+                f"The kernels of {ctx.rel(f.file)} ({', '.join(unique_own[:4])}) are each created with "
+                f'module="unique": each gets a module of its own, named after its hash, which a '
+                f"wp.set_module_options() call never reaches. Either give them the options on their decorators "
+                f"(module_options={opts}, Warp 1.15 and newer), or let them share {f.target} (CS-9) and set "
+                f"{opts} on it at file level, before its first load."
+            )
         else:
             fix = (
                 f"Call wp.set_module_options({opts}) at the top of the Python file that defines the kernels, or "

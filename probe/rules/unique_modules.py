@@ -20,10 +20,12 @@ Fires when at least 2 stable unique modules were built in the cold run. The scan
 a literal `module="unique"`, or a factory whose `module` parameter defaults to it (where it silently spreads).
 Estimate: (n - 1) x the median load of those modules (they would share one module's fixed cost).
 
-Edits: a declared `module="unique"` on an import-time kernel is removed (automatic); a factory's default becomes None
-(review: callers rely on it, a plugin contract). Neither is proposed when sharing would make things worse
-(`_shared_traps`): a kernel created after the shared module first loads (each would rebuild it, CS-1), or an option
-the shared module has that the unique modules never got (an inert fast_math call would start to apply).
+Edits, one plan in the order it needs (probe/transform/plan.py): when the kernels are made by factories called
+after their module would first load, the factories are cached and their versions created at import first; then the
+module step (a declared `module="unique"` removed; a factory's default "unique" changed to None, review: callers rely
+on it); then, when the shared module has options the unique modules never got, those options are set before its
+first load, with what starts to apply named for review. A step whose precondition fails leaves the finding manual
+with that precondition.
 """
 
 from __future__ import annotations
@@ -36,7 +38,9 @@ from ..models import Build
 from ..models.diagnosis import Edit, Evidence, Finding, Location, RuleResult
 from ..models.scan import FactoryCallFact, KernelDef
 from ..transform.decorators import default_to_shared, drop_unique
-from ..transform.memoize import declared_at_import
+from ..transform.memoize import made_at_import
+from ..transform.options import before_first_load
+from ..transform.plan import Plan, Step, failed
 from . import helpers
 from .context import RuleContext, dedupe_locations, fmt_ms, norm_value, warp_key
 from .helpers import app_side_options, installed_owners, median, ruled_out
@@ -223,29 +227,19 @@ def _left_unique_text(fams: list[_Family]) -> str:
 # ---------------------------------------------------------------------------------------------- the edit
 
 
-def _shared_traps(ctx: RuleContext, defs: list[KernelDef], builds: list[Build]) -> list[str]:
-    """Why sharing one module would make things worse: a kernel created after that module first loads (each would
-    rebuild it, CS-1), or an option the shared module has that the unique modules never got (an option call that
-    never reached these kernels would start to apply, e.g. fast_math changing numerics)."""
-    late, options = _traps(ctx, defs, builds)
-    return late + options
-
-
-def _traps(ctx: RuleContext, defs: list[KernelDef], builds: list[Build]) -> tuple[list[str], list[str]]:
-    """(late creations, option differences): see `_shared_traps`."""
-    out: list[str] = []
+def _traps(ctx: RuleContext, defs: list[KernelDef], builds: list[Build]) -> tuple[list[str], dict[str, str]]:
+    """What sharing one module would make worse unless the plan handles it: kernels created after that module first
+    loads (each would rebuild it, CS-1), and options the shared module has that the unique modules never got (an
+    option call that never reached these kernels would start to apply, e.g. fast_math changing numerics):
+    (the late kernels, option -> the shared module's value)."""
     targets = sorted({k.python_module for k in defs})
     shared = [b for b in ctx.report.builds if b.module in targets and b.status in ("compiled", "cached")]
     starts = [b.start_ms for b in [*shared, *builds] if b.start_ms > 0]
     first = min(starts) if starts else None
     names = {k.name for k in defs}
+    late: list[str] = []
     if first is not None:
         late = sorted({c.module for c in ctx.report.module_creations if c.module in names and c.start_ms > first})
-        if late:
-            out.append(
-                f"{', '.join(late)} {'is' if len(late) == 1 else 'are'} created after the shared module would first "
-                "load, so each would rebuild it (CS-1): create every kernel at import before sharing one module"
-            )
     mine = {k: v for b in builds for k, v in b.options.items() if k != "block_dim"}
     theirs: dict[str, str] = {}
     for b in shared:
@@ -254,58 +248,76 @@ def _traps(ctx: RuleContext, defs: list[KernelDef], builds: list[Build]) -> tupl
         for f in ctx.scan.module_options:
             if f.target in targets:
                 theirs.update({k: norm_value(v) or v for k, v in f.options.items()})
-    differ = sorted(k for k, v in theirs.items() if k in mine and norm_value(mine[k]) != norm_value(v))
-    options: list[str] = []
-    if differ:
-        options.append(
-            f"{', '.join(targets)} has {', '.join(f'{k}={theirs[k]}' for k in differ)}, which these kernels never got "
-            "as unique modules: sharing it would start applying that (it may change results)"
-        )
-    return out, options
+    differ = {k: theirs[k] for k in sorted(theirs) if k in mine and norm_value(mine[k]) != norm_value(theirs[k])}
+    return late, differ
 
 
-def _edits(ctx: RuleContext, defs: list[KernelDef], builds: list[Build]) -> tuple[list[Edit], str, str]:
-    """(edits, applicability, review) for the stable unique kernels of the project's own files."""
-    late, options = _traps(ctx, defs, builds)
-    if defs and all(k.nested and not k.module_from_default for k in defs) and not options:
-        drops = {k.name: e for k in defs if (e := drop_unique(ctx.sources, k)) is not None}
-        plan = declared_at_import(ctx, defs, _factory_calls(ctx, defs), drops)
-        if not plan.why_not:
-            return plan.edits, "review", plan.review
-        if late:
-            return [], "manual", f"not proposed as an edit: {late[0]}; {plan.why_not}"
-    traps = late + options
-    if traps:
-        return [], "manual", "not proposed as an edit: " + "; ".join(traps)
-    edits: list[Edit] = []
-    reasons: list[str] = []
-    review = ""
+def _late_text(late: list[str]) -> str:
+    return (f"{', '.join(late)} {'is' if len(late) == 1 else 'are'} created after the shared module would first "
+            "load, so each would rebuild it (CS-1)")
+
+
+def _versions_made(fams: list[_Family]) -> dict[str, int]:
+    """factory -> the distinct versions of its kernels the run built (a unique family's builds)."""
+    out: dict[str, int] = {}
+    for f in fams:
+        for k in f.defs:
+            factory = _factory_qualname(k)
+            if factory is not None and f.direct:
+                out[factory] = max(out.get(factory, 0), len(f.builds))
+    return out
+
+
+def _share_step(ctx: RuleContext, defs: list[KernelDef]) -> Step:
+    """The module step: a factory's `module` default "unique" -> None, a declared module="unique" dropped."""
+    step = Step(what="module")
     for k in defs:
+        if k.module_options:
+            return failed("module", f"{k.name} sets module_options=, which Warp allows only with module=\"unique\"")
         if k.module_from_default:
             e = default_to_shared(ctx.sources, k)
-            review = (
+            why = f"the module parameter default of {_factory(k)}() is not on one line"
+            step.review.append(
                 f"{_factory(k)}() is public API of its callers (a plugin contract): its default changes from "
                 '"unique" to None, and a caller that relies on isolation must now pass module="unique"'
             )
-        elif k.nested:
-            e = None
-            reasons.append(f"{k.name} is created inside {k.enclosing_function}(): move it to module scope first (CS-1)")
-        elif k.module_options:
-            e = None
-            reasons.append(f"{k.name} sets module_options=, which Warp allows only with module=\"unique\"")
         else:
             e = drop_unique(ctx.sources, k)
-        if e is None and not reasons:
-            reasons.append(
-                f"no project source of {k.file} to edit"
-                if ctx.sources.lines(k.file) is None
-                else f"the module argument of {k.name} at {k.file}:{k.module_arg_line or k.line} is not one line"
-            )
-        if e is not None and all((x.file, x.start_line) != (e.file, e.start_line) for x in edits):
-            edits.append(e)
-    if reasons:
-        return ([], "manual", "; ".join(reasons)) if not edits else (edits, "review", "; ".join(reasons))
-    return edits, ("review" if review else "automatic"), review
+            why = (f"no project source of {k.file} to edit" if ctx.sources.lines(k.file) is None
+                   else f"the module argument of {k.name} at {k.file}:{k.module_arg_line or k.line} is not one line")
+        if e is None:
+            return failed("module", f"no project source of {k.file} to edit" if ctx.sources.lines(k.file) is None
+                          else why)
+        if all((x.file, x.start_line) != (e.file, e.start_line) for x in step.edits):
+            step.edits.append(e)
+    targets = sorted({k.python_module for k in defs})
+    step.done = f"let them join {', '.join(targets)} (module=\"unique\" no longer their default)"
+    return step
+
+
+def _edits(ctx: RuleContext, defs: list[KernelDef], builds: list[Build],
+           fams: list[_Family]) -> tuple[list[Edit], str, str, Plan]:
+    """(edits, applicability, review, the plan) for the stable unique kernels of the project's own files: the kernels
+    made at import first when they are created late, then the shared module, then its options before the first
+    load; a failed step leaves the finding manual with that step's precondition."""
+    late, options = _traps(ctx, defs, builds)
+    plan = Plan()
+    nested = [k for k in defs if k.nested]
+    if nested and (late or any(not k.module_from_default for k in nested)):
+        plan.add(made_at_import(ctx, nested, _factory_calls(ctx, nested), _versions_made(fams)))
+    elif late:
+        plan.add(failed("create at import", _late_text(late)))
+    plan.add(_share_step(ctx, defs))
+    if options:
+        targets = sorted({k.python_module for k in defs})
+        facts = [f for f in (ctx.scan.module_options if ctx.scan is not None else [])
+                 if f.target in targets and set(f.options) & set(options)]
+        for module in targets:
+            mine = [f for f in facts if f.target == module]
+            plan.add(before_first_load(ctx, mine, module, set(options), [k.name for k in defs]))
+    if plan.why_not:
+        return [], "manual", "not proposed as an edit: " + plan.why_not, plan
+    return plan.edits, plan.applicability, plan.review, plan
 
 
 def evaluate(ctx: RuleContext) -> RuleResult:
@@ -446,9 +458,11 @@ def evaluate(ctx: RuleContext) -> RuleResult:
             estimated=f"sharing one module would save at most about {fmt_ms(saving)}",
         )
     elif defs:
-        edits, applicability, review = _edits(ctx, defs, builds)
+        edits, applicability, review, plan = _edits(ctx, defs, builds, stable_fams)
         if review.startswith("not proposed"):
             fix += f" {review[0].upper()}{review[1:]}."
+        elif len([s for s in plan.steps if s.edits]) > 1:
+            fix += f" The edit does it in order: {plan.summary}."
     else:
         edits, applicability, review = [], "manual", "no scanned definition carries the module argument"
     caveats = [

@@ -1,14 +1,25 @@
 """A kernel defined inside a function, moved to module scope of its file: one definition, made at import.
 
-The move is made when the parsed source shows it is safe: the kernel's code reads nothing the function binds (or
-what it reads becomes arguments, see `params`), its name is free at module scope, and what its decorator and
-annotations read is bound above the place it moves to. The function keeps returning the kernel, now the module's.
+The move is made when the parsed source shows it is safe:
+
+- the kernel's code reads nothing the function binds, except names the function imports (a late import, moved along
+  as a module-level import when the imported module does not import this file back: a cycle is often why the import
+  was late), and values `params` can turn into arguments;
+- what its decorator and annotations read is bound above the place it moves to (they run at import);
+- the kernel is defined once per call path: directly in the function, or in a branch of it (one kernel per branch,
+  as a method that picks a kernel by an attribute does), or in a loop when it captures nothing from the loop.
+
+Its name at module scope must be free; when it is not (another module-level name, or a sibling kernel with the same
+name in another branch) it gets a numbered name and the function keeps `name = new_name` where the definition was,
+so every path of the function still returns the kernel it returned before, now one made at import.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..edits import insert_before, replace_lines
@@ -18,29 +29,127 @@ from ..models.scan import KernelDef
 from . import params, syntax
 from .context import Project
 
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+
 
 @dataclass
 class Hoist:
     """Moving one nested kernel to module scope: the lines to remove, the text to insert, or why not."""
 
-    name: str
+    name: str  # its name at module scope (the original name, or a numbered one when that was taken)
     file: str
+    original: str = ""  # its name inside the function
     insert_at: int = 0  # line before which the moved definition goes (before its outermost enclosing statement)
     text: list[str] = field(default_factory=list)  # the dedented definition
+    imports: list[str] = field(default_factory=list)  # late imports carried to module scope, as written (dedented)
     remove: tuple[int, int] = (0, 0)
-    keep: str = ""  # what replaces the removed lines ("" or an indented `pass`)
+    keep: str = ""  # what replaces the removed lines ("", an indented `pass`, or `name = new_name`)
     why_not: str = ""  # non-empty: no edit, and this is the reason
     captures: bool = False  # it reads values its function binds: a version per call, not one definition
     params: params.ParamPlan | None = None  # those values taken as arguments instead, and its launch edits
+    where: str = ""  # "a branch of f()", "a loop of f()" or "" (directly in f())
+
+    @property
+    def renamed(self) -> bool:
+        return bool(self.original) and self.name != self.original
 
 
-def hoist(ctx: Project, kdef: KernelDef, info: KernelInfo | None = None, as_params: bool = False) -> Hoist:
-    """Plan the move of a kernel defined inside a function to module scope of its file, when that is safe: its code
-    reads nothing the function binds (no captured parameter or local), it is a direct statement of the function (not
-    in a loop or branch), no module-level name is taken, and what its decorator and annotations read exists before
-    the place it moves to. With `as_params`, values it captures become its arguments when closure_params can pass
-    them at every launch."""
-    h = Hoist(name=kdef.name, file=kdef.file)
+def _container(parents: dict[ast.AST, ast.AST], node: ast.AST) -> tuple[list[ast.stmt], ast.AST] | None:
+    """(the statement list that holds `node`, the node that owns that list)."""
+    up = parents.get(node)
+    if up is None:
+        return None
+    for name in ("body", "orelse", "finalbody"):
+        block = getattr(up, name, None)
+        if isinstance(block, list) and any(s is node for s in block):
+            return block, up
+    return None
+
+
+def enclosing_function(parents: dict[ast.AST, ast.AST], node: ast.AST) -> tuple[ast.AST | None, str]:
+    """(the nearest function around `node`, "branch" / "loop" / "" for what lies between them)."""
+    kinds: set[str] = set()
+    up = parents.get(node)
+    while up is not None and not isinstance(up, _FUNCTIONS):
+        if isinstance(up, (ast.ClassDef, ast.Module, ast.Lambda)):
+            return None, ""
+        kinds.add("loop" if isinstance(up, _LOOPS) else "branch")
+        up = parents.get(up)
+    return up, "loop" if "loop" in kinds else "branch" if kinds else ""
+
+
+def _late_imports(fn: ast.AST, before: int) -> dict[str, ast.Import | ast.ImportFrom]:
+    """Names a function binds by an import statement written above line `before` (a late import)."""
+    out: dict[str, ast.Import | ast.ImportFrom] = {}
+    for n in ast.walk(fn):
+        if isinstance(n, (ast.Import, ast.ImportFrom)) and n.lineno < before:
+            for a in n.names:
+                out[(a.asname or a.name).split(".")[0]] = n
+    return out
+
+
+def _import_module(stmt: ast.Import | ast.ImportFrom, package: str) -> list[str]:
+    """The absolute module names an import statement loads (relative ones resolved against `package`)."""
+    if isinstance(stmt, ast.Import):
+        return [a.name for a in stmt.names]
+    base = package.split(".") if package else []
+    if stmt.level:
+        base = base[: len(base) - (stmt.level - 1)] if stmt.level > 1 else base
+        head = ".".join(base + ([stmt.module] if stmt.module else []))
+    else:
+        head = stmt.module or ""
+    return [head] + [f"{head}.{a.name}" for a in stmt.names]
+
+
+def imports_back(ctx: Project, file: str, modules: Iterable[str]) -> str | None:
+    """The first of `modules` (a project module) that imports `file`'s module at module scope, directly or through
+    other project modules: moving its import to `file`'s module scope would close a cycle. None when none does."""
+    scan = ctx.scan
+    if scan is None:
+        return None
+    me = scan.module_of_file(file)
+    if me is None:
+        return None
+    graph: dict[str, set[str]] = defaultdict(set)
+    files = {m.name: m.file for m in scan.modules}
+    for imp in scan.imports:
+        if imp.scope == "module" and imp.project_module and not imp.type_checking:
+            src = scan.module_of_file(imp.file)
+            if src is not None:
+                graph[src.name].add(imp.project_module)
+    for start in modules:
+        if start not in files:
+            continue
+        seen, stack = set(), [start]
+        while stack:
+            m = stack.pop()
+            if m == me.name:
+                return start
+            if m in seen:
+                continue
+            seen.add(m)
+            stack.extend(graph.get(m, ()))
+            parent = m.rpartition(".")[0]  # importing pkg.mod runs pkg/__init__.py first
+            if parent:
+                stack.append(parent)
+    return None
+
+
+def _package_of(ctx: Project, file: str) -> str:
+    info = ctx.scan.module_of_file(file) if ctx.scan is not None else None
+    if info is None:
+        return ""
+    return info.name if info.is_package else info.name.rpartition(".")[0]
+
+
+def hoist(ctx: Project, kdef: KernelDef, info: KernelInfo | None = None, as_params: bool = False,
+          taken: set[str] | None = None) -> Hoist:
+    """Plan the move of a kernel defined inside a function to module scope of its file, or say why not (see the
+    module's docstring). With `as_params`, values it captures become its arguments when `params` can pass them at
+    every launch. `taken`: module-scope names other moves of the same plan already use (a numbered name is picked
+    past them, and the one picked is added)."""
+    h = Hoist(name=kdef.name, file=kdef.file, original=kdef.name)
     src = syntax.parsed(ctx.sources, kdef.file)
     if src is None:
         h.why_not = f"{kdef.file} could not be read as the project's Python source"
@@ -48,29 +157,48 @@ def hoist(ctx: Project, kdef: KernelDef, info: KernelInfo | None = None, as_para
     lines, tree = src
     node = syntax.def_at(tree, kdef.line, kdef.name)
     parents = syntax.parents_of(tree)
-    outer = parents.get(node) if node is not None else None
-    if node is None or not isinstance(outer, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        h.why_not = f"the definition of {kdef.name} at {kdef.file}:{kdef.line} is not a direct statement of a function"
-        if node is not None and outer is not None:
-            h.why_not = f"{kdef.name} is defined inside a loop, branch or block of its function, not once per call"
+    outer, where = enclosing_function(parents, node) if node is not None else (None, "")
+    held = _container(parents, node) if node is not None else None
+    if node is None or outer is None or held is None:
+        h.why_not = f"the definition of {kdef.name} at {kdef.file}:{kdef.line} is not a statement of a function"
         return h
+    assert isinstance(outer, _FUNCTIONS)
+    h.where = f"a {where} of {outer.name}()" if where else ""
     captured: set[str] = set()
     fn: ast.AST | None = outer
-    while isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+    while isinstance(fn, (*_FUNCTIONS, ast.Lambda)):
         if not isinstance(fn, ast.Lambda):
             captured |= syntax.bound_names(fn, skip=node)
         fn = parents.get(fn)
     reads = syntax.read_names(node) - {a.arg for a in [*node.args.args, *node.args.kwonlyargs]}
-    if reads & captured and not as_params:
-        names = ", ".join(sorted(reads & captured))
+    imported = _late_imports(outer, node.lineno)
+    carried = {n: imported[n] for n in reads & captured if n in imported and _only_import(outer, n, node)}
+    if carried:
+        stmts = list(dict.fromkeys(carried.values()))
+        cycle = imports_back(ctx, kdef.file, [m for s in stmts for m in _import_module(s, _package_of(ctx, kdef.file))])
+        if cycle is not None:
+            h.why_not = (f"{kdef.name} uses {', '.join(sorted(carried))}, imported inside {outer.name}(); {cycle} "
+                         f"imports {kdef.file} back, so that import is late on purpose (a cycle) and cannot move to "
+                         "module scope")
+            return h
+        for s in stmts:
+            text = syntax.dedent_lines(lines[s.lineno - 1 : (s.end_lineno or s.lineno)],
+                                       syntax.indent_of(lines[s.lineno - 1]))
+            if text is None:
+                h.why_not = f"the import at {kdef.file}:{s.lineno} is not uniformly indented"
+                return h
+            h.imports.append("".join(text).rstrip("\n") + "\n")
+    outside = reads & captured - set(carried)
+    if outside and not as_params:
+        names = ", ".join(sorted(outside))
         h.captures = True
         h.why_not = (
             f"{kdef.name} reads {names} from {outer.name}() (captured when it is created), so its code depends on the "
             "call: move it by hand, passing those values as kernel arguments or wp.constant()s"
         )
         return h
-    if kdef.name in syntax.bound_names(outer, skip=node):
-        h.why_not = f"{outer.name}() binds the name {kdef.name} again, so the moved kernel would be shadowed"
+    if where == "loop" and outside:
+        h.why_not = f"{kdef.name} is created in a loop of {outer.name}() and reads what the loop changes"
         return h
     top = syntax.top_statement(tree, node.lineno)
     assert top is not None
@@ -78,9 +206,12 @@ def hoist(ctx: Project, kdef: KernelDef, info: KernelInfo | None = None, as_para
     while insert_at > 1 and lines[insert_at - 2].lstrip().startswith("#"):
         insert_at -= 1  # keep a comment with the statement it describes
     bound = syntax.module_bindings(tree)
-    if kdef.name in bound:
-        h.why_not = f"{kdef.file} already binds {kdef.name} at module scope (line {bound[kdef.name]})"
-        return h
+    used = set(bound) | (taken if taken is not None else set())
+    again = kdef.name in syntax.bound_names(outer, skip=node)  # a sibling in another branch, or a later assignment
+    if kdef.name in used or again:
+        h.name = next(f"{kdef.name}_{k}" for k in range(2, 1000) if f"{kdef.name}_{k}" not in used)
+    if taken is not None:
+        taken.add(h.name)
     eager = set()
     for d in node.decorator_list:
         eager |= syntax.read_names(d)
@@ -90,30 +221,60 @@ def hoist(ctx: Project, kdef: KernelDef, info: KernelInfo | None = None, as_para
     for d in [*node.args.defaults, *node.args.kw_defaults]:
         if d is not None:
             eager |= syntax.read_names(d)
-    late = sorted(n for n in eager if bound.get(n, 0) >= insert_at)
+    in_function = sorted(eager & captured - set(carried))
+    if in_function:
+        h.why_not = (f"its decorator or annotations read {', '.join(in_function)}, which {outer.name}() binds: the "
+                     "function chooses them per call")
+        return h
+    late = sorted(n for n in eager - set(carried) if bound.get(n, 0) >= insert_at)
     if late:
         h.why_not = (
             f"its decorator or annotations use {', '.join(late)}, bound at module scope only after line {insert_at}"
         )
         return h
     first, last = syntax.span_of(node)
-    text = syntax.dedent_lines(lines[first - 1 : last], syntax.indent_of(lines[first - 1]))
+    indent = syntax.indent_of(lines[first - 1])
+    text = syntax.dedent_lines(lines[first - 1 : last], indent)
     if text is None:
         h.why_not = f"the lines of {kdef.name} are not uniformly indented (a multi-line string?)"
         return h
-    rest = [s for s in outer.body if s is not node]
+    if h.renamed:
+        row = node.lineno - first
+        text[row] = re.sub(rf"\bdef\s+{re.escape(kdef.name)}\b", f"def {h.name}", text[row], count=1)
+    block, _owner = held
+    rest = [s for s in block if s is not node]
     end = last
-    if end < len(lines) and not lines[end].strip() and rest and syntax.span_of(rest[-1])[0] > last:
+    later = [s for s in rest if syntax.span_of(s)[0] > last]
+    if end < len(lines) and not lines[end].strip() and later:
         end += 1  # the blank line after the definition goes with it
     h.insert_at, h.text, h.remove = insert_at, text, (first, end)
-    h.keep = "" if rest else " " * syntax.indent_of(lines[first - 1]) + "pass\n"
-    taken = sorted(reads & captured)
-    if taken:
-        h.params = params.plan(ctx, info, outer, node, kdef.file, taken, kdef.enclosing_function or "")
+    if h.renamed:
+        h.keep = " " * indent + f"{kdef.name} = {h.name}\n"
+    else:
+        h.keep = "" if rest else " " * indent + "pass\n"
+    taken_values = sorted(outside)
+    if taken_values:
+        h.params = params.plan(ctx, info, outer, node, kdef.file, taken_values, kdef.enclosing_function or "")
         h.why_not = h.params.why_not
         if not h.why_not:
-            h.text = params.with_params(text, node, syntax.indent_of(lines[first - 1]), h.params.params)
+            h.text = params.with_params(text, node, indent, h.params.params)
     return h
+
+
+def _only_import(fn: ast.AST, name: str, kernel: ast.AST) -> bool:
+    """`name` is bound in the function by imports only (not also assigned), so the module-level import is the same
+    object at every call."""
+    stores = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)]
+    return not stores
+
+
+def siblings(ctx: Project, kdef: KernelDef) -> list[KernelDef]:
+    """The other kernels the same function defines (a method that picks one per branch): moved together, so the
+    module has its final kernel set whichever branch runs first."""
+    if ctx.scan is None or not kdef.enclosing_function:
+        return []
+    return [k for k in ctx.scan.kernels if k.file == kdef.file and k.enclosing_function == kdef.enclosing_function
+            and k.line != kdef.line]
 
 
 def took_text(h: Hoist) -> str:
@@ -123,15 +284,30 @@ def took_text(h: Hoist) -> str:
     return f"{h.name} takes {args}, passed at {', '.join(p.launches)}"
 
 
+def moved_text(h: Hoist) -> str:
+    """What the move did to one kernel, for the review: its new name, the imports that came along."""
+    parts = []
+    if h.renamed:
+        parts.append(f"{h.original} becomes {h.name} at module scope (the name was taken)")
+    if h.imports:
+        parts.append(f"{h.name}'s late import{'s' if len(h.imports) > 1 else ''} "
+                     f"({'; '.join(i.strip() for i in h.imports)}) now run{'s' if len(h.imports) == 1 else ''} at "
+                     "import of its file too")
+    return "; ".join(parts)
+
+
 def hoist_edits(ctx: Project, plans: list[Hoist]) -> list[Edit]:
-    """One insertion per target line (definitions in source order), one removal per moved definition."""
+    """One insertion per target line (the carried imports first, then the definitions in source order), one
+    replacement per moved definition."""
     edits: list[Edit] = []
     by_target: dict[tuple[str, int], list[Hoist]] = defaultdict(list)
     for h in plans:
         by_target[(h.file, h.insert_at)].append(h)
     for (file, line), group in by_target.items():
-        body = "\n\n".join("".join(h.text).rstrip("\n") + "\n" for h in sorted(group, key=lambda h: h.remove))
-        e = insert_before(ctx.sources, file, line, body + "\n\n")
+        group = sorted(group, key=lambda h: h.remove)
+        imports = list(dict.fromkeys(i for h in group for i in h.imports))
+        body = "\n\n".join("".join(h.text).rstrip("\n") + "\n" for h in group)
+        e = insert_before(ctx.sources, file, line, "".join(imports) + ("\n\n" if imports else "") + body + "\n\n")
         if e is not None:
             edits.append(e)
     for h in plans:

@@ -1,18 +1,19 @@
-"""A kernel factory's versions declared once, at import: the edit for factories called with constants.
+"""A kernel factory's versions kept and created at import: the step that lets a factory's kernels share a module.
 
-A factory (`make_drag_kernel(coef)`) that builds each kernel with `module="unique"` pays a module per version;
-without `"unique"` its versions join the factory file's module, which is one build only if every version exists
-before that module first loads. Calling the factory again later (the same value, at run time) creates the kernel
-anew, and Warp rebuilds the module for it. So the edit has three parts, all in the factory's file:
+A factory (`make_drag_kernel(coef)`, `make_spin(*, module="unique")`, `kernel_for(dtype)`) makes a new kernel at each
+call. Called between launches (create, launch, create, launch), every new kernel joins its module after it loaded
+and rebuilds it; with module="unique" every version pays a module of its own. The step writes what a person would:
 
-- `module="unique"` dropped from the nested kernel's decorator;
-- `@functools.lru_cache(maxsize=None)` on the factory: the same arguments return the same kernel object, never a
-  new registration;
-- the versions the code asks for (the constant arguments of its calls) created right after the factory at module
-  scope, so they join the module at import.
+- `@functools.lru_cache(maxsize=None)` on the factory: the same arguments return the same kernel object, never a new
+  registration (not added when the factory already caches);
+- the versions the code asks for created right after the factory, at module scope of its file, so they exist before
+  their module first loads: one call per distinct argument list of its calls, with the arguments as those calls
+  write them (a cache keys on the form too), carried into the factory's file.
 
-Only for module-level factories whose every call passes literals (the scan's factory calls); anything else stays
-as it was, with the reason.
+Preconditions, each named when it fails: the factory is a module-level function (a method needs an instance);
+every call's arguments are fixed in the source (literals, Warp types and constants, module constants the factory's
+file can name, the items of a loop over a literal tuple), hashable (a cache cannot key a list), and as many distinct
+versions as the run made.
 """
 
 from __future__ import annotations
@@ -21,28 +22,14 @@ import ast
 from dataclasses import dataclass
 
 from ..edits import insert_before
-from ..models.diagnosis import Edit
 from ..models.scan import FactoryCallFact, KernelDef
+from ..scan.common import last_ident
 from . import syntax
 from .context import Project
+from .plan import Step, failed
 
 CACHE = "@functools.lru_cache(maxsize=None)"
-
-
-def _literal_call(c: FactoryCallFact) -> str | None:
-    """`args` as a call's argument list, when every one is a literal (keywords allowed)."""
-    try:
-        call = ast.parse(f"f({', '.join(c.args)})", mode="eval").body
-    except SyntaxError:
-        return None
-    if not isinstance(call, ast.Call):
-        return None
-    for v in [*call.args, *(k.value for k in call.keywords)]:
-        try:
-            ast.literal_eval(v)
-        except ValueError:
-            return None
-    return ", ".join(c.args)
+STEP = "create at import"
 
 
 def _factory_node(tree: ast.Module, name: str) -> ast.FunctionDef | None:
@@ -65,63 +52,177 @@ def _import_line(tree: ast.Module) -> tuple[int, bool]:
     return (first.lineno if first is not None else len(tree.body) + 1), has
 
 
+def _caches(node: ast.FunctionDef) -> bool:
+    """The factory already returns one object per argument list (functools.cache / lru_cache)."""
+    for d in node.decorator_list:
+        if last_ident(d.func if isinstance(d, ast.Call) else d) in ("cache", "lru_cache"):
+            return True
+    return False
+
+
+def _modules_bound(tree: ast.Module) -> dict[str, str]:
+    """Module-scope name -> the module an `import x as name` binds it to (`wp` -> `warp`)."""
+    out: dict[str, str] = {}
+    for s in tree.body:
+        if isinstance(s, ast.Import):
+            for a in s.names:
+                out[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+    return out
+
+
 @dataclass
-class FactoryPlan:
-    edits: list[Edit]
-    review: str
-    why_not: str  # set when no edit is made
+class _Home:
+    """The factory's file, as a place the precreated calls are written in."""
+
+    file: str
+    tree: ast.Module
+    bound: dict[str, int]  # module-scope name -> first line binding it
+    modules: dict[str, str]  # module-scope import aliases
 
 
-def declared_at_import(ctx: Project, defs: list[KernelDef], calls: list[FactoryCallFact],
-                       drop_unique: dict[str, Edit]) -> FactoryPlan:
-    """The three-part edit for every factory of `defs` (all in their files), or why not. `drop_unique`: the edit
-    that removes module="unique" from each kernel (by kernel name), made by the caller."""
-    edits: list[Edit] = []
+def _carry(expr: ast.expr, caller: ast.Module | None, home: _Home, same_file: bool) -> tuple[str, int] | str:
+    """(the argument as the factory's file can write it, the last line it needs bound) or why it cannot travel."""
+    if isinstance(expr, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)):
+        return "a call passes a list, dict or set, which a cache cannot key"
+    try:
+        ast.literal_eval(expr)
+        return ast.unparse(expr), 0
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        pass
+    if isinstance(expr, ast.Constant):
+        return ast.unparse(expr), 0
+    root = expr
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if not isinstance(root, ast.Name) or any(not isinstance(n, (ast.Attribute, ast.Name, ast.Load))
+                                             for n in ast.walk(expr)):
+        return f"the argument {ast.unparse(expr)} is computed, not a name or constant"
+    name = root.id
+    if same_file:
+        if name not in home.bound:
+            return f"{name} is not bound at module scope of {home.file}"
+        return ast.unparse(expr), home.bound[name]
+    theirs = _modules_bound(caller) if caller is not None else {}
+    if name in theirs:  # a module alias (`wp.float32`): the factory's file names that module its own way
+        alias = next((a for a, m in home.modules.items() if m == theirs[name]), None)
+        if alias is None:
+            return f"{home.file} does not import {theirs[name]}, which {ast.unparse(expr)} needs"
+        text = ast.unparse(expr)
+        return alias + text[len(name):], home.bound.get(alias, 0)
+    if name in home.bound:
+        return ast.unparse(expr), home.bound[name]
+    return f"{name} is the caller's own name, which {home.file} cannot see"
+
+
+def _loop_items(tree: ast.Module, call_line: int, name: str) -> list[ast.expr] | None:
+    """The items of a `for name in (a, b, ...)` around the call at `call_line`, when the loop is over a literal
+    tuple or list; None when there is no such loop."""
+    for n in ast.walk(tree):
+        if (isinstance(n, ast.For) and isinstance(n.target, ast.Name) and n.target.id == name
+                and n.lineno <= call_line <= (n.end_lineno or n.lineno)
+                and isinstance(n.iter, (ast.Tuple, ast.List))):
+            return list(n.iter.elts)
+    return None
+
+
+def _versions(ctx: Project, c: FactoryCallFact, home: _Home) -> tuple[list[str], int] | str:
+    """The calls to make at import for one call site (one, or one per item of a literal loop around it), with the
+    last module-scope line they need; or why they cannot be made there."""
+    if not c.constant_args:
+        return f"{c.callee or c.factory}() is called with run-time arguments ({', '.join(c.runtime_args)})"
+    try:
+        call = ast.parse(f"f({', '.join(c.args)})", mode="eval").body
+    except SyntaxError:
+        return f"the arguments of {c.file}:{c.line} could not be read back"
+    assert isinstance(call, ast.Call)
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return f"{c.file}:{c.line} passes *args or **kwargs"
+    caller = ctx.sources.tree(c.file)
+    same = c.file == home.file
+    forms: list[list[tuple[str | None, ast.expr]]] = [[*((None, a) for a in call.args),
+                                                      *((k.arg, k.value) for k in call.keywords)]]
+    for i, (kw, expr) in enumerate(forms[0]):
+        if isinstance(expr, ast.Name) and caller is not None and (items := _loop_items(caller, c.line, expr.id)):
+            forms = [[*f[:i], (kw, item), *f[i + 1:]] for f in forms for item in items]
+    out: list[str] = []
+    need = 0
+    for form in forms:
+        texts = []
+        for kw, expr in form:
+            got = _carry(expr, caller, home, same)
+            if isinstance(got, str):
+                return got
+            texts.append(f"{kw}={got[0]}" if kw else got[0])
+            need = max(need, got[1])
+        out.append(", ".join(texts))
+    return out, need
+
+
+def made_at_import(ctx: Project, defs: list[KernelDef], calls: list[FactoryCallFact],
+                   versions_made: dict[str, int] | None = None) -> Step:
+    """The step for every factory that makes `defs` (each a module-level function of its file): cache it and call
+    it at import with the argument lists its calls use. `versions_made`: factory -> the distinct versions the run
+    made (when it is known), which the calls found must cover."""
+    step = Step(what=STEP)
     made: list[str] = []
     imports_done: set[str] = set()
-    factories_done: set[tuple[str, str]] = set()
+    done: set[tuple[str, str]] = set()
     for k in defs:
-        factory = k.enclosing_function or ""
-        if "." in factory:
-            return FactoryPlan([], "", f"{k.name} is made inside {factory}(), not a module-level factory")
+        factory = (k.enclosing_function or "").split(".<locals>.")[0]
+        if (k.file, factory) in done:
+            continue
+        done.add((k.file, factory))
+        if "." in factory or not factory:
+            return failed(STEP, f"{k.name} is made inside {k.enclosing_function}(), not by a module-level factory "
+                                "that can be called at import")
         src = syntax.parsed(ctx.sources, k.file)
         node = _factory_node(src[1], factory) if src is not None else None
         if src is None or node is None:
-            return FactoryPlan([], "", f"the factory {factory}() of {k.name} was not found at module scope")
+            return failed(STEP, f"the factory {factory}() of {k.name} was not found at module scope of {k.file}")
+        home = _Home(k.file, src[1], syntax.module_bindings(src[1]), _modules_bound(src[1]))
         mine = [c for c in calls if c.factory == factory and c.factory_file == k.file]
-        args = [_literal_call(c) for c in mine]
-        if not mine or any(a is None for a in args):
-            return FactoryPlan([], "", f"{factory}() is not called with literal arguments only, so its versions are "
-                                       "not known at import")
-        if k.name not in drop_unique:
-            return FactoryPlan([], "", f'the module="unique" argument of {k.name} is not on one line')
-        tree = src[1]
-        if (k.file, factory) in factories_done:  # a second kernel of the same factory
-            edits.append(drop_unique[k.name])
-            continue
-        factories_done.add((k.file, factory))
+        if not mine:
+            return failed(STEP, f"no call of {factory}() was found in the scanned sources")
+        forms: list[str] = []
+        need = node.end_lineno or node.lineno
+        for c in mine:
+            got = _versions(ctx, c, home)
+            if isinstance(got, str):
+                return failed(STEP, got)
+            forms += got[0]
+            need = max(need, got[1])
+        versions = list(dict.fromkeys(f"{factory}({a})" for a in forms))
+        wanted = (versions_made or {}).get(factory)
+        if wanted is not None and wanted > len(versions):
+            return failed(STEP, f"the run made {wanted} versions of {factory}()'s kernels, the calls in the source "
+                                f"give {len(versions)}: some come from elsewhere")
         first = syntax.span_of(node)[0]
-        cached = insert_before(ctx.sources, k.file, first, CACHE)
-        versions = list(dict.fromkeys(f"{factory}({a})" for a in args))
+        if not _caches(node):
+            cached = insert_before(ctx.sources, k.file, first, CACHE)
+            if cached is None:
+                return failed(STEP, f"{k.file} is not a file of the project")
+            step.edits.append(cached)
+            if k.file not in imports_done:
+                at, has = _import_line(src[1])
+                if not has:
+                    e = insert_before(ctx.sources, k.file, at, "import functools")
+                    if e is None:
+                        return failed(STEP, f"{k.file} is not a file of the project")
+                    step.edits.append(e)
+                imports_done.add(k.file)
+        after = syntax.top_statement(src[1], need)
+        at_line = (after.end_lineno or need) + 1 if after is not None else need + 1
         note = f"# {factory}()'s versions, made at import so they exist before their module first loads"
-        precreate = insert_before(ctx.sources, k.file, (node.end_lineno or first) + 1,
-                                  "\n\n" + note + "\n" + "\n".join(versions) + "\n")
-        if cached is None or precreate is None:
-            return FactoryPlan([], "", f"{k.file} is not a file of the project")
-        edits += [drop_unique[k.name], cached, precreate]
-        if k.file not in imports_done:
-            at, has = _import_line(tree)
-            if not has:
-                e = insert_before(ctx.sources, k.file, at, "import functools")
-                if e is None:
-                    return FactoryPlan([], "", f"{k.file} is not a file of the project")
-                edits.append(e)
-            imports_done.add(k.file)
+        e = insert_before(ctx.sources, k.file, at_line, "\n\n" + note + "\n" + "\n".join(versions) + "\n")
+        if e is None:
+            return failed(STEP, f"{k.file} is not a file of the project")
+        step.edits.append(e)
         made += versions
-    review = (
-        f"{len(made)} kernel version(s) are now made at import ({', '.join(made[:4])}{' ...' if len(made) > 4 else ''})"
-        " and each factory returns the one kernel per argument value it made (functools.lru_cache): a caller that "
-        "passes a value not made at import gets a new kernel after the module loaded, which rebuilds it (CS-1); "
-        "callers now share kernel objects; the versions' module is their file's own, with its options"
+    shown = ", ".join(made[:4]) + (" ..." if len(made) > 4 else "")
+    step.done = f"create {shown} at import, each factory cached (functools.lru_cache)"
+    step.review.append(
+        f"{len(made)} kernel version(s) are now made at import ({shown}) and each factory returns the one kernel per "
+        "argument list it made (functools.lru_cache): a caller that passes a value not made at import gets a new "
+        "kernel after the module loaded, which rebuilds it (CS-1); callers now share kernel objects"
     )
-    return FactoryPlan(edits, review, "")
+    return step
