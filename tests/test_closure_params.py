@@ -168,9 +168,20 @@ def test_a_stored_factory_kernel_keeps_module_unique_and_says_why(tmp_path: Path
                              "    k = make_scale(2.0)\n    wp.launch(k, dim=8, inputs=[values], device=\"cpu\")\n")
     src = _write(tmp_path / "p", "app.py", stored).read_text()
     f = _finding(tmp_path / "p", src, "make_scale__locals__scale", "scale", {"factor": "float", "shift": "int"})
+    # not as arguments (the stored kernel may launch where the edit cannot pass them), but its two versions are
+    # fixed in the source: both made at import, the factory cached, so the module has them before it loads
+    out = _applied(tmp_path / "p", f, tmp_path / "copy")
+    assert "@functools.lru_cache(maxsize=None)\ndef make_scale(" in out and "import functools" in out
+    assert "make_scale(2.0)\nmake_scale(3.0, shift=1)\n" in out
+    assert "made at import" in f.review and 'module="unique"' not in out
+    # versions from run-time data: then a module of its own, and why
+    runtime = stored.replace("make_scale(2.0)", "make_scale(float(len(values)))")
+    src = _write(tmp_path / "r", "app.py", runtime).read_text()
+    f = _finding(tmp_path / "r", src, "make_scale__locals__scale", "scale", {"factor": "float", "shift": "int"})
     (e,) = f.edits
     assert 'module="unique"' in e.new
     assert "not taken as kernel arguments" in f.review and "other than as a launch's kernel" in f.review
+    assert "run-time arguments" in f.review
 
 
 def test_a_captured_value_that_is_not_a_number_keeps_module_unique(tmp_path: Path) -> None:

@@ -35,6 +35,8 @@ from ..models.diagnosis import (
 )
 from ..models.scan import KernelDef
 from ..transform.hoist import Hoist, hoist, hoist_edits, moved_text, siblings, took_text
+from ..transform.memoize import made_at_import
+from ..transform.plan import Plan, Step
 from . import helpers
 from .closure_kernels import isolated_closure
 from .context import RuleContext, dedupe_locations, fmt_ms, superseded_by
@@ -204,6 +206,7 @@ def _own_fix(
     isolated_names: list[str] = []
     not_as_params: list[str] = []  # closures whose captured values could not become arguments, and why
     taken: dict[str, set[str]] = defaultdict(set)  # module-scope names the moves of this plan use, per file
+    made: list[Step] = []  # factories whose versions are all made at import (closures that vary among fixed values)
     moved_defs: list[KernelDef] = []
     for key, (info, _change, _kind) in late.items():
         kdef = ctx.scan_kernel(info) if info is not None else None
@@ -216,13 +219,27 @@ def _own_fix(
             )
         else:
             h = hoist(ctx, kdef, taken=set(taken[kdef.file]))
-            if h.captures:  # first choice: the captured numbers as arguments (one kernel, one build)
+            if h.captures:
+                # first choice: values every call gives the same, written into one module-scope kernel
+                hf = hoist(ctx, kdef, info, taken=set(taken[kdef.file]), write_fixed=True)
+                if not hf.why_not:
+                    taken[kdef.file].add(hf.name)
+                    plans.append(hf)
+                    moved_defs.append(kdef)
+                    continue
+                # then: the captured numbers as arguments (one kernel, one build)
                 hp = hoist(ctx, kdef, info, as_params=True, taken=taken[kdef.file])
                 if not hp.why_not:
                     plans.append(hp)
                     moved_defs.append(kdef)
                     continue
                 not_as_params.append(f"{kdef.name}: {hp.why_not}")
+                # then: its versions, fixed in the source, all made at import (one module build for all)
+                memo = made_at_import(ctx, [kdef], ctx.scan.factory_calls if ctx.scan is not None else [])
+                if memo.ok:
+                    made.append(memo)
+                    continue
+                not_as_params.append(f"{kdef.name}'s versions at import: {memo.why_not}")
             own = isolated_closure(ctx, kdef) if h.captures else None
             if own is not None:
                 isolated.append(own)
@@ -261,6 +278,12 @@ def _own_fix(
             review += "; not taken as kernel arguments because " + "; ".join(not_as_params)
         return " ".join(parts), isolated, "review", review
     not_moved += [f"{n}: reads values captured per call" for n in isolated_names]
+    if made and not plans and not isolated and not not_moved:
+        plan = Plan(steps=list(made))
+        parts.append(f"The edit does it in order: {plan.summary}, so {module} has every version before it loads.")
+        return " ".join(parts), plan.edits, plan.applicability, plan.review
+    if made:
+        not_moved += [f"{s.done} (left out: other kernels of {module} are not fixed the same way)" for s in made]
     edits = hoist_edits(ctx, plans) if plans else []
     if edits and len(edits) < len(plans) + len({(h.file, h.insert_at) for h in plans}):
         edits, not_moved = [], [*not_moved, "the moved lines could not be read back from the project"]

@@ -26,7 +26,7 @@ from ..edits import insert_before, replace_lines
 from ..models import KernelInfo
 from ..models.diagnosis import Edit
 from ..models.scan import KernelDef
-from . import params, syntax
+from . import constants, params, syntax
 from .context import Project
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -49,6 +49,7 @@ class Hoist:
     captures: bool = False  # it reads values its function binds: a version per call, not one definition
     params: params.ParamPlan | None = None  # those values taken as arguments instead, and its launch edits
     where: str = ""  # "a branch of f()", "a loop of f()" or "" (directly in f())
+    fixed: dict[str, str] = field(default_factory=dict)  # captured names written into the kernel as their one value
 
     @property
     def renamed(self) -> bool:
@@ -144,11 +145,14 @@ def _package_of(ctx: Project, file: str) -> str:
 
 
 def hoist(ctx: Project, kdef: KernelDef, info: KernelInfo | None = None, as_params: bool = False,
-          taken: set[str] | None = None) -> Hoist:
+          taken: set[str] | None = None, fixed: dict[str, str] | None = None, write_fixed: bool = False) -> Hoist:
     """Plan the move of a kernel defined inside a function to module scope of its file, or say why not (see the
     module's docstring). With `as_params`, values it captures become its arguments when `params` can pass them at
     every launch. `taken`: module-scope names other moves of the same plan already use (a numbered name is picked
-    past them, and the one picked is added)."""
+    past them, and the one picked is added). `fixed`: captured names every call gives the same value, as the
+    file writes it (`constants.fixed_values`): written into the kernel in place of the name; with `write_fixed`
+    they are looked up here, and the move is refused with the reason when a captured value is not fixed."""
+    fixed = fixed or {}
     h = Hoist(name=kdef.name, file=kdef.file, original=kdef.name)
     src = syntax.parsed(ctx.sources, kdef.file)
     if src is None:
@@ -188,7 +192,14 @@ def hoist(ctx: Project, kdef: KernelDef, info: KernelInfo | None = None, as_para
                 h.why_not = f"the import at {kdef.file}:{s.lineno} is not uniformly indented"
                 return h
             h.imports.append("".join(text).rstrip("\n") + "\n")
-    outside = reads & captured - set(carried)
+    outside = reads & captured - set(carried) - set(fixed)
+    if outside and write_fixed:
+        got = constants.fixed_values(ctx, outer, node, kdef.file, sorted(outside), kdef.enclosing_function or "")
+        if isinstance(got, str):
+            h.captures, h.why_not = True, got
+            return h
+        fixed = {**fixed, **got}
+        outside -= set(got)
     if outside and not as_params:
         names = ", ".join(sorted(outside))
         h.captures = True
@@ -221,12 +232,14 @@ def hoist(ctx: Project, kdef: KernelDef, info: KernelInfo | None = None, as_para
     for d in [*node.args.defaults, *node.args.kw_defaults]:
         if d is not None:
             eager |= syntax.read_names(d)
-    in_function = sorted(eager & captured - set(carried))
+    in_function = sorted(eager & captured - set(carried) - set(fixed))
     if in_function:
         h.why_not = (f"its decorator or annotations read {', '.join(in_function)}, which {outer.name}() binds: the "
                      "function chooses them per call")
         return h
-    late = sorted(n for n in eager - set(carried) if bound.get(n, 0) >= insert_at)
+    for name in eager & set(fixed):  # a fixed value read by an annotation runs at import: its names must exist
+        eager |= syntax.read_names(ast.parse(fixed[name], mode="eval"))
+    late = sorted(n for n in eager - set(carried) - set(fixed) if bound.get(n, 0) >= insert_at)
     if late:
         h.why_not = (
             f"its decorator or annotations use {', '.join(late)}, bound at module scope only after line {insert_at}"
@@ -238,6 +251,9 @@ def hoist(ctx: Project, kdef: KernelDef, info: KernelInfo | None = None, as_para
     if text is None:
         h.why_not = f"the lines of {kdef.name} are not uniformly indented (a multi-line string?)"
         return h
+    if fixed:
+        text = constants.substitute(text, node, first, indent, {k: v for k, v in fixed.items() if k in reads})
+        h.fixed = {k: v for k, v in fixed.items() if k in reads}
     if h.renamed:
         row = node.lineno - first
         text[row] = re.sub(rf"\bdef\s+{re.escape(kdef.name)}\b", f"def {h.name}", text[row], count=1)
@@ -285,8 +301,14 @@ def took_text(h: Hoist) -> str:
 
 
 def moved_text(h: Hoist) -> str:
-    """What the move did to one kernel, for the review: its new name, the imports that came along."""
+    """What the move did to one kernel, for the review: its new name, the imports that came along, the values
+    written in."""
     parts = []
+    if h.fixed:
+        vals = ", ".join(f"{k} = {v}" for k, v in h.fixed.items())
+        parts.append(f"{h.name} names the value{'s' if len(h.fixed) > 1 else ''} every call gave it ({vals}): its "
+                     "factory's parameter no longer changes the kernel, so a new caller passing another value gets "
+                     "this one")
     if h.renamed:
         parts.append(f"{h.original} becomes {h.name} at module scope (the name was taken)")
     if h.imports:

@@ -80,7 +80,7 @@ class _Home:
     modules: dict[str, str]  # module-scope import aliases
 
 
-def _carry(expr: ast.expr, caller: ast.Module | None, home: _Home, same_file: bool) -> tuple[str, int] | str:
+def carry(expr: ast.expr, caller: ast.Module | None, home: _Home, same_file: bool) -> tuple[str, int] | str:
     """(the argument as the factory's file can write it, the last line it needs bound) or why it cannot travel."""
     if isinstance(expr, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)):
         return "a call passes a list, dict or set, which a cache cannot key"
@@ -125,6 +125,11 @@ def _loop_items(tree: ast.Module, call_line: int, name: str) -> list[ast.expr] |
     return None
 
 
+def home_of(ctx: Project, file: str, tree: ast.Module) -> _Home:
+    """A file as a place calls are written in: its module-scope names and import aliases."""
+    return _Home(file, tree, syntax.module_bindings(tree), _modules_bound(tree))
+
+
 def _versions(ctx: Project, c: FactoryCallFact, home: _Home) -> tuple[list[str], int] | str:
     """The calls to make at import for one call site (one, or one per item of a literal loop around it), with the
     last module-scope line they need; or why they cannot be made there."""
@@ -149,7 +154,7 @@ def _versions(ctx: Project, c: FactoryCallFact, home: _Home) -> tuple[list[str],
     for form in forms:
         texts = []
         for kw, expr in form:
-            got = _carry(expr, caller, home, same)
+            got = carry(expr, caller, home, same)
             if isinstance(got, str):
                 return got
             texts.append(f"{kw}={got[0]}" if kw else got[0])
@@ -179,7 +184,7 @@ def made_at_import(ctx: Project, defs: list[KernelDef], calls: list[FactoryCallF
         node = _factory_node(src[1], factory) if src is not None else None
         if src is None or node is None:
             return failed(STEP, f"the factory {factory}() of {k.name} was not found at module scope of {k.file}")
-        home = _Home(k.file, src[1], syntax.module_bindings(src[1]), _modules_bound(src[1]))
+        home = home_of(ctx, k.file, src[1])
         mine = [c for c in calls if c.factory == factory and c.factory_file == k.file]
         if not mine:
             return failed(STEP, f"no call of {factory}() was found in the scanned sources")

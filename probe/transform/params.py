@@ -42,7 +42,7 @@ class ParamPlan:
     why_not: str = ""
 
 
-def _sources(fn: ast.FunctionDef, kernel: ast.FunctionDef, names: list[str]) -> dict[str, ast.expr | str] | str:
+def captured_sources(fn: ast.FunctionDef, kernel: ast.FunctionDef, names: list[str]) -> dict[str, ast.expr | str] | str:
     """Captured name -> its parameter's name (str) or the expression it is assigned from; a reason when neither."""
     params = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]]
     out: dict[str, ast.expr | str] = {}
@@ -96,8 +96,8 @@ def _inputs(launch: ast.Call) -> ast.List | ast.Tuple | str:
     return given
 
 
-def _values(fn: ast.FunctionDef, call: ast.Call, sources: dict[str, ast.expr | str], method: bool) -> list[str] | str:
-    """The captured values as the launch site reads them: the call's arguments put in for the factory's parameters."""
+def bound_arguments(fn: ast.FunctionDef, call: ast.Call, method: bool) -> dict[str, ast.expr] | str:
+    """The factory's parameters -> the expressions one call gives them (defaults where the call passes nothing)."""
     params = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]]
     bound: dict[str, ast.expr] = {}
     if method:
@@ -115,6 +115,14 @@ def _values(fn: ast.FunctionDef, call: ast.Call, sources: dict[str, ast.expr | s
     for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults, strict=True):
         if d is not None:
             bound.setdefault(a.arg, d)
+    return bound
+
+
+def _values(fn: ast.FunctionDef, call: ast.Call, sources: dict[str, ast.expr | str], method: bool) -> list[str] | str:
+    """The captured values as the launch site reads them: the call's arguments put in for the factory's parameters."""
+    bound = bound_arguments(fn, call, method)
+    if isinstance(bound, str):
+        return bound
     out = []
     for src in sources.values():
         expr = bound.get(src) if isinstance(src, str) else _Rename(bound).visit(copy.deepcopy(src))
@@ -152,7 +160,7 @@ def plan(ctx: Project, info: KernelInfo | None, fn: ast.FunctionDef, kernel: ast
     if taken & set(captured) or kernel.args.vararg or kernel.args.kwonlyargs:
         p.why_not = f"{kernel.name}'s signature cannot take {', '.join(captured)} as arguments"
         return p
-    sources = _sources(fn, kernel, captured)
+    sources = captured_sources(fn, kernel, captured)
     if isinstance(sources, str):
         p.why_not = sources
         return p
@@ -187,7 +195,7 @@ def plan(ctx: Project, info: KernelInfo | None, fn: ast.FunctionDef, kernel: ast
             p.edits.append(e)
             p.launches.append(f"{site.file}:{launch.lineno}")
             seen += 1
-    total = _mentions(ctx, fn.name)
+    total = mentions(ctx, fn.name)
     if not seen or total != seen:
         p.why_not = (f"{fn.name}() is called {total} time(s) in the project's files, {seen} of them as a launch's "
                      "kernel the edit can extend: the others would launch without the values")
@@ -198,7 +206,7 @@ def plan(ctx: Project, info: KernelInfo | None, fn: ast.FunctionDef, kernel: ast
     return p
 
 
-def _mentions(ctx: Project, name: str) -> int:
+def mentions(ctx: Project, name: str) -> int:
     """Calls of `name(` in every scanned project file, by text (aliases and instances included), its def left out."""
     pattern = re.compile(rf"(?<![\w.])(?:[\w.]+\.)?{re.escape(name)}\s*\(")
     definition = re.compile(rf"^\s*(?:async\s+)?def\s+{re.escape(name)}\s*\(")

@@ -1,0 +1,375 @@
+"""The transformation layer (probe/transform/) on the shapes public Warp code has (issue 28): each transformation's
+edit applied to a real file and parsed back, and each precondition that fails named.
+
+Synthetic runs against sources written to tmp_path (no Warp run): the slow and heavy tiers run the corpus apps in
+tests/shapes/ through `fix --write`.
+"""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import textwrap
+from pathlib import Path
+
+from tests.helpers import synth_build
+from warp_compile.probe.composition import join_plans
+from warp_compile.probe.edits import SourceView, apply_edits
+from warp_compile.probe.hashdiff import explain_changes
+from warp_compile.probe.models import KernelInfo, ModuleCreation, Report, Trigger
+from warp_compile.probe.models.diagnosis import Edit, Finding, Location
+from warp_compile.probe.rules import late_kernels, unique_modules
+from warp_compile.probe.rules.context import RuleContext
+from warp_compile.probe.scan import scan
+from warp_compile.probe.transform.hoist import hoist
+from warp_compile.probe.transform.plan import Plan, Step, failed
+
+OPTS = {"fast_math": "False", "mode": "release", "enable_backward": "True"}
+
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text))
+    return root
+
+
+def _line(path: Path, needle: str) -> int:
+    return next(i for i, ln in enumerate(path.read_text().splitlines(), 1) if needle in ln)
+
+
+def _late(root: Path, file: str, first: tuple[str, str], late: list[tuple[str, str]], module: str,
+          closure: dict[str, dict[str, str]] | None = None) -> Finding:
+    """CS-1 on a synthetic run: `module` built with `first` (key, def name), then rebuilt once per late kernel."""
+    f = str(root / file)
+    k0 = KernelInfo(key=first[0], hash="0", file=f, line=_line(root / file, f"def {first[1]}") - 1)
+    trig = Trigger(file=f, line=1, function="main", api="launch")
+    builds = [synth_build(1, module, "a", ms=300.0, kernels=[k0], options=dict(OPTS), trigger=trig)]
+    kernels = [k0]
+    for i, (key, name) in enumerate(late, 2):
+        kernels = [*kernels, KernelInfo(key=key, hash=str(i), file=f, line=_line(root / file, f"def {name}") - 1,
+                                        closure=(closure or {}).get(name))]
+        builds.append(synth_build(i, module, "abcdefg"[i], ms=320.0, kernels=list(kernels), options=dict(OPTS),
+                                  trigger=trig))
+    r = Report(command=["python", "-m", "app"], cwd=str(root), samples=1, builds=builds)
+    r.hook.mode = "wrap"
+    ctx = RuleContext(report=r, scan=scan(root), root=root, sources=SourceView(root))
+    ctx.changes = explain_changes(r, rel=ctx.rel)
+    (finding,) = late_kernels.evaluate(ctx).findings
+    return finding
+
+
+def _apply(root: Path, edits: list[Edit], dst: Path) -> dict[str, str]:
+    shutil.copytree(root, dst)
+    out = {}
+    for rel in apply_edits(dst, edits):
+        out[rel] = (dst / rel).read_text()
+        ast.parse(out[rel])
+    return out
+
+
+BRANCHES = """\
+from dataclasses import dataclass
+
+import warp as wp
+
+
+@wp.kernel
+def seed(a: wp.array(dtype=float)):
+    a[wp.tid()] = 1.0
+
+
+@dataclass(frozen=True)
+class Exporter:
+    kind: str
+
+    def kernel(self):
+        if self.kind == "sum":
+
+            @wp.kernel
+            def apply(a: wp.array(dtype=float), gain: float):
+                a[wp.tid()] = a[wp.tid()] * gain
+
+            return apply
+        elif self.kind == "abs":
+
+            @wp.kernel
+            def apply(a: wp.array(dtype=float), gain: float):
+                a[wp.tid()] = wp.abs(a[wp.tid()]) * gain
+
+            return apply
+
+        @wp.kernel
+        def root_of(a: wp.array(dtype=float), gain: float):
+            a[wp.tid()] = wp.sqrt(wp.abs(a[wp.tid()])) * gain
+
+        return root_of
+"""
+
+
+def test_one_kernel_per_branch_moves_out_with_its_siblings_and_same_names_keep_their_paths(tmp_path: Path) -> None:
+    """Seen in google-deepmind/mujoco_warp, mujoco_warp/_src/support.py:36 (mul_m, 37b32aad) and NVIDIA/warp,
+    warp/_src/fem/space/partition.py:168 (NodePartition.rebuild): a method defines one kernel per branch."""
+    root = _write(tmp_path / "p", {"app/__init__.py": "", "app/plugins.py": BRANCHES})
+    f = _late(root, "app/plugins.py", ("seed", "seed"), [("Exporter_kernel__locals__root_of", "root_of")],
+              "app.plugins")
+    assert f.edits, f.review
+    out = _apply(root, f.edits, tmp_path / "copy")["app/plugins.py"]
+    tree = ast.parse(out)
+    top = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)]
+    # every kernel of the method is now defined once at import; the two `apply`s get numbered names and each branch
+    # keeps returning its own kernel through an alias
+    assert {"seed", "root_of"} <= set(top) and len([n for n in top if n.startswith("apply")]) == 2, top
+    assert "apply = apply_2" in out and "apply = apply_3" in out
+    method = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "kernel")
+    assert not any(isinstance(n, ast.FunctionDef) for n in ast.walk(method) if n is not method)
+    assert f.applicability == "review" and "becomes apply_2" in f.review  # a renamed kernel changes its key
+
+
+LATE_IMPORT = {
+    "app/__init__.py": "",
+    "app/geometry.py": """\
+        import warp as wp
+
+
+        @wp.func
+        def closest(x: float):
+            return wp.clamp(x, 0.0, 1.0)
+    """,
+    "app/solver.py": """\
+        import warp as wp
+
+
+        @wp.kernel
+        def seed(a: wp.array(dtype=float)):
+            a[wp.tid()] = 2.0
+
+
+        def build():
+            from .geometry import closest
+
+            @wp.kernel
+            def project(a: wp.array(dtype=float)):
+                a[wp.tid()] = closest(a[wp.tid()])
+
+            return project
+    """,
+}
+
+
+def test_a_late_import_moves_along_unless_the_module_imports_this_file_back(tmp_path: Path) -> None:
+    """Seen in newton-physics/newton, newton/_src/sim/ik/ik_lm_optimizer.py:741-1035 (_build_specialized): the kernel
+    is built next to a late import of the wp.func it calls."""
+    root = _write(tmp_path / "p", LATE_IMPORT)
+    f = _late(root, "app/solver.py", ("seed", "seed"), [("build__locals__project", "project")], "app.solver")
+    out = _apply(root, f.edits, tmp_path / "copy")["app/solver.py"]
+    head = out[: out.index("def build")]
+    assert "from .geometry import closest\n" in head and "def project(" in head
+    assert "late import" in f.review
+    # geometry imports the solver back: the import was late on purpose, and the move is refused with the reason
+    cyc = dict(LATE_IMPORT)
+    cyc["app/geometry.py"] = "from . import solver  # noqa: F401\n" + textwrap.dedent(LATE_IMPORT["app/geometry.py"])
+    root2 = _write(tmp_path / "c", cyc)
+    f2 = _late(root2, "app/solver.py", ("seed", "seed"), [("build__locals__project", "project")], "app.solver")
+    assert not f2.edits and f2.applicability == "manual" and "a cycle" in f2.review
+
+
+DTYPES = {
+    "app/__init__.py": "",
+    "app/kernels.py": """\
+        import warp as wp
+
+
+        @wp.kernel
+        def seed(a: wp.array(dtype=float)):
+            a[wp.tid()] = 1.0
+
+
+        def make_scale(dtype):
+            @wp.kernel
+            def scale(a: wp.array(dtype=dtype), s: dtype):
+                a[wp.tid()] = a[wp.tid()] * s
+
+            return scale
+    """,
+    "app/run.py": """\
+        import warp as W
+
+        from . import kernels
+
+
+        def main(a, b):
+            W.launch(kernels.seed, dim=4, inputs=[a], device="cpu")
+            for dt in (W.float32, W.float64):
+                k = kernels.make_scale(dt)
+                W.launch(k, dim=4, inputs=[a if dt is W.float32 else b, dt(2.0)], device="cpu")
+    """,
+}
+
+
+def test_a_factory_keyed_on_a_dtype_has_its_versions_made_at_import_under_its_own_alias(tmp_path: Path) -> None:
+    """Seen in newton-physics/newton, kamino/_src/linalg/blas.py:122-145 (@functools.cache on a dtype factory) and
+    NVIDIA/physicsnemo, .../deform/_warp_impl/energy_kernels.py (one kernel per precision): the loop over the dtypes
+    is literal, so both versions are known; the caller names warp `W`, the factory's file `wp`."""
+    root = _write(tmp_path / "p", DTYPES)
+    f = _late(root, "app/kernels.py", ("seed", "seed"), [("make_scale__locals__scale", "scale")], "app.kernels",
+              closure={"scale": {"dtype": "type"}})
+    assert f.edits, f.review
+    out = _apply(root, f.edits, tmp_path / "copy")["app/kernels.py"]
+    assert "@functools.lru_cache(maxsize=None)\ndef make_scale(dtype):" in out
+    assert "make_scale(wp.float32)\nmake_scale(wp.float64)\n" in out
+    assert "made at import" in f.review
+
+
+def test_a_type_every_call_passes_the_same_is_written_into_one_module_scope_kernel(tmp_path: Path) -> None:
+    """Seen in Autodesk/XLB, xlb/operator/stream/stream.py:53-100 (a closure over the lattice's vector type) and
+    NVIDIA/warp, warp/_src/fem/quadrature/pic_quadrature.py:331: the captured type is the same at every call."""
+    files = dict(DTYPES)
+    files["app/run.py"] = """\
+        import warp as wp
+
+        from . import kernels
+
+
+        def main(a):
+            wp.launch(kernels.seed, dim=4, inputs=[a], device="cpu")
+            wp.launch(kernels.make_scale(wp.float32), dim=4, inputs=[a, 2.0], device="cpu")
+            wp.launch(kernels.make_scale(wp.float32), dim=4, inputs=[a, 3.0], device="cpu")
+    """
+    root = _write(tmp_path / "p", files)
+    f = _late(root, "app/kernels.py", ("seed", "seed"), [("make_scale__locals__scale", "scale")], "app.kernels",
+              closure={"scale": {"dtype": "type"}})
+    out = _apply(root, f.edits, tmp_path / "copy")["app/kernels.py"]
+    assert "def scale(a: wp.array(dtype=wp.float32), s: wp.float32):" in out
+    assert out.index("def scale(") < out.index("def make_scale(")
+    assert "every call gave it (dtype = wp.float32)" in f.review and f.applicability == "review"
+
+
+UNIQUE_LATE = {
+    "app/__init__.py": "",
+    "app/stages.py": """\
+        import warp as wp
+
+
+        def make_push(*, module="unique"):
+            @wp.kernel(module=module)
+            def push(a: wp.array(dtype=float)):
+                a[wp.tid()] = a[wp.tid()] + 1.0
+
+            return push
+
+
+        def make_pull(*, module="unique"):
+            @wp.kernel(module=module)
+            def pull(a: wp.array(dtype=float)):
+                a[wp.tid()] = a[wp.tid()] - 0.5
+
+            return pull
+
+
+        def configure():
+            wp.set_module_options({"fast_math": True})
+    """,
+    "app/run.py": """\
+        import warp as wp
+
+        from . import stages
+
+
+        def main(a):
+            wp.launch(stages.make_push(), dim=4, inputs=[a], device="cpu")
+            stages.configure()
+            wp.launch(stages.make_pull(), dim=4, inputs=[a], device="cpu")
+    """,
+}
+
+
+def _unique_run(root: Path) -> RuleContext:
+    f = str(root / "app/stages.py")
+    trig = Trigger(file=str(root / "app/run.py"), line=7, function="main", api="launch")
+    builds, creations = [], []
+    for i, (name, factory) in enumerate((("push", "make_push"), ("pull", "make_pull")), 1):
+        k = KernelInfo(key=f"{factory}__locals__{name}", hash=str(i), file=f, line=_line(root / "app/stages.py",
+                                                                                       f"def {name}") - 1)
+        builds.append(synth_build(i, f"{factory}__locals__{name}_1234abc{i}", "xy"[i - 1], ms=150.0, kernels=[k],
+                                  options=dict(OPTS), trigger=trig, start_ms=1000.0 * i))
+        creations.append(ModuleCreation(module=name, start_ms=1000.0 * i - 10.0))
+    r = Report(command=["python", "-m", "app"], cwd=str(root), samples=1, builds=builds, module_creations=creations)
+    r.hook.mode = "wrap"
+    ctx = RuleContext(report=r, scan=scan(root), root=root, sources=SourceView(root))
+    ctx.changes = explain_changes(r, rel=ctx.rel)
+    return ctx
+
+
+def test_unique_factories_created_between_launches_become_one_plan(tmp_path: Path) -> None:
+    """The particle task as its authors ship it (issue 28): keyword-only `module="unique"` factories called between
+    launches, and an option call on the module those kernels would share. One plan in order: the factories cached
+    and called at import, their default shared, the option set at import; what changes is named for review."""
+    root = _write(tmp_path / "p", UNIQUE_LATE)
+    (f,) = unique_modules.evaluate(_unique_run(root)).findings
+    assert f.applicability == "review", f.review
+    out = _apply(root, f.edits, tmp_path / "copy")["app/stages.py"]
+    assert out.count("@functools.lru_cache(maxsize=None)") == 2 and 'module="unique"' not in out
+    assert "make_push()\n" in out and "make_pull()\n" in out
+    tree = ast.parse(out)
+    first_stmt = next(s for s in tree.body if isinstance(s, ast.Expr) and "set_module_options" in ast.unparse(s))
+    assert first_stmt.lineno < next(s.lineno for s in tree.body if isinstance(s, ast.FunctionDef))
+    configure = next(s for s in tree.body if isinstance(s, ast.FunctionDef) and s.name == "configure")
+    assert "set_module_options" not in ast.unparse(configure)
+    assert "numerics: fast_math=True now applies" in f.review and "The edit does it in order" in f.fix
+    # the same shape with a factory called through an alias the scan cannot follow: its versions are not known, so
+    # there is no plan, and the failed step is named
+    files = dict(UNIQUE_LATE)
+    files["app/run.py"] = UNIQUE_LATE["app/run.py"].replace("stages.make_pull()", "pull()").replace(
+        "    stages.configure()\n", "    stages.configure()\n    pull = stages.make_pull\n")
+    root2 = _write(tmp_path / "r", files)
+    (f2,) = unique_modules.evaluate(_unique_run(root2)).findings
+    assert f2.applicability == "manual" and not f2.edits and "create at import:" in f2.review
+
+
+def test_a_finding_whose_line_another_plan_changes_joins_that_plan() -> None:
+    plan_edit = Edit(file="a.py", start_line=10, end_line=10, old="    wp.set_module_options({})\n", new="")
+    kw = {"severity": "low", "confidence": "high"}
+    g = Finding(mechanism="CS-9", title="g", fix="share", edits=[plan_edit], applicability="review", review="r", **kw)
+    f = Finding(mechanism="CS-3", title="f", fix="move it", applicability="manual", review="decide",
+                locations=[Location(file="a.py", line=10)], **kw)
+    other = Finding(mechanism="CS-2", title="o", fix="x", applicability="manual",
+                    locations=[Location(file="a.py", line=3)], **kw)
+    join_plans([g, f, other])
+    assert f.edits == g.edits and f.plan_with == "CS-9" and f.applicability == "review"
+    assert "one plan with CS-9" in f.review and "decide" in f.review
+    assert not other.edits and other.plan_with is None
+
+
+def test_a_plan_names_its_failed_step_and_orders_its_edits() -> None:
+    a = Edit(file="a.py", start_line=5, end_line=4, new="x\n")
+    b = Edit(file="a.py", start_line=1, end_line=0, new="y\n")
+    plan = Plan().add(Step(what="module", edits=[a], done="share")).add(Step(what="create at import", edits=[b],
+                                                                            done="create", review=["check"]))
+    assert plan.edits == [b, a] and plan.applicability == "review" and plan.summary == "create; then share"
+    plan.add(failed("option", "the call computes its options"))
+    assert plan.edits == [] and plan.applicability == "manual" and plan.why_not.startswith("option: ")
+
+
+def test_a_kernel_reading_what_its_loop_changes_is_not_hoisted(tmp_path: Path) -> None:
+    root = _write(tmp_path / "p", {"app.py": """\
+        import warp as wp
+
+
+        def build_all():
+            out = []
+            for g in (1.0, 2.0):
+                @wp.kernel
+                def k(a: wp.array(dtype=float)):
+                    a[wp.tid()] = g
+
+                out.append(k)
+            return out
+    """})
+    s = scan(root)
+    (kdef,) = s.kernels
+    ctx = RuleContext(report=Report(command=["python", "app.py"], cwd=str(root), samples=1), scan=s, root=root,
+                      sources=SourceView(root))
+    h = hoist(ctx, kdef)
+    assert h.why_not and h.captures
