@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .models import (
     ApiCall,
@@ -71,7 +72,7 @@ class RunEvents:
         """Wall time of everything the hook added at exit (the replay and the rebuilds included)."""
         return self.exit_work_ms if self.exit_work_ms is not None else self.cuda_replay_ms
 
-    def totals(self) -> dict[str, float | None]:
+    def totals(self) -> dict[str, Any]:
         """The run's clocks, summed over its builds (ms): module work, native compile, codegen, headers; and the
         same on the building threads' CPU clocks where every build and header recorded one (else None)."""
         def cpu(values: list[float | None]) -> float | None:
@@ -85,7 +86,27 @@ class RunEvents:
             "module_cpu_ms": cpu([b.cpu_ms for b in self.builds]),
             "native_cpu_ms": cpu([b.native_cpu_ms for b in self.builds]),
             "pch_cpu_ms": cpu([p.cpu_ms for p in self.pch]),
+            "work": self.work(),
         }
+
+    def work(self) -> dict[str, list[float | None]]:
+        """Each compiled build and header of the run by what it built (a module's name, hash, device and block_dim;
+        a header's file name) -> [wall ms, CPU ms]: two runs that list the same key did that work identically, so a
+        comparison can leave it out of the clock it decides on."""
+        out: dict[str, list[float | None]] = {}
+        for b in self.builds:
+            if b.status != "compiled":
+                continue
+            key = f"{b.module}@{b.hash}@{b.device}@{b.block_dim}"
+            wall, cpu = out.get(key, [0.0, 0.0])
+            out[key] = [round((wall or 0.0) + b.ms, 3), None if cpu is None or b.cpu_ms is None
+                        else round(cpu + b.cpu_ms, 3)]
+        for h in self.pch:
+            key = "header:" + h.file.replace("\\", "/").rsplit("/", 1)[-1]
+            wall, cpu = out.get(key, [0.0, 0.0])
+            out[key] = [round((wall or 0.0) + h.ms, 3), None if cpu is None or h.cpu_ms is None
+                        else round(cpu + h.cpu_ms, 3)]
+        return out
 
     def count(self, status: str) -> int:
         return sum(1 for b in self.builds if b.status == status)

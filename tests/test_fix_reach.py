@@ -102,7 +102,8 @@ def test_an_engine_that_prints_its_own_elapsed_time_gets_its_proven_fix_written(
     text = main.read_text()
     text = text.replace("import numpy as np\n", "import time\n\nimport numpy as np\n", 1)
     text = text.replace("    wp.init()\n", "    started = time.perf_counter()\n    wp.init()\n", 1)
-    text = text.replace('    print(f"hits', '    print(f"elapsed {time.perf_counter() - started:.2f} s")\n    print(f"hits', 1)
+    elapsed = '    print(f"elapsed {time.perf_counter() - started:.2f} s")\n'
+    text = text.replace('    print(f"hits', elapsed + '    print(f"hits', 1)
     main.write_text(text)
     result, _diagnosis = run_fix([sys.executable, "-m", "contactsim"], root,
                                  FixOptions(wanted=["CS-6"], write=True, unsafe_fixes=True, max_rounds=4,

@@ -66,7 +66,8 @@ def _decide(c: Comparison, max_samples: int, min_pairs: int, pairs: int) -> Step
                 ClockDecision(name=k.name, outcome="counts", band_ms=k.band_ms, reason=f"judged on counts: {k.outcome}")
             )
             continue
-        d = stats.until_decided(k.before.values, k.after.values, k.band_ms or 0.0, max_samples, min_pairs=min_pairs)
+        b, a = (k.basis_before, k.basis_after) if k.basis_before and k.basis_after else (k.before, k.after)
+        d = stats.until_decided(b.values, a.values, k.band_ms or 0.0, max_samples, min_pairs=min_pairs)
         deciding.append(d)
         decisions.append(
             ClockDecision(

@@ -43,6 +43,7 @@ from ..models.comparison import (
     Structure,
 )
 from .equivalence import check_equivalence, module_hash_rows, structure
+from .same import identical_work
 
 TIMING_FLOOR_MS = 5.0  # below this baseline median, a percentage band is meaningless: judge on counts
 MIN_TIMING_SAMPLES = 3  # fewer per arm: a timed move counts only where the work changed the same way
@@ -65,6 +66,7 @@ def _judge_clock(
     counts_only: str = "",
     widen: float = 0.0,
     paired: bool = False,
+    basis: tuple[Stat, Stat] | None = None,
 ) -> Clock:
     c = Clock(name=name, title=CLOCK_TITLES[name], before=b, after=a)  # type: ignore[arg-type]
     c.counts_label = counts_label
@@ -106,7 +108,9 @@ def _judge_clock(
         )
     if bm > 0:
         c.delta_pct = 100.0 * c.delta_ms / bm
-    c.interval = _interval(b, a, paired, widen * abs(bm))
+    if basis is not None and len(basis[0].values) >= 2:
+        c.basis_before, c.basis_after = basis
+    c.interval = _interval(c.basis_before or b, c.basis_after or a, paired, widen * abs(bm))
     band_ms = c.band_ms
     if c.delta_ms < -band_ms:
         c.judged, c.outcome = "improved", "improved"
@@ -208,17 +212,24 @@ def _corrected(s: Stat, factor: float | None) -> Stat:
 
 def _clocks(before: Report, after: Report, st: Structure, floor: float, drift: Drift | None,
             paired: bool = False) -> list[Clock]:
-    """Every clock of the comparison, judged against its band; roles and decisiveness are set by `compare`."""
+    """Every clock of the comparison, judged against its band; roles and decisiveness are set by `compare`. A
+    paired compare decides its clocks with the work both arms did identically left out (`same.identical_work`)."""
+    same = identical_work(before, after) if paired else None
 
     def clock(name: str, b: Stat, a: Stat, counts: Count, label: str = "compiled events", counts_only: str = ""
               ) -> Clock:
         d = drift.cpu if drift is not None and name in CPU_CLOCKS else drift  # the CPU clocks drift on their own
         factor = d.factor if d is not None and d.trusted else None
         widen = (d.band_pct or 0.0) / 100.0 if factor else 0.0
+        basis = same.basis.get(name) if same is not None and not factor else None
         c = _judge_clock(
             name, b, _corrected(a, factor), counts_label=label, counts_before=counts.before,
             counts_after=counts.after, floor=floor, counts_only=counts_only, widen=widen, paired=paired,
+            basis=basis,
         )
+        if basis is not None and same is not None and c.basis_before is not None:
+            c.identical_ms = round(same.shares.get(name, 0.0), 3)
+            c.note = _join(c.note, same.note(name))
         if factor and a.values:
             c.drift_corrected, c.after_raw_median = True, stats.stat_median(a)
         return c

@@ -83,6 +83,11 @@ class Clock(_Model):
     drift_corrected: bool = False  # AFTER median divided by the drift factor (saved-report compares)
     after_raw_median: float | None = None  # the AFTER median as measured, before the drift correction
     interval: EffectInterval | None = None  # of after - before; None with one sample a side (no spread to go by)
+    # the per-sample values the interval and the stopping rule use when work both arms did identically was left
+    # out (probe/compare/same.py): the medians above stay those of the whole clock
+    basis_before: Stat | None = None
+    basis_after: Stat | None = None
+    identical_ms: float | None = None  # the median identical work left out of each run (before arm)
 
 
 class Drift(_Model):

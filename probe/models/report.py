@@ -394,6 +394,9 @@ class RunResult(_Model):
     native_cpu_ms: float | None = None  # of which native compile
     pch_cpu_ms: float | None = None  # the headers' share of their builds' thread CPU time
     exit_work_ms: float = 0.0  # wall time of the hook's own exit work (replay, rebuilds), taken out of wall_ms
+    # each compiled build and header by what it built ("module@hash@device@block_dim", "header:<file>") -> [wall ms,
+    # CPU ms]: what a comparison leaves out of its deciding clock where both arms did the same (probe/compare/same.py)
+    work: dict[str, list[float | None]] = Field(default_factory=dict)
     compiled: int = 0
     cached: int = 0
     errors: int = 0
