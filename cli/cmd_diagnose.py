@@ -79,7 +79,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     v.add_argument(
         "--verify-pairs", type=int, metavar="N",
-        help="exactly N samples per finding (default: until decided, 2 to 3 per finding)",
+        help="exactly N samples per finding (default: until its interval decides, 2 to --verify-max-pairs)",
+    )
+    v.add_argument(
+        "--verify-max-pairs", type=int, metavar="M", default=6,
+        help="with the default until-decided rule: stop a finding undecided after M pairs (default 6); each finding "
+        "says which happened",
     )
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=run)
@@ -169,7 +174,8 @@ def _verify(ns: argparse.Namespace, report, diagnosis, sample=None):  # type: ig
         raise UsageError(f"diagnose: --verify reruns the measured command, but its directory {clip_path(report.cwd)} "
                          "is gone")
     timeout = 900.0 if ns.timeout is None else ns.timeout
-    return verify(diagnosis, list(report.command), cwd, pairs=ns.verify_pairs, timeout_s=timeout,
+    return verify(diagnosis, list(report.command), cwd, pairs=ns.verify_pairs, max_pairs=ns.verify_max_pairs,
+                  timeout_s=timeout,
                   progress=progress_printer(ns.quiet), seed=sample, cuda_arch=ns.cuda_arch)
 
 
@@ -178,6 +184,8 @@ def run(ns: argparse.Namespace) -> int:
 
     if ns.verify_pairs is not None and ns.verify_pairs < 1:
         raise UsageError("diagnose: --verify-pairs must be at least 1")
+    if ns.verify_max_pairs < 2:
+        raise UsageError("diagnose: --verify-max-pairs must be at least 2")
     if ns.report:
         (report, diagnosis), sample = _from_report(ns), None
     else:

@@ -335,7 +335,7 @@ def _fill(c: CandidateFix, arm: Arm, engine: Engine, base: Arm, must_keep: list[
                     "its edits never ran; run fix from a checkout the interpreter does not import by path")
         return
     c.verdict, c.verdict_reason = comparison.verdict, comparison.reason
-    c.pairs, c.stopped_because = len(arm.samples), arm.stopped_because
+    c.pairs, c.stopped_because, c.decided = len(arm.samples), arm.stopped_because, arm.decided
     _clock_saving(c, comparison)
     c.behaviour = _behaviour(engine, base, arm, comparison, must_keep, timeout_s,
                              check_kept=comparison.verdict == "IMPROVED", edits=c.edits)

@@ -31,7 +31,7 @@ from .models.fix import CandidateFix
 
 ESTIMATE_CLOCK = "compile_cpu"  # where a comparison has no other: see `measured_saving`
 AGREE_SHARE = 0.25  # estimate within a quarter of the measurement (or within the band) counts as agreeing
-MIN_ROUNDS, MAX_ROUNDS = 2, 3  # per finding: the cost bound of issue 16 (at most ~12 runs for one fix)
+MIN_ROUNDS, MAX_ROUNDS = 2, 6  # per finding: until its interval decides, at most 6 pairs (the stated limit)
 
 
 def agreement(f: Finding, m: MeasuredSaving, applied: dict[str, str] | None = None) -> str:
@@ -81,6 +81,7 @@ def measured_saving(f: Finding, c: CandidateFix) -> MeasuredSaving:
         settings=dict(f.experiment or {}), clock=clock, saving_ms=c.saving_ms, band_ms=c.band_ms,
         saving_low_ms=c.saving_low_ms, saving_high_ms=c.saving_high_ms,
         compile_elapsed_saving_ms=_saving(c, "compile_elapsed")[0], verdict=c.verdict or "", pairs=c.pairs,
+        decided=c.decided, stopped_because=c.stopped_because,
     )
     m.agreement = agreement(f, m)
     return m
@@ -105,6 +106,7 @@ def verify(
     cwd: Path,
     *,
     pairs: int | None = None,
+    max_pairs: int = MAX_ROUNDS,
     timeout_s: float = 900.0,
     progress: Callable[[str], None] | None = None,
     cancel: threading.Event | None = None,
@@ -114,7 +116,7 @@ def verify(
 ) -> Diagnosis:
     """Measure every finding that has an edit or a setting (one shared baseline); withdraw the ones that fail."""
     options = FixOptions(write=False, combine=False, settings_arms=True, rounds=pairs, until_decided=pairs is None,
-                         min_rounds=MIN_ROUNDS, max_rounds=MAX_ROUNDS, timeout_s=timeout_s)
+                         min_rounds=min(MIN_ROUNDS, max_pairs), max_rounds=max_pairs, timeout_s=timeout_s)
     result, _ = run_fix(command, cwd, options, diagnosis=diagnosis, progress=progress, cancel=cancel, seed=seed,
                         engine=engine, source=Path(diagnosis.source_root) if diagnosis.source_root else None,
                         cuda_arch=cuda_arch)

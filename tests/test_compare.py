@@ -608,7 +608,7 @@ def test_until_decided_noisy_runs_to_max_and_says_so(tmp_path):
     mock = MockExecutor({"A": {"elapsed": noisy_a}, "B": {"elapsed": noisy_b}})
     c, _ = _run(mock, tmp_path, until_decided=True, max_samples=6)
     assert c.interleaved.pairs == 6 and c.interleaved.decided is False
-    assert "max-samples 6" in c.interleaved.stopped_because
+    assert "the limit of 6 pairs" in c.interleaved.stopped_because
     assert codes(c) == [WarningCode.NOT_SETTLED] and c.interleaved.settled is None
     assert c.verdict == "INCONCLUSIVE"
 

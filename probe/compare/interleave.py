@@ -84,7 +84,8 @@ def _decide(c: Comparison, max_samples: int, min_pairs: int, pairs: int) -> Step
     if settled is not None:
         return Step(True, True, f"the verdict settled as {settled} after {pairs} pairs", settled, decisions)
     if pairs >= max_samples:
-        return Step(True, False, f"reached --max-samples {max_samples} before the verdict settled", None, decisions)
+        return Step(True, False, f"reached the limit of {max_samples} pairs before the verdict settled", None,
+                    decisions)
     return Step(False, False, "", None, decisions)
 
 

@@ -88,6 +88,8 @@ class MeasuredSaving(_Model):
     compile_elapsed_saving_ms: float | None = None  # what the user waits for, for reference
     verdict: str = ""  # the comparison's verdict
     pairs: int = 0
+    decided: bool | None = None  # the interval decided before the limit (False: stopped at the limit; None: fixed N)
+    stopped_because: str = ""  # which: the verdict settled after N pairs, or the limit of M pairs was reached
     agreement: str = ""  # how the estimate compares with the measurement, and why they differ when they do
 
 

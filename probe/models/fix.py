@@ -97,6 +97,7 @@ class CandidateFix(_Model):
     estimated_saving_ms: float | None = None
     pairs: int = 0  # samples of this arm (each a cold and a warm run)
     stopped_because: str = ""
+    decided: bool | None = None  # its interval decided before the limit (False: the limit was reached; None: --pairs N)
     behaviour: Behaviour | None = None
     improved: bool = False  # verdict IMPROVED and behaviour kept: what --write may apply
 

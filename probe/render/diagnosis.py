@@ -10,6 +10,7 @@ import ast
 import textwrap
 
 from ..fmt import fmt_ms, pch_count, plural, warp_text
+from ..models.clocks import CLOCK_TITLES
 from ..models.diagnosis import Diagnosis, Finding, HashChange, MeasuredSaving
 
 # ---------------------------------------------------------------------------------------------- hash changes
@@ -102,7 +103,7 @@ def _finding_lines(i: int, f: Finding) -> list[str]:
     head = f"{i}. {f.mechanism}  {f.title}"
     out = [head, f"   {f.severity} severity, {f.confidence} confidence"]
     if f.estimated_saving_ms is not None:
-        clock = " of CPU time" if f.saving_clock == "compile_cpu" else ""
+        clock = f" on {clock_title(f.saving_clock or 'compile_elapsed')}"
         out += _wrap(f"~{fmt_ms(f.estimated_saving_ms)}{clock} ({f.saving_basis})", "   ", "saving   ")
     elif f.saving_basis:
         out += _wrap(f.saving_basis, "   ", "saving   ")
@@ -112,7 +113,8 @@ def _finding_lines(i: int, f: Finding) -> list[str]:
         tried = ", ".join(f"{k}={v!r}" for k, v in m.settings.items()) if not f.edits else "its edit on a copy"
         if m.verdict and m.verdict != "IMPROVED":
             got = f"no effect ({got})"
-        out += _wrap(f"{got} on {m.clock.replace('_', ' ')} with {tried}: {m.verdict} over {m.pairs} pairs; "
+        stop = f" ({m.stopped_because})" if m.stopped_because else ""
+        out += _wrap(f"{got} on {clock_title(m.clock)} with {tried}: {m.verdict} over {m.pairs} pairs{stop}; "
                      f"{m.agreement}", "   ", "measured ")
     elif f.experiment:
         tried = " ".join(f"--set {k}={v!r}" for k, v in f.experiment.items())
@@ -194,3 +196,8 @@ def render_text(d: Diagnosis) -> str:
         lines += ["", "Warnings:"]
         lines += [ln for w in d.warnings for ln in _wrap(w.message, "  ", "- ")]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def clock_title(name: str) -> str:
+    """A clock as every line names it ("compile CPU"), so an estimate and its measurement read alike."""
+    return CLOCK_TITLES.get(name, name.replace("_", " "))  # type: ignore[call-overload]

@@ -22,16 +22,16 @@ def _measured(c: CandidateFix) -> str:
             band = f" (95% interval {fmt_ms(c.saving_low_ms)} to {fmt_ms(c.saving_high_ms)})"
         pct = f" ({abs(c.saving_pct):.1f}%)" if c.saving_pct is not None else ""
         if c.saving_ms >= 0:
-            parts.append(f"saves {fmt_ms(c.saving_ms)}{pct} on {c.clock}{band}")
+            parts.append(f"saves {fmt_ms(c.saving_ms)}{pct} on {_title(c.clock)}{band}")
         else:
-            parts.append(f"costs {fmt_ms(-c.saving_ms)}{pct} more on {c.clock}{band}")
+            parts.append(f"costs {fmt_ms(-c.saving_ms)}{pct} more on {_title(c.clock)}{band}")
     moved = [k for k in c.savings
              if k.outcome == "improved" and k.decisive and k.name != c.clock and k.saving_ms is not None]
     if moved:
         parts.append("beyond its band on " + ", ".join(f"{k.name} ({fmt_ms(k.saving_ms)}{_iv(k)})" for k in moved))
     if c.estimated_saving_ms is not None:
         parts.append(f"estimated {fmt_ms(c.estimated_saving_ms)}")
-    parts.append(f"{c.pairs} sample(s)")
+    parts.append(f"{c.pairs} sample(s)" + (f" ({c.stopped_because})" if c.stopped_because else ""))
     if c.behaviour is not None:
         parts.append("behaviour kept" if c.behaviour.ok else f"behaviour NOT kept ({c.behaviour.note})")
     return "; ".join(parts)
@@ -91,3 +91,10 @@ def render_fix(r: FixResult, show_diff: bool = True) -> str:
                    "--unsafe-fixes adds those rated review)")
     out += [f"held back: {h.reason}" for h in r.held_back]
     return "\n".join(out).rstrip() + "\n"
+
+
+def _title(clock: str | None) -> str:
+    """A clock as the diagnosis names it too ("compile CPU"), so estimates and measurements read alike."""
+    from ..models.clocks import CLOCK_TITLES
+
+    return CLOCK_TITLES.get(clock or "", (clock or "").replace("_", " "))  # type: ignore[call-overload]
