@@ -14,6 +14,7 @@ from .models import (
     CudaConcurrent,
     CudaReplay,
     HookInfo,
+    KernelCreation,
     KernelInfo,
     Launch,
     ModuleCreation,
@@ -42,6 +43,7 @@ class RunEvents:
     launches_truncated: bool = False
     calls: list[ApiCall] = field(default_factory=list)
     module_creations: list[ModuleCreation] = field(default_factory=list)
+    kernel_creations: list[KernelCreation] = field(default_factory=list)
     config_at_import: dict[str, str] = field(default_factory=dict)
     experiment: dict[str, str] = field(default_factory=dict)  # setting -> applied / unsupported (try)
     tapes: list[Site] = field(default_factory=list)  # where a wp.Tape was first created (per call site)
@@ -268,6 +270,15 @@ def parse_lines(lines: list[str]) -> RunEvents:
                     module=str(e.get("module", "")),
                     options={str(k): str(v) for k, v in (e.get("options") or {}).items()},
                     site=_site(e.get("site")),
+                    start_ms=float(e.get("t_ms", 0.0)),
+                )
+            )
+        elif kind == "kernel_created":
+            run.kernel_creations.append(
+                KernelCreation(
+                    key=str(e.get("key", "")), module=str(e.get("module", "")), file=str(e.get("file", "")),
+                    line=int(e.get("line", 0) or 0), function=str(e.get("function", "")),
+                    args={str(k): v for k, v in (e.get("args") or {}).items() if isinstance(v, dict)},
                     start_ms=float(e.get("t_ms", 0.0)),
                 )
             )

@@ -79,7 +79,8 @@ def plan(diagnosis: Diagnosis, wanted: Sequence[str] | None = None, settings_arm
             c.reason = "the change is the library's: measured on a patched scratch copy of it, never written"
         else:
             c.reason = no_edit_reason(f)
-        same = next((o for o in out if o.status == "measured" and o.edits == c.edits), None) if f.plan_with else None
+        same = next((o for o in out if o.status == "measured" and o.edits == c.edits
+                     and (f.plan_with or o.mechanisms == c.mechanisms)), None)
         if c.status == "measured" and same is not None:  # one plan (composition.join_plans): measured once
             c.status = "skipped"
             c.reason = f"one plan with {same.key}: the same edits, measured and written as {same.key}"

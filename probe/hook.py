@@ -1,12 +1,11 @@
 """warp-compile build hook, injected into the measured process as `sitecustomize`.
 
-It runs inside the user's interpreter (Python >= 3.9, any warp-lang >= 1.10): standard library only, no
-imports from warp-compile. It does nothing unless WARP_COMPILE_EVENTS names an output file. When `warp` is
-imported it wraps Warp's module-load path and writes one JSON line per event (module builds, PCH builds,
-launches, cache calls). Every wrapper passes arguments and results through untouched and swallows its own
-errors (recorded as `hook_error` events), so the app computes exactly what it would without the hook.
-Functions that inspect their caller's frame (launch, load_module, set_module_options, decorators) are never
-wrapped; launches are observed from `ModuleExec.get_kernel_hooks`, which `launch` calls with its frame live.
+It runs inside the user's interpreter (Python >= 3.9, any warp-lang >= 1.10): standard library only, no imports from
+warp-compile. It does nothing unless WARP_COMPILE_EVENTS names an output file. When `warp` is imported it wraps Warp's
+module-load path and writes one JSON line per event (module builds, PCH builds, launches, cache calls, kernels made).
+Every wrapper passes arguments and results through untouched and swallows its own errors (`hook_error` events), so
+the app computes exactly what it would without the hook. Functions that inspect their caller's frame (launch,
+load_module, set_module_options, decorators) are never wrapped; launches are seen from `ModuleExec.get_kernel_hooks`.
 """
 
 import atexit
@@ -22,9 +21,7 @@ _OUT = os.environ.get("WARP_COMPILE_EVENTS")
 _MAX_LAUNCH_RECORDS = int(os.environ.get("WARP_COMPILE_MAX_LAUNCHES", "20000"))
 _T0 = time.perf_counter()
 _HERE = os.path.dirname(os.path.abspath(__file__))
-_lock = threading.RLock()
-_fd = None
-_seq = [0]
+_lock, _fd, _seq = threading.RLock(), None, [0]
 _state = {
     "installed": False, "warp_dir": None, "in_clear": 0, "errors_reported": set(), "bulk_origin": None,
     "overflow": itertools.count(1),  # launches of signatures beyond _MAX_LAUNCH_RECORDS
@@ -54,6 +51,7 @@ def _load_companion(name, module):
 
 _reach = _load_companion("hook_reach.py", "_warp_compile_hook_reach") if _OUT else None
 _clocks = _load_companion("hook_clocks.py", "_warp_compile_hook_clocks") if _OUT else None
+_kernels = _load_companion("hook_kernels.py", "_warp_compile_hook_kernels") if _OUT else None
 _cpu = _clocks.thread_cpu if _clocks is not None else (lambda: None)
 _EXPERIMENT = _reach.read_experiment() if _reach is not None else {}
 
@@ -625,10 +623,10 @@ def _dtype_name(a):
 
 
 def _make_hooks_wrapper(orig):
-    """Count launches by a cheap signature: the kernel hooks Warp returns (one per kernel and module exec), the
-    calling code object and its bytecode offset. Only the first launch of a signature reads `launch`'s locals
-    (dim, dtypes, ...: microseconds); repeats cost a frame lookup, a tuple, a dict lookup and a counter step.
-    Later launches from the same call site with other dims (or adjoint flag) count into that first record."""
+    """Count launches by a cheap signature: the hooks Warp returns (one per compiled kernel and exec), the kernel
+    (versions with identical code share hooks), the calling code and its offset. Only a signature's first launch
+    reads `launch`'s locals (dim, dtypes: microseconds); repeats cost a frame lookup, a tuple, a dict lookup and a
+    counter step. Later launches of it with other dims (or adjoint flag) count into that first record."""
     counters = _launch_counters
     getframe = sys._getframe
 
@@ -638,7 +636,7 @@ def _make_hooks_wrapper(orig):
             result = orig(self, kernel)
             try:
                 caller = getframe(2)
-                sig = (id(result), id(caller.f_code), caller.f_lasti)
+                sig = (id(result), id(kernel), id(caller.f_code), caller.f_lasti)
                 counter = counters.get(sig)
                 if counter is None:
                     _first_launch(sig, getframe(1), kernel, self, result)
@@ -662,10 +660,8 @@ def _make_hooks_wrapper(orig):
 
 
 def _norm_dim(dim):
-    if isinstance(dim, int):
-        return [dim]
     try:
-        return [int(d) for d in dim] if hasattr(dim, "__iter__") else [int(dim)]
+        return [dim] if isinstance(dim, int) else [int(d) for d in dim] if hasattr(dim, "__iter__") else [int(dim)]
     except Exception:
         return []
 
@@ -675,7 +671,7 @@ _IGNORED = itertools.repeat(0)  # counter of a signature that is not a `wp.launc
 
 def _count_launch(frame, kernel, exec_, result):
     caller = frame.f_back
-    sig = (id(result), id(caller.f_code), caller.f_lasti)
+    sig = (id(result), id(kernel), id(caller.f_code), caller.f_lasti)
     counter = _launch_counters.get(sig)
     if counter is None:
         _first_launch(sig, frame, kernel, exec_, result)
@@ -904,6 +900,9 @@ def _install(warp_mod):
         _patch(targets, "launch", getattr(ctx, "ModuleExec", None), "get_kernel_hooks", _make_hooks_wrapper,
                "wrapped:ModuleExec.get_kernel_hooks")
         _patch(targets, "module_created", Module, "__init__", _make_module_init_wrapper)
+        if _kernels is not None:  # which call made each kernel, with its arguments (hook_kernels.py)
+            _patch(targets, "kernel_created", getattr(ctx, "Kernel", None), "__init__",
+                   lambda f: _kernels.creation_wrapper(f, _user_site, _emit, _hook_error, _state))
         _patch(targets, "Module.unload", Module, "unload", _make_unload_wrapper)
         tape = getattr(warp_mod, "Tape", None)
         if _reach is not None and isinstance(tape, type) and "__init__" in tape.__dict__:

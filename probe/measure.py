@@ -379,6 +379,7 @@ def build_report(
         report.tapes = ev.tapes
         report.imported_files = ev.imported_files
         report.module_creations = ev.module_creations
+        report.kernel_creations = ev.kernel_creations
         report.hook = ev.hook
         report.overlap_factor = _overlap(ev.builds)
         report.cuda_builds, report.cuda_concurrent = ev.cuda_builds, ev.cuda_concurrent

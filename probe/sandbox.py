@@ -184,7 +184,7 @@ class Sandbox:
         for d in (self.warp_cache, self.warp_root, self.cuda_cache, self.tmp, self.hook_dir):
             d.mkdir()
         write_hook(self.hook_dir)
-        for name in ("hook_reach.py", "hook_clocks.py"):  # loaded by path in every run (try, reach, CPU clocks)
+        for name in ("hook_reach.py", "hook_clocks.py", "hook_kernels.py"):  # loaded by path in every run
             write_hook(self.hook_dir, name, name)
         # only --cuda-arch and diagnose's rebuilds load these: their source is enough (compiling them would cost
         # every other measurement)

@@ -191,6 +191,22 @@ class ModuleCreation(_Model):
     start_ms: float = 0.0
 
 
+class KernelCreation(_Model):
+    """One kernel made by the app (hook_kernels.py): where, by which function, with that call's arguments.
+
+    `args` maps each parameter of the making function to its value as source can write it: {"kind": "int" |
+    "float" | "bool" | "str" | "none", "text": "4"}, {"kind": "type" | "function", "module": ..., "name": ...},
+    {"kind": "tuple", "items": [...]}, or {"kind": "other", "type": "ndarray"} (a value no source can write)."""
+
+    key: str
+    module: str = ""  # the Warp module the kernel joined
+    file: str = ""
+    line: int = 0  # the line of the making function that ran the decorator
+    function: str = ""  # that function's qualname ("<module>" at import)
+    args: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    start_ms: float = 0.0
+
+
 class CacheFacts(_Model):
     cache_kernels: bool | None = None
     kernel_cache_dir: str | None = None
@@ -479,6 +495,7 @@ class Report(_Model):
     imported_files: list[str] = Field(default_factory=list)  # module files it imported (not stdlib, not Warp)
     entry: EntryPoint | None = None  # where the command enters Python, resolved when measuring
     module_creations: list[ModuleCreation] = Field(default_factory=list)
+    kernel_creations: list[KernelCreation] = Field(default_factory=list)  # reference sample's cold run
     sample_results: list[SampleResult] = Field(default_factory=list)
     warnings: list[Warn] = Field(default_factory=list)
     hook: HookInfo = Field(default_factory=HookInfo)

@@ -115,14 +115,81 @@ def carry(expr: ast.expr, caller: ast.Module | None, home: _Home, same_file: boo
 
 
 def _loop_items(tree: ast.Module, call_line: int, name: str) -> list[ast.expr] | None:
-    """The items of a `for name in (a, b, ...)` around the call at `call_line`, when the loop is over a literal
-    tuple or list; None when there is no such loop."""
+    """The items of a `for name in (a, b, ...)` (or `for name, other in ((a, x), (b, y))`) around the call at
+    `call_line`, when the loop is over a literal tuple or list; None when there is no such loop."""
     for n in ast.walk(tree):
-        if (isinstance(n, ast.For) and isinstance(n.target, ast.Name) and n.target.id == name
-                and n.lineno <= call_line <= (n.end_lineno or n.lineno)
+        if not (isinstance(n, ast.For) and n.lineno <= call_line <= (n.end_lineno or n.lineno)
                 and isinstance(n.iter, (ast.Tuple, ast.List))):
+            continue
+        if isinstance(n.target, ast.Name) and n.target.id == name:
             return list(n.iter.elts)
+        if isinstance(n.target, ast.Tuple):
+            at = next((i for i, t in enumerate(n.target.elts) if isinstance(t, ast.Name) and t.id == name), None)
+            rows = n.iter.elts
+            if at is not None and all(isinstance(r, (ast.Tuple, ast.List)) and len(r.elts) == len(n.target.elts)
+                                      for r in rows):
+                return [r.elts[at] for r in rows]  # type: ignore[attr-defined]
     return None
+
+
+def render(value: dict, home: _Home, ctx: Project) -> str | None:
+    """A recorded argument (hook_kernels.encode) as source the factory's file can write, or None."""
+    kind = value.get("kind")
+    if kind in ("int", "float", "bool", "str", "none"):
+        return str(value.get("text"))
+    if kind == "tuple":
+        items = [render(v, home, ctx) for v in value.get("items", [])]
+        if any(i is None for i in items):
+            return None
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"  # type: ignore[arg-type]
+    module, name = str(value.get("module", "")), str(value.get("name", ""))
+    if kind in ("type", "function") and module and name and "<" not in name:
+        alias = next((a for a, m in home.modules.items() if m == module), None)
+        if alias is not None:
+            return f"{alias}.{name}"
+        info = ctx.scan.module_of_file(home.file) if ctx.scan is not None else None
+        if info is not None and module in (info.name, info.main_alias) and name in home.bound:
+            return name  # a function of the factory's own file
+        imported = [i for i in (ctx.scan.imports_in(home.file) if ctx.scan is not None else [])
+                    if i.scope == "module" and i.module == module and i.names]
+        if imported:  # `from pkg import mod` binds the module under a name of this file
+            return f"{imported[0].names[0]}.{name}"
+    return None
+
+
+def _recorded(ctx: Project, factory: str, node: ast.FunctionDef, home: _Home) -> list[str] | str:
+    """The argument lists of the calls the run recorded making this factory's kernels (hook_kernels.py), written
+    as the factory's file can write them: a parameter the call left at its default is left out."""
+    made = [c for c in ctx.report.kernel_creations if c.function == factory and ctx.rel(c.file) == home.file]
+    if not made:
+        return f"the run recorded no call of {factory}()"
+    args = node.args
+    positional = [*args.posonlyargs, *args.args]
+    defaults = dict(zip([a.arg for a in positional][len(positional) - len(args.defaults):], args.defaults,
+                        strict=True))
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None})
+    forms: list[str] = []
+    for c in made:
+        texts: list[str] = []
+        skipped = False
+        for a in [*positional, *args.kwonlyargs]:
+            value = c.args.get(a.arg)
+            if value is None:
+                return f"the run did not record {factory}()'s argument {a.arg}"
+            text = render(value, home, ctx)
+            default = defaults.get(a.arg)
+            if default is not None and text is not None and text == ast.unparse(default):
+                skipped = True  # left at its default: the call in the source passes nothing
+                continue
+            if text is None:
+                shown = value.get("type") or value.get("name") or value.get("kind")
+                return f"{factory}() was called with {a.arg} = a {shown}, which source at import cannot name"
+            if skipped or a in args.kwonlyargs:
+                texts.append(f"{a.arg}={text}")
+            else:
+                texts.append(text)
+        forms.append(", ".join(texts))
+    return list(dict.fromkeys(forms))
 
 
 def home_of(ctx: Project, file: str, tree: ast.Module) -> _Home:
@@ -186,16 +253,26 @@ def made_at_import(ctx: Project, defs: list[KernelDef], calls: list[FactoryCallF
             return failed(STEP, f"the factory {factory}() of {k.name} was not found at module scope of {k.file}")
         home = home_of(ctx, k.file, src[1])
         mine = [c for c in calls if c.factory == factory and c.factory_file == k.file]
-        if not mine:
-            return failed(STEP, f"no call of {factory}() was found in the scanned sources")
         forms: list[str] = []
         need = node.end_lineno or node.lineno
+        why = "" if mine else f"no call of {factory}() was found in the scanned sources"
         for c in mine:
             got = _versions(ctx, c, home)
             if isinstance(got, str):
-                return failed(STEP, got)
+                why, forms = got, []
+                break
             forms += got[0]
             need = max(need, got[1])
+        if why:  # the source does not show the versions: the ones this run made, from its record
+            rec = _recorded(ctx, factory, node, home)
+            if isinstance(rec, str):
+                return failed(STEP, f"{why}; {rec}")
+            forms = rec
+            need = max(need, max((syntax.module_bindings(src[1]).get(n, 0) for f in rec
+                                  for n in syntax.read_names(ast.parse(f"f({f})", mode="eval"))), default=0))
+            step.review.append(f"{factory}()'s versions are the ones this run made ({', '.join(rec[:4])}); the "
+                               f"source does not show them fixed ({why}): a run with other values builds those "
+                               "after the module loaded, as before")
         versions = list(dict.fromkeys(f"{factory}({a})" for a in forms))
         wanted = (versions_made or {}).get(factory)
         if wanted is not None and wanted > len(versions):

@@ -1,0 +1,87 @@
+"""warp-compile hook companion: which call made each kernel, with which arguments, when, into which module.
+
+Copied by the sandbox next to the injected `sitecustomize` (probe/hook.py) and loaded by path; like the hook it
+runs in the user's interpreter (Python >= 3.9): standard library only, no warp-compile imports, errors swallowed,
+and it changes nothing the app does (it reads the creating frame's arguments, never calls or keeps them).
+
+A kernel made inside a function (a factory, a method) is a version of that function's call. Recording the call's
+arguments at the moment the kernel is created tells the transformation layer the versions the run made, so a plan
+can create exactly those at import. Only values that can be written back as source are kept as such (numbers,
+strings, None, bools, Warp and NumPy types, module-level functions, tuples of those); anything else is recorded by
+its type name, which tells the plan that argument cannot be written at import.
+"""
+
+import sys
+
+_MAX_EVENTS = 2000
+
+
+def encode(value, depth=0):
+    """A value as {"kind", "text"}: text is source a file can name it by (`float32` of `warp`, `4`, `'dense'`)."""
+    try:
+        if value is None or isinstance(value, (bool, int, float, str)):
+            text = repr(value)
+            return {"kind": type(value).__name__ if value is not None else "none", "text": text[:200]}
+        if isinstance(value, tuple) and depth < 2 and len(value) <= 8:
+            parts = [encode(v, depth + 1) for v in value]
+            if all(p["kind"] != "other" for p in parts):
+                return {"kind": "tuple", "items": parts}
+        if isinstance(value, type):
+            mod = getattr(value, "__module__", "") or ""
+            name = getattr(value, "__qualname__", value.__name__)
+            # the name a user writes it by: `wp.float32` / `np.float64` when the package exports it as such
+            for top in ("warp", "numpy"):
+                if mod.split(".")[0] == top and getattr(sys.modules.get(top), value.__name__, None) is value:
+                    return {"kind": "type", "module": top, "name": value.__name__}
+            return {"kind": "type", "module": mod, "name": name}
+        key = getattr(value, "key", None)
+        func = getattr(value, "func", None)
+        if key is not None and callable(func):  # a wp.func: name the Python function it was made from
+            return {"kind": "function", "module": getattr(func, "__module__", ""),
+                    "name": getattr(func, "__qualname__", getattr(func, "__name__", ""))}
+        if callable(value) and hasattr(value, "__qualname__") and hasattr(value, "__module__"):
+            return {"kind": "function", "module": value.__module__ or "", "name": value.__qualname__}
+    except Exception:
+        pass
+    return {"kind": "other", "type": type(value).__name__}
+
+
+def _arguments(frame):
+    code = frame.f_code
+    names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+    loc = frame.f_locals
+    return {n: encode(loc[n]) for n in names if n in loc}
+
+
+def creation_wrapper(orig, user_site, emit, hook_error, state):
+    """Wrap Kernel.__init__: after the kernel exists, emit where it was made and the making call's arguments."""
+
+    def __init__(self, *args, **kwargs):
+        orig(self, *args, **kwargs)
+        try:
+            if state.get("kernel_events", 0) >= _MAX_EVENTS:
+                return
+            frame = sys._getframe(1)
+            wd = state.get("warp_dir") or ""
+            while frame is not None and wd and frame.f_code.co_filename.startswith(wd):
+                frame = frame.f_back  # through warp's own decorator frames to the code that made the kernel
+            if frame is None:
+                return
+            code = frame.f_code
+            module = getattr(self, "module", None)
+            event = {
+                "key": str(getattr(self, "key", "")),
+                "module": str(getattr(module, "name", "")),
+                "file": code.co_filename,
+                "line": frame.f_lineno,
+                "function": getattr(code, "co_qualname", code.co_name),
+                "args": _arguments(frame) if code.co_name != "<module>" else {},
+            }
+            state["kernel_events"] = state.get("kernel_events", 0) + 1
+            emit("kernel_created", event)
+        except Exception as exc:
+            hook_error("kernel_created", exc)
+
+    __init__.__warp_compile_hook__ = True
+    __init__.__wrapped__ = orig
+    return __init__
