@@ -279,6 +279,9 @@ def parse_lines(lines: list[str]) -> RunEvents:
                     key=str(e.get("key", "")), module=str(e.get("module", "")), file=str(e.get("file", "")),
                     line=int(e.get("line", 0) or 0), function=str(e.get("function", "")),
                     args={str(k): v for k, v in (e.get("args") or {}).items() if isinstance(v, dict)},
+                    at_import=bool(e.get("at_import")), caller=_site(e.get("caller")),
+                    made_by=str(e.get("made_by", "kernel")), signature=str(e.get("signature", "")),
+                    outer=[f for f in (e.get("outer") or []) if isinstance(f, dict)],
                     start_ms=float(e.get("t_ms", 0.0)),
                 )
             )

@@ -900,9 +900,10 @@ def _install(warp_mod):
         _patch(targets, "launch", getattr(ctx, "ModuleExec", None), "get_kernel_hooks", _make_hooks_wrapper,
                "wrapped:ModuleExec.get_kernel_hooks")
         _patch(targets, "module_created", Module, "__init__", _make_module_init_wrapper)
-        if _kernels is not None:  # which call made each kernel, with its arguments (hook_kernels.py)
-            _patch(targets, "kernel_created", getattr(ctx, "Kernel", None), "__init__",
-                   lambda f: _kernels.creation_wrapper(f, _user_site, _emit, _hook_error, _state))
+        if _kernels is not None:  # which calls made each kernel or instance, with their arguments (hook_kernels.py)
+            K, s = getattr(ctx, "Kernel", None), (_emit, _hook_error, _state)
+            _patch(targets, "kernel_created", K, "__init__", lambda f: _kernels.creation_wrapper(f, _user_site, *s))
+            _patch(targets, "overload_created", K, "add_overload", lambda f: _kernels.overload_wrapper(f, *s))
         _patch(targets, "Module.unload", Module, "unload", _make_unload_wrapper)
         tape = getattr(warp_mod, "Tape", None)
         if _reach is not None and isinstance(tape, type) and "__init__" in tape.__dict__:

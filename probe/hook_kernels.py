@@ -53,35 +53,82 @@ def _arguments(frame):
     return {n: encode(loc[n]) for n in names if n in loc}
 
 
+def _at_import(frame):
+    """The call ran while a module was being imported: up from `frame`, a module body before any function body."""
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "<module>":
+            return frame.f_globals.get("__name__") != "__main__"  # the entry script's body is the run, not import
+        if code.co_flags & 0x02:  # CO_NEWLOCALS: a function's body (a class body has none)
+            return False
+        frame = frame.f_back
+    return False
+
+
+def _user_frames(frame, wd, depth=4):
+    """Up to `depth` frames of the app's own code, innermost first, from `frame` up (warp's frames skipped)."""
+    out = []
+    while frame is not None and len(out) < depth:
+        code = frame.f_code
+        if not (wd and code.co_filename.startswith(wd)) and "importlib" not in code.co_filename:
+            entry = {"file": code.co_filename, "line": frame.f_lineno,
+                     "function": getattr(code, "co_qualname", code.co_name)}
+            if code.co_name != "<module>":
+                entry["args"] = _arguments(frame)
+                entry["at_import"] = _at_import(frame.f_back)
+            else:
+                entry["at_import"] = frame.f_globals.get("__name__") != "__main__"
+            out.append(entry)
+            if code.co_name == "<module>":
+                break
+        frame = frame.f_back
+    return out
+
+
+def _record(kind, kernel, frames, emit, state, extra=None):
+    if state.get("kernel_events", 0) >= _MAX_EVENTS or not frames:
+        return
+    first = frames[0]
+    module = getattr(kernel, "module", None)
+    event = {"key": str(getattr(kernel, "key", "")), "module": str(getattr(module, "name", "")),
+             "file": first["file"], "line": first["line"], "function": first["function"],
+             "args": first.get("args", {}), "at_import": first.get("at_import", False), "made_by": kind,
+             "outer": frames[1:]}
+    if len(frames) > 1:
+        event["caller"] = {k: frames[1][k] for k in ("file", "line", "function")}
+    event.update(extra or {})
+    state["kernel_events"] = state.get("kernel_events", 0) + 1
+    emit("kernel_created", event)
+
+
 def creation_wrapper(orig, user_site, emit, hook_error, state):
-    """Wrap Kernel.__init__: after the kernel exists, emit where it was made and the making call's arguments."""
+    """Wrap Kernel.__init__: after the kernel exists, emit the app's frames that made it, with their arguments."""
 
     def __init__(self, *args, **kwargs):
         orig(self, *args, **kwargs)
         try:
-            if state.get("kernel_events", 0) >= _MAX_EVENTS:
-                return
-            frame = sys._getframe(1)
-            wd = state.get("warp_dir") or ""
-            while frame is not None and wd and frame.f_code.co_filename.startswith(wd):
-                frame = frame.f_back  # through warp's own decorator frames to the code that made the kernel
-            if frame is None:
-                return
-            code = frame.f_code
-            module = getattr(self, "module", None)
-            event = {
-                "key": str(getattr(self, "key", "")),
-                "module": str(getattr(module, "name", "")),
-                "file": code.co_filename,
-                "line": frame.f_lineno,
-                "function": getattr(code, "co_qualname", code.co_name),
-                "args": _arguments(frame) if code.co_name != "<module>" else {},
-            }
-            state["kernel_events"] = state.get("kernel_events", 0) + 1
-            emit("kernel_created", event)
+            _record("kernel", self, _user_frames(sys._getframe(1), state.get("warp_dir") or ""), emit, state)
         except Exception as exc:
             hook_error("kernel_created", exc)
 
     __init__.__warp_compile_hook__ = True
     __init__.__wrapped__ = orig
     return __init__
+
+
+def overload_wrapper(orig, emit, hook_error, state):
+    """Wrap Kernel.add_overload: a generic kernel's instance registered (wp.overload) or inferred at a launch."""
+
+    def add_overload(self, *args, **kwargs):
+        result = orig(self, *args, **kwargs)
+        try:
+            frames = _user_frames(sys._getframe(1), state.get("warp_dir") or "")
+            sig = str(getattr(result, "sig", "") or "")
+            _record("overload", self, frames, emit, state, {"signature": sig})
+        except Exception as exc:
+            hook_error("overload_created", exc)
+        return result
+
+    add_overload.__warp_compile_hook__ = True
+    add_overload.__wrapped__ = orig
+    return add_overload

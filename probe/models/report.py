@@ -204,6 +204,13 @@ class KernelCreation(_Model):
     line: int = 0  # the line of the making function that ran the decorator
     function: str = ""  # that function's qualname ("<module>" at import)
     args: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    at_import: bool = False  # the making call ran while a module was imported (module or class body code)
+    caller: Site | None = None  # the code that called the making function
+    made_by: str = "kernel"  # "kernel": a Kernel made; "overload": a generic kernel's instance added
+    signature: str = ""  # an instance's type signature
+    # the app's frames above the making one, innermost first (up to 3), each with its call's arguments: a wrapper
+    # (`_renamed(fn, name)`) is made by the factory that called it (`make_stretch(coord_dim, simplex_dim)`)
+    outer: list[dict[str, Any]] = Field(default_factory=list)
     start_ms: float = 0.0
 
 

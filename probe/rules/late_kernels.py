@@ -41,6 +41,7 @@ from . import helpers
 from .closure_kernels import isolated_closure
 from .context import RuleContext, dedupe_locations, fmt_ms, superseded_by
 from .helpers import Claim, Events, claims_of, events_by_module, first_load, sized_here
+from .recorded_versions import versions_plan
 
 MECHANISM = "CS-1"
 TITLE = "Kernels defined after their module loaded"
@@ -284,6 +285,15 @@ def _own_fix(
         return " ".join(parts), plan.edits, plan.applicability, plan.review
     if made:
         not_moved += [f"{s.done} (left out: other kernels of {module} are not fixed the same way)" for s in made]
+    if not_moved and not plans and not isolated and not made:
+        # what the scan cannot place (a renamed kernel, one built by a helper): the versions the run made late,
+        # made at import by the function whose call made them
+        step = versions_plan(ctx, module, set(late))
+        if step is not None and step.ok:
+            parts.append(f"The edit does it: {step.done}, so {module} has every version before it loads.")
+            return " ".join(parts), step.edits, "review", "; ".join(step.review)
+        if step is not None:
+            not_moved.append(f"the versions the run made, at import: {step.why_not}")
     edits = hoist_edits(ctx, plans) if plans else []
     if edits and len(edits) < len(plans) + len({(h.file, h.insert_at) for h in plans}):
         edits, not_moved = [], [*not_moved, "the moved lines could not be read back from the project"]

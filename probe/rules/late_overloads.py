@@ -61,6 +61,7 @@ from .overload_edits import (
     type_suffix,
     wp_type,
 )
+from .recorded_versions import versions_plan
 
 MECHANISM = "CS-6"
 
@@ -403,6 +404,16 @@ def _finding(
             f"The registrations at {regs} run inside {fn}(), not at import: if {fn}() is called after {module} first "
             f"loads{first_at}, they add the instances late; calling {fn}() before the first launch is then the fix."
         )
+    if not edits and not ups:
+        # registered inside a function, or on a kernel the scan cannot place: the instances the run made late,
+        # made at import by the function whose call made them
+        step = versions_plan(ctx, module, kind="overload")
+        if step is not None and step.ok:
+            edits, rank = step.edits, 1
+            reviews = [r for r in reviews if "move that call by hand" not in r] + step.review
+            fixes.append(f"The edit does it: {step.done}, so {module} has every instance before it loads.")
+        elif step is not None:
+            reviews.append(f"the instances the run made, at import: {step.why_not}")
     fix = " ".join(fixes)
     applicability = ("automatic", "review", "manual")[rank] if edits or rank == 2 else "manual"
     if edits and applicability == "manual":

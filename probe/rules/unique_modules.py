@@ -153,6 +153,19 @@ def _creations(ctx: RuleContext, fam: _Family) -> tuple[list[float], list[float]
     return early, late
 
 
+def _made_at_import(ctx: RuleContext, fam: _Family) -> str:
+    """When the run recorded every version of this family made by a call that ran at import (a class body or module
+    code calling the factory: hook_kernels.py), the sentence that says so; else ""."""
+    name = fam.key.split("__locals__")[-1]
+    made = [c for c in ctx.report.kernel_creations
+            if warp_key(c.key) == fam.key or c.key == fam.key or c.key.rsplit(".", 1)[-1] == name]
+    if len(made) < len(fam.builds) or not all(c.at_import for c in made):
+        return ""
+    where = sorted({f"{ctx.rel(c.caller.file)}:{c.caller.line}" for c in made if c.caller is not None})
+    return (f"the run made all {len(made)} versions while their modules were imported"
+            + (f" ({', '.join(where[:4])})" if where else ""))
+
+
 def _judge(ctx: RuleContext, fam: _Family) -> None:
     """Stable, or why not: versions made from run-time data, created between loads, or no way to tell."""
     runtime = [c for c in fam.calls if not c.constant_args]
@@ -171,6 +184,11 @@ def _judge(ctx: RuleContext, fam: _Family) -> None:
         fam.verdict, fam.why = "unknown", "no source scan to say whether its versions are fixed"
         return
     if not fam.calls:
+        made = _made_at_import(ctx, fam)
+        if made:
+            fam.verdict = "stable"  # the run shows every version made while its module was imported
+            fam.why = made
+            return
         fam.verdict = "unknown"
         factories = sorted({_factory(k) for k in fam.defs if k.enclosing_function})
         fam.why = (

@@ -163,32 +163,12 @@ def _recorded(ctx: Project, factory: str, node: ast.FunctionDef, home: _Home) ->
     made = [c for c in ctx.report.kernel_creations if c.function == factory and ctx.rel(c.file) == home.file]
     if not made:
         return f"the run recorded no call of {factory}()"
-    args = node.args
-    positional = [*args.posonlyargs, *args.args]
-    defaults = dict(zip([a.arg for a in positional][len(positional) - len(args.defaults):], args.defaults,
-                        strict=True))
-    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None})
     forms: list[str] = []
     for c in made:
-        texts: list[str] = []
-        skipped = False
-        for a in [*positional, *args.kwonlyargs]:
-            value = c.args.get(a.arg)
-            if value is None:
-                return f"the run did not record {factory}()'s argument {a.arg}"
-            text = render(value, home, ctx)
-            default = defaults.get(a.arg)
-            if default is not None and text is not None and text == ast.unparse(default):
-                skipped = True  # left at its default: the call in the source passes nothing
-                continue
-            if text is None:
-                shown = value.get("type") or value.get("name") or value.get("kind")
-                return f"{factory}() was called with {a.arg} = a {shown}, which source at import cannot name"
-            if skipped or a in args.kwonlyargs:
-                texts.append(f"{a.arg}={text}")
-            else:
-                texts.append(text)
-        forms.append(", ".join(texts))
+        ok, form = _form(ctx, node, c.args, home)
+        if not ok:
+            return form
+        forms.append(form)
     return list(dict.fromkeys(forms))
 
 
@@ -230,11 +210,59 @@ def _versions(ctx: Project, c: FactoryCallFact, home: _Home) -> tuple[list[str],
     return out, need
 
 
+def _write_versions(ctx: Project, step: Step, file: str, tree: ast.Module, node: ast.FunctionDef,
+                    versions: list[str], need: int, cache: bool, imports_done: set[str]) -> str:
+    """The edits that cache `node` (when asked and it does not cache yet) and call it at import with `versions`,
+    after line `need` (the last module-scope line the calls read); "" or why not."""
+    factory = node.name
+    if cache and not _caches(node):
+        cached = insert_before(ctx.sources, file, syntax.span_of(node)[0], CACHE)
+        if cached is None:
+            return f"{file} is not a file of the project"
+        step.edits.append(cached)
+        if file not in imports_done:
+            at, has = _import_line(tree)
+            if not has:
+                e = insert_before(ctx.sources, file, at, "import functools")
+                if e is None:
+                    return f"{file} is not a file of the project"
+                step.edits.append(e)
+            imports_done.add(file)
+    after = syntax.top_statement(tree, need)
+    at_line = (after.end_lineno or need) + 1 if after is not None else need + 1
+    note = f"# {factory}()'s versions, made at import so they exist before their module first loads"
+    e = insert_before(ctx.sources, file, at_line, "\n\n" + note + "\n" + "\n".join(versions) + "\n")
+    if e is None:
+        return f"{file} is not a file of the project"
+    step.edits.append(e)
+    return ""
+
+
+def _needs(tree: ast.Module, node: ast.FunctionDef, forms: list[str]) -> int:
+    """The last module-scope line the calls `factory(form)` read a name from (and the factory's own end)."""
+    bound = syntax.module_bindings(tree)
+    names = {n for f in forms for n in syntax.read_names(ast.parse(f"f({f})", mode="eval"))}
+    return max([node.end_lineno or node.lineno, *(bound.get(n, 0) for n in names)])
+
+
+def _finish(step: Step, made: list[str], cached: bool) -> Step:
+    shown = ", ".join(made[:4]) + (" ..." if len(made) > 4 else "")
+    step.done = f"create {shown} at import" + (", each factory cached (functools.lru_cache)" if cached else "")
+    step.review.append(
+        f"{len(made)} version(s) are now made at import ({shown})"
+        + (" and each factory returns the one kernel per argument list it made (functools.lru_cache): callers now "
+           "share kernel objects" if cached else "")
+        + "; a caller that passes other values gets a new kernel after the module loaded, which rebuilds it (CS-1)"
+    )
+    return step
+
+
 def made_at_import(ctx: Project, defs: list[KernelDef], calls: list[FactoryCallFact],
                    versions_made: dict[str, int] | None = None) -> Step:
     """The step for every factory that makes `defs` (each a module-level function of its file): cache it and call
-    it at import with the argument lists its calls use. `versions_made`: factory -> the distinct versions the run
-    made (when it is known), which the calls found must cover."""
+    it at import with the argument lists its calls use (or, where the source does not show them fixed, the ones the
+    run recorded). `versions_made`: factory -> the distinct versions the run made (when it is known), which the
+    calls found must cover."""
     step = Step(what=STEP)
     made: list[str] = []
     imports_done: set[str] = set()
@@ -267,9 +295,7 @@ def made_at_import(ctx: Project, defs: list[KernelDef], calls: list[FactoryCallF
             rec = _recorded(ctx, factory, node, home)
             if isinstance(rec, str):
                 return failed(STEP, f"{why}; {rec}")
-            forms = rec
-            need = max(need, max((syntax.module_bindings(src[1]).get(n, 0) for f in rec
-                                  for n in syntax.read_names(ast.parse(f"f({f})", mode="eval"))), default=0))
+            forms, need = rec, _needs(src[1], node, rec)
             step.review.append(f"{factory}()'s versions are the ones this run made ({', '.join(rec[:4])}); the "
                                f"source does not show them fixed ({why}): a run with other values builds those "
                                "after the module loaded, as before")
@@ -278,33 +304,89 @@ def made_at_import(ctx: Project, defs: list[KernelDef], calls: list[FactoryCallF
         if wanted is not None and wanted > len(versions):
             return failed(STEP, f"the run made {wanted} versions of {factory}()'s kernels, the calls in the source "
                                 f"give {len(versions)}: some come from elsewhere")
-        first = syntax.span_of(node)[0]
-        if not _caches(node):
-            cached = insert_before(ctx.sources, k.file, first, CACHE)
-            if cached is None:
-                return failed(STEP, f"{k.file} is not a file of the project")
-            step.edits.append(cached)
-            if k.file not in imports_done:
-                at, has = _import_line(src[1])
-                if not has:
-                    e = insert_before(ctx.sources, k.file, at, "import functools")
-                    if e is None:
-                        return failed(STEP, f"{k.file} is not a file of the project")
-                    step.edits.append(e)
-                imports_done.add(k.file)
-        after = syntax.top_statement(src[1], need)
-        at_line = (after.end_lineno or need) + 1 if after is not None else need + 1
-        note = f"# {factory}()'s versions, made at import so they exist before their module first loads"
-        e = insert_before(ctx.sources, k.file, at_line, "\n\n" + note + "\n" + "\n".join(versions) + "\n")
-        if e is None:
-            return failed(STEP, f"{k.file} is not a file of the project")
-        step.edits.append(e)
+        why = _write_versions(ctx, step, k.file, src[1], node, versions, need, True, imports_done)
+        if why:
+            return failed(STEP, why)
         made += versions
-    shown = ", ".join(made[:4]) + (" ..." if len(made) > 4 else "")
-    step.done = f"create {shown} at import, each factory cached (functools.lru_cache)"
-    step.review.append(
-        f"{len(made)} kernel version(s) are now made at import ({shown}) and each factory returns the one kernel per "
-        "argument list it made (functools.lru_cache): a caller that passes a value not made at import gets a new "
-        "kernel after the module loaded, which rebuilds it (CS-1); callers now share kernel objects"
-    )
-    return step
+    return _finish(step, made, cached=True)
+
+
+def _frame_factory(ctx: Project, frames: list[dict]) -> tuple[str, ast.Module, ast.FunctionDef, dict] | str:
+    """The innermost of a creation's app frames that a call at import can repeat: a module-level function of a
+    project file that ran late; (file, tree, its def, the frame) or why none is."""
+    why = "the run recorded no app frame that made it"
+    for f in frames:
+        fn = str(f.get("function", ""))
+        if f.get("at_import") or fn == "<module>":
+            return why
+        rel = ctx.sources.rel(str(f.get("file", "")))
+        src = syntax.parsed(ctx.sources, rel) if rel is not None else None
+        if rel is None or src is None:
+            why = f"{fn}() is not in a file of the project"
+            continue
+        node = _factory_node(src[1], fn) if "." not in fn else None
+        if node is None:
+            why = f"{fn}() is not a module-level function, which a call at import could repeat"
+            continue
+        return rel, src[1], node, f
+    return why
+
+
+def made_at_import_from_run(ctx: Project, creations: list) -> Step:
+    """The step for kernels or instances the run made late (`Report.kernel_creations`): the app function whose call
+    made them (the innermost module-level one: `make_stretch`, not its `_renamed` helper), called at import with the
+    arguments the run recorded, so every version exists before its module first loads. A function that makes
+    kernels itself is also cached (it returns the kernel its arguments made)."""
+    step = Step(what=STEP)
+    made: list[str] = []
+    imports_done: set[str] = set()
+    targets: dict[tuple[str, str], tuple[ast.Module, ast.FunctionDef, list[str], bool]] = {}
+    for c in creations:
+        frames = [{"file": c.file, "line": c.line, "function": c.function, "args": c.args, "at_import": c.at_import},
+                  *c.outer]
+        got = _frame_factory(ctx, frames)
+        if isinstance(got, str):
+            return failed(STEP, f"{c.key}: {got}")
+        file, tree, node, frame = got
+        home = home_of(ctx, file, tree)
+        ok, form = _form(ctx, node, frame.get("args") or {}, home)
+        if not ok:
+            return failed(STEP, form)
+        key = (file, node.name)
+        tree_, node_, forms, direct = targets.get(key, (tree, node, [], False))
+        targets[key] = (tree_, node_, [*forms, form], direct or frame is frames[0] and c.made_by == "kernel")
+    for (file, _name), (tree, node, forms, direct) in targets.items():
+        forms = list(dict.fromkeys(forms))
+        versions = [f"{node.name}({a})" for a in forms]
+        why = _write_versions(ctx, step, file, tree, node, versions, _needs(tree, node, forms), direct,
+                              imports_done)
+        if why:
+            return failed(STEP, why)
+        made += versions
+    step.review.append("the versions are the ones this run made late, from its record: a run that asks for others "
+                       "still makes those after the module loaded")
+    return _finish(step, made, cached=any(d for *_x, d in targets.values()))
+
+
+def _form(ctx: Project, node: ast.FunctionDef, args: dict, home: _Home) -> tuple[bool, str]:
+    """(True, one recorded call of `node` as an argument list its file can write, defaults left out), or (False,
+    why not)."""
+    a = node.args
+    positional = [*a.posonlyargs, *a.args]
+    defaults = dict(zip([p.arg for p in positional][len(positional) - len(a.defaults):], a.defaults, strict=True))
+    defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None})
+    texts: list[str] = []
+    skipped = False
+    for p in [*positional, *a.kwonlyargs]:
+        value = args.get(p.arg)
+        if value is None:
+            return False, f"the run did not record {node.name}()'s argument {p.arg}"
+        text = render(value, home, ctx)
+        if p.arg in defaults and text is not None and text == ast.unparse(defaults[p.arg]):
+            skipped = True
+            continue
+        if text is None:
+            shown = value.get("type") or value.get("name") or value.get("kind")
+            return False, f"{node.name}() was called with {p.arg} = a {shown}, which source at import cannot name"
+        texts.append(f"{p.arg}={text}" if skipped or p in a.kwonlyargs else text)
+    return True, ", ".join(texts)
