@@ -223,6 +223,14 @@ def real_engine(cancel: threading.Event | None) -> Engine:
     return Engine(run_sample=sample, build_report=measure.build_report, run_once=once)
 
 
+def _saved(k: Any) -> float:
+    """What a clock says the fix saved: its median move, with the work both arms did identically taken out where the
+    comparison did (compare/same.py), else the difference of the whole clock's medians."""
+    if k.basis_before is not None and k.delta_ms is not None:
+        return -k.delta_ms
+    return k.before.median - k.after.median
+
+
 def _clock_saving(c: CandidateFix, comparison: Comparison) -> None:
     from .clocks import finding_clock, saving_interval
 
@@ -230,13 +238,13 @@ def _clock_saving(c: CandidateFix, comparison: Comparison) -> None:
     k = comparison.clock(name)
     c.clock = name
     if k is not None and k.before.median is not None and k.after.median is not None:
-        c.saving_ms = round(k.before.median - k.after.median, 3)
+        c.saving_ms = round(_saved(k), 3)
         c.band_ms = k.band_ms
         c.saving_pct = round(-k.delta_pct, 2) if k.delta_pct is not None else None
         c.saving_low_ms, c.saving_high_ms = saving_interval(k)
     c.savings = [
         ClockSaving(name=k.name, band_ms=k.band_ms, outcome=k.outcome, decisive=k.decisive,
-                    saving_ms=round(k.before.median - k.after.median, 3)
+                    saving_ms=round(_saved(k), 3)
                     if k.before.median is not None and k.after.median is not None else None,
                     saving_low_ms=saving_interval(k)[0], saving_high_ms=saving_interval(k)[1])
         for k in comparison.clocks

@@ -623,11 +623,10 @@ def _dtype_name(a):
 
 
 def _make_hooks_wrapper(orig):
-    """Count launches by a cheap signature: the hooks Warp returns (one per compiled kernel and exec), the kernel
-    (versions with identical code share hooks), the calling code and its offset. Only a signature's first launch
-    reads `launch`'s locals (dim, dtypes: microseconds); repeats cost a frame lookup, a tuple, a dict lookup and a
-    counter step. Later launches of it with other dims (or adjoint flag) count into that first record."""
-    counters = _launch_counters
+    """Count launches by a cheap signature: the hooks Warp returns (one per compiled kernel and exec), the calling
+    code and its offset, and `launch`'s dim and adjoint flag (read from its frame: about a microsecond), so every
+    record holds launches alike whichever kernel object ran them. Only a signature's first launch builds the
+    readable record (dtypes, site); repeats cost a frame lookup, a tuple, a dict lookup and a counter step."""
     getframe = sys._getframe
 
     if _plain_params(orig, ("self", "kernel"), ()):
@@ -635,13 +634,7 @@ def _make_hooks_wrapper(orig):
         def get_kernel_hooks(self, kernel):
             result = orig(self, kernel)
             try:
-                caller = getframe(2)
-                sig = (id(result), id(kernel), id(caller.f_code), caller.f_lasti)
-                counter = counters.get(sig)
-                if counter is None:
-                    _first_launch(sig, getframe(1), kernel, self, result)
-                else:
-                    next(counter)
+                _count_launch(getframe(1), kernel, self, result)
             except Exception as exc:
                 _hook_error("launch", exc)
             return result
@@ -669,9 +662,13 @@ def _norm_dim(dim):
 _IGNORED = itertools.repeat(0)  # counter of a signature that is not a `wp.launch`: never reported
 
 
+def _dim_key(dim):
+    return dim if isinstance(dim, int) else tuple(dim) if isinstance(dim, (tuple, list)) else str(dim)
+
+
 def _count_launch(frame, kernel, exec_, result):
-    caller = frame.f_back
-    sig = (id(result), id(kernel), id(caller.f_code), caller.f_lasti)
+    caller, loc = frame.f_back, frame.f_locals
+    sig = (id(result), id(caller.f_code), caller.f_lasti, loc.get("adjoint"), _dim_key(loc.get("dim")))
     counter = _launch_counters.get(sig)
     if counter is None:
         _first_launch(sig, frame, kernel, exec_, result)

@@ -110,6 +110,10 @@ def _judge_clock(
         c.delta_pct = 100.0 * c.delta_ms / bm
     if basis is not None and len(basis[0].values) >= 2:
         c.basis_before, c.basis_after = basis
+        bb, ba = stats.stat_median(basis[0]), stats.stat_median(basis[1])
+        if bb is not None and ba is not None:  # the same work taken from both arms: the move is what differs
+            c.delta_ms = ba - bb
+            c.delta_pct = 100.0 * c.delta_ms / bm if bm > 0 else None
     c.interval = _interval(c.basis_before or b, c.basis_after or a, paired, widen * abs(bm))
     band_ms = c.band_ms
     if c.delta_ms < -band_ms:
