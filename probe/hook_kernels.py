@@ -65,22 +65,26 @@ def _at_import(frame):
     return False
 
 
-def _user_frames(frame, wd, depth=4):
-    """Up to `depth` frames of the app's own code, innermost first, from `frame` up (warp's frames skipped)."""
+def _user_frames(frame, wd, depth=6):
+    """Up to `depth` frames of the app's own code, innermost first, from `frame` up (warp's and importlib's frames
+    skipped). A module body that ran because a function imported it is followed up to that function: an import
+    late in a function is what made its kernels late."""
     out = []
     while frame is not None and len(out) < depth:
         code = frame.f_code
-        if not (wd and code.co_filename.startswith(wd)) and "importlib" not in code.co_filename:
+        if not (wd and code.co_filename.startswith(wd)) and "importlib" not in code.co_filename \
+                and not code.co_filename.startswith("<frozen"):
             entry = {"file": code.co_filename, "line": frame.f_lineno,
                      "function": getattr(code, "co_qualname", code.co_name)}
+            main = code.co_name == "<module>" and frame.f_globals.get("__name__") == "__main__"
             if code.co_name != "<module>":
                 entry["args"] = _arguments(frame)
                 entry["at_import"] = _at_import(frame.f_back)
             else:
-                entry["at_import"] = frame.f_globals.get("__name__") != "__main__"
+                entry["at_import"] = not main
             out.append(entry)
-            if code.co_name == "<module>":
-                break
+            if main or (code.co_name == "<module>" and _at_import(frame.f_back)):
+                break  # the entry script, or a module imported by another module's body: nothing later above
         frame = frame.f_back
     return out
 

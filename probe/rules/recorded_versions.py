@@ -10,6 +10,7 @@ the transformation layer picks the function whose call made them and writes that
 from __future__ import annotations
 
 from ..models import KernelCreation
+from ..transform.imports import import_at_module_scope
 from ..transform.memoize import made_at_import_from_run
 from ..transform.plan import Step
 from .context import RuleContext
@@ -33,10 +34,33 @@ def late_creations(ctx: RuleContext, module: str, keys: set[str] | None = None,
     return out
 
 
+def _late_import(ctx: RuleContext, c: KernelCreation) -> tuple[str, int] | None:
+    """(file, line) of the import inside a function whose module body made this kernel or instance, if it was."""
+    frames = [{"file": c.file, "line": c.line, "function": c.function}, *c.outer]
+    for i, f in enumerate(frames[:-1]):
+        if f.get("function") != "<module>":
+            continue
+        importer = frames[i + 1]
+        rel = ctx.sources.rel(str(importer.get("file", "")))
+        if rel is None or importer.get("function") == "<module>" or importer.get("at_import"):
+            return None
+        return rel, int(importer.get("line", 0))
+    return None
+
+
 def versions_plan(ctx: RuleContext, module: str, keys: set[str] | None = None, kind: str | None = None) -> Step | None:
-    """The step that makes at import what the run made late in `module`; None when the run recorded nothing late
-    (an older report, or a hook without the record)."""
+    """The step that makes at import what the run made late in `module`: the late import that made it, run at
+    module scope too; else the function whose call made it, called at import. None when the run recorded nothing
+    late (an older report, or a hook without the record)."""
     late = late_creations(ctx, module, keys, kind)
     if not late or not ctx.sources.available:
         return None
+    sites = {_late_import(ctx, c) for c in late}
+    if None not in sites:
+        steps = [import_at_module_scope(ctx, file, line) for file, line in sorted(sites)]  # type: ignore[misc]
+        bad = next((s for s in steps if s.why_not), None)
+        if bad is not None:
+            return bad
+        return Step(what=steps[0].what, edits=[e for s in steps for e in s.edits],
+                    review=[r for s in steps for r in s.review], done="; ".join(s.done for s in steps))
     return made_at_import_from_run(ctx, late)

@@ -41,7 +41,7 @@ from ..transform.decorators import default_to_shared, drop_unique
 from ..transform.memoize import made_at_import
 from ..transform.options import before_first_load
 from ..transform.plan import Plan, Step, failed
-from . import helpers
+from . import helpers, unique_arguments
 from .context import RuleContext, dedupe_locations, fmt_ms, norm_value, warp_key
 from .helpers import app_side_options, installed_owners, median, ruled_out
 
@@ -338,12 +338,41 @@ def _edits(ctx: RuleContext, defs: list[KernelDef], builds: list[Build],
     return plan.edits, plan.applicability, plan.review, plan
 
 
+def _argument_finding(ctx: RuleContext, arg: unique_arguments.ArgumentPlan) -> Finding:
+    """The finding for unique families that vary only by captured numbers: one kernel per family, with arguments."""
+    n = len(arg.builds)
+    med = median([b.ms for b in arg.builds])
+    saving = (n - 1) * med
+    edits, fix, review = unique_arguments.edits_and_text(ctx, arg)
+    locs = [ctx.loc(h.file, h.remove[0], f"{h.original} is made per call, a unique module per captured value")
+            for h in arg.hoists]
+    return Finding(
+        mechanism=MECHANISM,
+        title=f"{n} module=\"unique\" modules are versions of {len(arg.kernels)} kernel(s) that differ only in "
+              "numbers they capture",
+        severity=ctx.severity_for(saving), confidence="high", modules=[b.module for b in arg.builds],
+        evidence=[Evidence(fact=f"{b.module} #{b.seq} ({fmt_ms(b.ms)}) captured "
+                                + ", ".join(f"{k}: {t}" for k, t in (b.kernels[0].closure or {}).items()),
+                           builds=[b.seq], ms=b.ms) for b in arg.builds if b.kernels],
+        locations=locs, fix=fix, estimated_saving_ms=round(saving, 1),
+        saving_basis=f"({n} - 1) x {fmt_ms(med)}, the median load of the {n} unique modules (one module pays the "
+                     "fixed cost once); an upper bound, reference sample",
+        samples=1 if ctx.samples else 0, applicability="review", edits=edits, review=review,
+        caveats=["Arguments are read at each launch: a value that must stay a compile-time constant (a loop the "
+                 "compiler unrolls for speed) may run slower as a run-time bound; the fix's measurement shows it."],
+    )
+
+
 def evaluate(ctx: RuleContext) -> RuleResult:
     fams = _collect(ctx)
     stable_fams = [f for f in fams if f.verdict == "stable"]
     left = [f for f in fams if f.verdict in ("runtime", "lazy", "unknown")]
     builds = sorted((b for f in stable_fams for b in f.compiled), key=lambda b: b.seq)
     if len(builds) < MIN_MODULES:
+        scalar = unique_arguments.scalar_families(ctx, left) if ctx.sources.available else []
+        arg = unique_arguments.plan_arguments(ctx, scalar) if scalar else None
+        if arg is not None and not arg.why_not:
+            return RuleResult(findings=[_argument_finding(ctx, arg)])
         if not fams:
             signal = 'no module="unique" modules were loaded'
         else:
@@ -357,6 +386,8 @@ def evaluate(ctx: RuleContext) -> RuleResult:
             signal += f" ({len(builds)} stable module(s), fewer than {MIN_MODULES})"
             if left:
                 signal += "; " + _left_unique_text(left)
+            if arg is not None:
+                signal += f"; their captured numbers are not taken as arguments: {arg.why_not}"
         return ruled_out(MECHANISM, signal)
 
     n = len(builds)

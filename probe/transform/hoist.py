@@ -273,7 +273,7 @@ def hoist(ctx: Project, kdef: KernelDef, info: KernelInfo | None = None, as_para
         h.params = params.plan(ctx, info, outer, node, kdef.file, taken_values, kdef.enclosing_function or "")
         h.why_not = h.params.why_not
         if not h.why_not:
-            h.text = params.with_params(text, node, indent, h.params.params)
+            h.text = params.with_params(text, node, indent, h.params.params, h.params.position)
     return h
 
 

@@ -40,6 +40,7 @@ class ParamPlan:
     edits: list[Edit] = field(default_factory=list)  # launch sites and assignments that only fed the closure
     launches: list[str] = field(default_factory=list)  # file:line of each rewritten launch
     why_not: str = ""
+    position: int | None = None  # the signature place they go (the launches' input count), None: last
 
 
 def captured_sources(fn: ast.FunctionDef, kernel: ast.FunctionDef, names: list[str]) -> dict[str, ast.expr | str] | str:
@@ -62,9 +63,12 @@ def captured_sources(fn: ast.FunctionDef, kernel: ast.FunctionDef, names: list[s
 
 
 def _plain(e: ast.expr) -> bool:
-    """Names, attribute chains and literals: reading them again at the launch gives the value the call read."""
+    """Names, attribute chains, constant subscripts (`model["sparse"]`) and literals: reading them again at the
+    launch gives the value the call read."""
     if isinstance(e, ast.UnaryOp):
         return _plain(e.operand)
+    if isinstance(e, ast.Subscript):
+        return isinstance(e.slice, ast.Constant) and _plain(e.value)
     return isinstance(e, (ast.Name, ast.Constant)) or (isinstance(e, ast.Attribute) and _plain(e.value))
 
 
@@ -87,12 +91,17 @@ def _launch_of(parents: dict[ast.AST, ast.AST], call: ast.Call) -> ast.Call | No
 
 
 def _inputs(launch: ast.Call) -> ast.List | ast.Tuple | str:
+    """The launch's `inputs=` list written out (the new arguments go at its end; with `outputs=` the kernel takes
+    them right before its outputs), or why it cannot take them."""
     kw = {k.arg: k.value for k in launch.keywords}
-    if None in kw or "outputs" in kw or "adj_inputs" in kw or len(launch.args) > 3:
-        return "a launch passes outputs=, adjoint inputs or **kwargs, after which the new arguments cannot go last"
+    if None in kw or "adj_inputs" in kw or "adj_outputs" in kw or len(launch.args) > 3:
+        return "a launch passes adjoint inputs or **kwargs, so the new arguments have no fixed place"
     given = kw.get("inputs", launch.args[2] if len(launch.args) > 2 else None)
     if not isinstance(given, (ast.List, ast.Tuple)) or any(isinstance(e, ast.Starred) for e in given.elts):
         return "a launch's inputs= is not a list written out"
+    outputs = kw.get("outputs")
+    if outputs is not None and not isinstance(outputs, (ast.List, ast.Tuple)):
+        return "a launch's outputs= is not a list written out"
     return given
 
 
@@ -146,6 +155,45 @@ def _append(lines: list[str], given: ast.List | ast.Tuple, values: list[str]) ->
     return row + 1, row + 1, (head.rstrip() if sep == " " else head) + sep + joined + text[col:]
 
 
+def _local_launches(fn: ast.FunctionDef, kernel: ast.FunctionDef) -> list[ast.Call] | None:
+    """The `wp.launch`es of the kernel by its name inside the function that defines it, when that is the only use of
+    the name there (not returned or stored: then every launch is in sight); None otherwise."""
+    uses = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == kernel.name and isinstance(n.ctx, ast.Load)]
+    launches = [n for n in ast.walk(fn) if isinstance(n, ast.Call) and last_ident(n.func) == "launch"
+                and ((n.args and isinstance(n.args[0], ast.Name) and n.args[0].id == kernel.name)
+                     or any(k.arg == "kernel" and isinstance(k.value, ast.Name) and k.value.id == kernel.name
+                            for k in n.keywords))]
+    if not launches or len(uses) != len(launches):
+        return None
+    return launches
+
+
+def _bound_once_before(fn: ast.FunctionDef, kernel: ast.FunctionDef, names: list[str]) -> str:
+    """"" when each name holds one value from before the kernel's definition to the end of the function (a
+    parameter never rebound, or one assignment above the kernel), else why not."""
+    params = {a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]}
+    for name in names:
+        stores = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)]
+        if (name in params and stores) or len(stores) > 1 or any(n.lineno > kernel.lineno for n in stores):
+            return f"{name} is bound again in {fn.name}(), so its value at a launch may not be the one the kernel read"
+        if name not in params and not stores:
+            return f"{name} is not bound in {fn.name}()"
+    return ""
+
+
+def _position(launches: list[ast.Call], given: list[ast.List | ast.Tuple]) -> tuple[int | None, str]:
+    """Where the new parameters go: last, or right after the inputs when a launch passes outputs (all launches must
+    then pass the same number of inputs)."""
+    with_outputs = [g for la, g in zip(launches, given, strict=True)
+                    if any(k.arg == "outputs" for k in la.keywords)]
+    if not with_outputs:
+        return None, ""
+    counts = {len(g.elts) for g in given}
+    if len(counts) != 1:
+        return None, "the launches pass different numbers of inputs before their outputs"
+    return counts.pop(), ""
+
+
 def plan(ctx: Project, info: KernelInfo | None, fn: ast.FunctionDef, kernel: ast.FunctionDef, file: str,
          captured: list[str], qualname: str) -> ParamPlan:
     """Turn `captured` into arguments of `kernel` (defined in factory `fn` of `file`), or say why not."""
@@ -160,6 +208,9 @@ def plan(ctx: Project, info: KernelInfo | None, fn: ast.FunctionDef, kernel: ast
     if taken & set(captured) or kernel.args.vararg or kernel.args.kwonlyargs:
         p.why_not = f"{kernel.name}'s signature cannot take {', '.join(captured)} as arguments"
         return p
+    local = _local_launches(fn, kernel)
+    if local is not None:  # launched where it is defined: the captured names are in scope at each launch
+        return _local_plan(ctx, p, fn, kernel, file, captured, closure, local)
     sources = captured_sources(fn, kernel, captured)
     if isinstance(sources, str):
         p.why_not = sources
@@ -167,6 +218,7 @@ def plan(ctx: Project, info: KernelInfo | None, fn: ast.FunctionDef, kernel: ast
     method = "." in qualname.split(".<locals>.")[0]
     sites = [c for c in ctx.scan.factory_calls if c.factory == qualname] if ctx.scan is not None else []
     seen = 0
+    found: list[tuple[str, list[str], ast.Call, ast.List | ast.Tuple, list[str]]] = []
     for site in sites:
         src = syntax.parsed(ctx.sources, site.file)
         if src is None:
@@ -186,32 +238,70 @@ def plan(ctx: Project, info: KernelInfo | None, fn: ast.FunctionDef, kernel: ast
             if isinstance(given, str) or isinstance(values, str):
                 p.why_not = f"{site.file}:{site.line}: " + (given if isinstance(given, str) else str(values))
                 return p
-            change = _append(lines, given, values)
-            e = replace_lines(ctx.sources, site.file, *change) if change is not None else None
-            if e is None:
-                p.why_not = f"the launch at {site.file}:{site.line} could not be edited"
-                return p
-            e.launch_args = {kernel.name: [closure[n] for n in captured]}  # as the hook names a launch's values
-            p.edits.append(e)
-            p.launches.append(f"{site.file}:{launch.lineno}")
+            found.append((site.file, lines, launch, given, values))
             seen += 1
     total = mentions(ctx, fn.name)
     if not seen or total != seen:
         p.why_not = (f"{fn.name}() is called {total} time(s) in the project's files, {seen} of them as a launch's "
                      "kernel the edit can extend: the others would launch without the values")
-        p.edits = []
+        return p
+    if not _extend(ctx, p, kernel, closure, captured, found):
         return p
     p.params = [(n, SCALARS[closure[n]]) for n in captured]
     p.edits += _drop_feeders(ctx, file, fn, kernel, sources)
     return p
 
 
+def _extend(ctx: Project, p: ParamPlan, kernel: ast.FunctionDef, closure: dict[str, str], captured: list[str],
+            found: list[tuple[str, list[str], ast.Call, ast.List | ast.Tuple, list[str]]]) -> bool:
+    """Append each launch's values to its inputs (the edits go into `p`); False with `p.why_not` when one cannot."""
+    p.position, why = _position([f[2] for f in found], [f[3] for f in found])
+    if why:
+        p.why_not = why
+        return False
+    for file, lines, launch, given, values in found:
+        change = _append(lines, given, values)
+        e = replace_lines(ctx.sources, file, *change) if change is not None else None
+        if e is None:
+            p.why_not = f"the launch at {file}:{launch.lineno} could not be edited"
+            p.edits = []
+            return False
+        e.launch_args = {kernel.name: [closure[n] for n in captured]}  # as the hook names a launch's values
+        p.edits.append(e)
+        p.launches.append(f"{file}:{launch.lineno}")
+    return True
+
+
+def _local_plan(ctx: Project, p: ParamPlan, fn: ast.FunctionDef, kernel: ast.FunctionDef, file: str,
+                captured: list[str], closure: dict[str, str], launches: list[ast.Call]) -> ParamPlan:
+    why = _bound_once_before(fn, kernel, captured)
+    src = syntax.parsed(ctx.sources, file)
+    if why or src is None:
+        p.why_not = why or f"{file} cannot be read back"
+        return p
+    found = []
+    for la in launches:
+        given = _inputs(la)
+        if isinstance(given, str):
+            p.why_not = f"{file}:{la.lineno}: {given}"
+            return p
+        found.append((file, src[0], la, given, list(captured)))
+    if _extend(ctx, p, kernel, closure, captured, found):
+        p.params = [(n, SCALARS[closure[n]]) for n in captured]
+    return p
+
+
 def mentions(ctx: Project, name: str) -> int:
-    """Calls of `name(` in every scanned project file, by text (aliases and instances included), its def left out."""
+    """Calls of `name(...)` or `obj.name(...)` in every scanned project file, read from their syntax trees (a name
+    in a docstring or comment is no call); a file that does not parse counts its text matches instead."""
     pattern = re.compile(rf"(?<![\w.])(?:[\w.]+\.)?{re.escape(name)}\s*\(")
     definition = re.compile(rf"^\s*(?:async\s+)?def\s+{re.escape(name)}\s*\(")
     count = 0
     for m in ctx.scan.modules if ctx.scan is not None else []:
+        tree = ctx.sources.tree(m.file)
+        if tree is not None:
+            count += sum(1 for n in ast.walk(tree) if isinstance(n, ast.Call) and last_ident(n.func) == name)
+            continue
         for ln in ctx.sources.lines(m.file) or []:
             if name in ln and not definition.match(ln) and not ln.lstrip().startswith("#"):
                 count += len(pattern.findall(ln))
@@ -241,19 +331,52 @@ def _drop_feeders(ctx: Project, file: str, fn: ast.FunctionDef, kernel: ast.Func
     return out
 
 
-def with_params(text: list[str], kernel: ast.FunctionDef, indent: int, params: list[tuple[str, str]]) -> list[str]:
-    """The dedented definition `text` with `params` appended to the kernel's signature."""
+def with_params(text: list[str], kernel: ast.FunctionDef, indent: int, params: list[tuple[str, str]],
+                position: int | None = None) -> list[str]:
+    """The dedented definition `text` with `params` in the kernel's signature: last, or right after its first
+    `position` parameters (the inputs, before the outputs); and `wp.static(...)` over only those names read as plain
+    expressions, since they are no longer known when the kernel is built."""
     first = syntax.span_of(kernel)[0]
     args = [*kernel.args.posonlyargs, *kernel.args.args]
     added = ", ".join(f"{n}: {t}" for n, t in params)
-    if args:
-        last = args[-1]
+    after = args[:position] if position is not None else args
+    rows = {a.lineno for a in args}
+    if after and len(rows) == len(args) > 1 and all(a.lineno == a.end_lineno for a in args):
+        # one parameter per line: the new ones get lines of their own, indented like the others
+        last = after[-1]
+        row = last.lineno - first
+        line = text[row]
+        pad = line[: len(line) - len(line.lstrip())]
+        out = _unwrap_static(list(text), kernel, first, indent, {n for n, _t in params})
+        out[row + 1:row + 1] = [f"{pad}{n}: {t},\n" for n, t in params]
+        if not out[row].rstrip().endswith(","):
+            out[row] = out[row].rstrip("\n").rstrip() + ",\n"
+        return out
+    if after:
+        last = after[-1]
         row, col = (last.end_lineno or last.lineno) - first, (last.end_col_offset or 0) - indent
-        sep = ", "
+        sep, tail = ", ", ""
     else:
         row = kernel.lineno - first
         line = text[row]
         col, sep = line.index("(", line.index("def ")) + 1, ""
-    out = list(text)
-    out[row] = out[row][:col] + sep + added + out[row][col:]
+        tail = ", " if args else ""
+    out = _unwrap_static(list(text), kernel, first, indent, {n for n, _t in params})
+    out[row] = out[row][:col] + sep + added + tail + out[row][col:]
     return out
+
+
+def _unwrap_static(text: list[str], kernel: ast.FunctionDef, first: int, indent: int, names: set[str]) -> list[str]:
+    """`wp.static(expr)` whose expression reads only `names` (and constants) becomes `(expr)` in `text`."""
+    hits = []
+    for n in ast.walk(kernel):
+        if (isinstance(n, ast.Call) and last_ident(n.func) == "static" and len(n.args) == 1 and not n.keywords
+                and n.lineno == n.end_lineno and syntax.read_names(n.args[0]) <= names
+                and syntax.read_names(n.args[0])):
+            hits.append((n.lineno, n.col_offset, n.end_col_offset or 0, ast.unparse(n.args[0])))
+    for line, start, end, inner in sorted(hits, reverse=True):
+        row = line - first
+        bare = inner.removeprefix("not ")
+        shown = inner if bare.isidentifier() else f"({inner})"
+        text[row] = text[row][: start - indent] + shown + text[row][end - indent:]
+    return text
