@@ -23,6 +23,7 @@ from ..hashdiff import unique_family
 from ..models import Build
 from ..models.diagnosis import Edit
 from ..transform.decorators import decorator_with
+from ..transform.hoist import Hoist, hoist, hoist_edits
 from . import helpers
 from .context import RuleContext
 
@@ -34,6 +35,7 @@ class MergePlan:
     moved: list[str] = field(default_factory=list)  # the modules merged into `target`
     options: list[str] = field(default_factory=list)  # "fast_math: False -> True for a, b": what the merge changes
     why_not: str = ""
+    hoists: list[Hoist] = field(default_factory=list)  # kernels made per call, moved to module scope to join it
 
 
 def _created(ctx: RuleContext) -> dict[str, float]:
@@ -76,11 +78,15 @@ def plan_merge(ctx: RuleContext, cpu: list[Build]) -> MergePlan:
     cpu = sorted(cpu, key=lambda b: b.seq)
     target, others = cpu[0], cpu[1:]
     created = _created(ctx)
-    late = [b.module for b in others if created.get(b.module, float("inf")) >= target.start_ms]
-    if late:
-        p.why_not = f"{', '.join(late)} {'is' if len(late) == 1 else 'are'} created only after {target.module} loads"
+    late = [b for b in others if created.get(b.module, float("inf")) >= target.start_ms]
+    hoists, why = _hoisted_into(ctx, late, target.module)
+    if why:
+        names = [b.module for b in late]
+        p.why_not = f"{', '.join(names)} {'is' if len(names) == 1 else 'are'} created only after {target.module} " \
+                    f"loads ({why})"
         return p
-    for b in others:
+    p.hoists = hoists
+    for b in [b for b in others if b not in late]:
         if not b.kernels:
             p.why_not = f"the measurement names no kernel of {b.module}"
             return p
@@ -105,5 +111,34 @@ def plan_merge(ctx: RuleContext, cpu: list[Build]) -> MergePlan:
                 return p
             if e not in p.edits:
                 p.edits.append(e)
+    p.edits += hoist_edits(ctx, hoists)
     p.target, p.moved, p.options = target.module, [b.module for b in others], _option_changes(target, others)
     return p
+
+
+def _hoisted_into(ctx: RuleContext, late: list[Build], target: str) -> tuple[list[Hoist], str]:
+    """Modules made only when a function is called (a kernel defined inside it, capturing nothing): their kernels
+    moved to module scope of their file with module="<target>" on the moved decorator, so they exist at import and
+    join the merged module before it loads; ([], why not) when one cannot move."""
+    out: list[Hoist] = []
+    taken: dict[str, set[str]] = {}
+    for b in late:
+        if not b.kernels:
+            return [], f"the measurement names no kernel of {b.module}"
+        for k in b.kernels:
+            kd = ctx.scan_kernel(k)
+            if kd is None or not kd.nested or helpers.dependency_of(ctx, k.file):
+                return [], f"{k.key} is not a kernel the project makes inside a function"
+            h = hoist(ctx, kd, taken=taken.setdefault(kd.file, set()))
+            src = helpers.parsed(ctx, kd.file)
+            node = helpers.def_at(src[1], kd.line, kd.name) if src is not None else None
+            change = decorator_with(src[0], node, {"module": f'"{target}"'}) if node is not None and src else None
+            if h.why_not or change is None or src is None:
+                return [], h.why_not or f"the decorator of {kd.name} names a module or cannot be edited"
+            first = helpers.span_of(node)[0]  # type: ignore[arg-type]
+            decorator = helpers.dedent_lines(change.new.splitlines(keepends=True), helpers.indent_of(src[0][first - 1]))
+            if decorator is None:
+                return [], f"the decorator of {kd.name} is not uniformly indented"
+            h.text = decorator + h.text[change.end - change.start + 1:]
+            out.append(h)
+    return out, ""

@@ -465,6 +465,9 @@ def _merged_finding(ctx: RuleContext, cpu: list[Build], plan: MergePlan, saving:
     n, moved = len(cpu), ", ".join(plan.moved)
     checks = [f"the merged kernels now build with {plan.target}'s options: " + "; ".join(plan.options)] if (
         plan.options) else []
+    hoisted = ", ".join(f"{h.name} (made inside a function at each call)" for h in plan.hoists)
+    if hoisted:
+        checks.append(f"{hoisted} now made once, at import of the file that defines it")
     checks += [
         f"code that names {moved} (wp.get_module, set_module_options(module=...), force_load lists) no longer "
         "reaches their kernels",
@@ -482,7 +485,8 @@ def _merged_finding(ctx: RuleContext, cpu: list[Build], plan: MergePlan, saving:
             builds=[b.seq for b in cpu], ms=round(sum(b.native_ms for b in cpu), 1),
         )],
         locations=[ctx.loc(e.file, e.start_line, f'module="{plan.target}" here') for e in plan.edits[:3]],
-        fix=f"Compile these {n} modules as one: put the kernels of {moved} in {plan.target} (module=\"{plan.target}\" "
+        fix=(f"Move {hoisted} to module scope of its file, so it exists at import. " if hoisted else "")
+        + f"Compile these {n} modules as one: put the kernels of {moved} in {plan.target} (module=\"{plan.target}\" "
         "on each decorator), then set wp.config.use_precompiled_headers = False at the entry point. One module "
         "parses the header once, which costs less than building it; with several modules the header pays, so the "
         "two changes go together. Measure it (`warp-compile fix` runs exactly this).",
