@@ -1,0 +1,192 @@
+"""Issue 30's done-when list: numbers that must hold with three compile jobs running (bench/load.py).
+
+    python bench/load_numbers.py [--jobs 3] [--runs 5] [--truth-pairs 8] [--only fix fem] [--out bench/LOAD_NUMBERS.md]
+
+- fix: `warp-compile fix --write --unsafe-fixes` on a fresh copy of tests/apps/late_pair (a late option and a late
+  generic instance), `--runs` times under load: how often both fixes (CS-3, CS-6) are proven and written.
+- fem: warp.fem's example_diffusion. First the truth, on the machine as quiet as it gets (no load started):
+  `--truth-pairs` interleaved plain pairs (no hook, a fresh kernel cache per pair, each a cold and a warm run) of the
+  example as it is and through a launcher that sets `wp.config.enable_backward = False`; the compile CPU (cold CPU -
+  warm CPU, the children's rusage) difference is the saving CS-10's fix makes. Then `diagnose --verify` `--runs`
+  times under load: CS-10's estimate and its measurement, each against that truth (within 25%?), on the same clock.
+- coverage: `python bench/coverage.py --jobs 3` writes bench/COVERAGE.md (run on its own: 70+ minutes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+from load import compile_jobs  # noqa: E402
+
+PY = sys.executable
+WC = str(Path(PY).with_name("warp-compile"))
+FEM = ["-m", "warp.examples.fem.example_diffusion", "--headless", "--device", "cpu"]
+LAUNCHER = ("import runpy\nimport warp as wp\nwp.config.enable_backward = False\n"
+            'runpy.run_module("warp.examples.fem.example_diffusion", run_name="__main__", alter_sys=True)\n')
+T95 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26, 10: 2.23, 11: 2.2}
+
+
+def _cli(args: list[str], cwd: Path, out: Path) -> tuple[int, dict, float]:
+    cut = args.index("--")
+    argv = [WC, *args[:cut], "--json", str(out), "--quiet", *args[cut:]]
+    t0 = time.monotonic()
+    done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=7200)
+    data = json.loads(out.read_text()) if out.exists() and out.stat().st_size else {"error": done.stderr[-2000:]}
+    return done.returncode, data, time.monotonic() - t0
+
+
+def fix_runs(scratch: Path, runs: int) -> list[str]:
+    lines = ["## Two fixes, both proven and written, with three compile jobs running", "",
+             "`warp-compile fix --write --unsafe-fixes -- python -m latepair` in a fresh copy of tests/apps/late_pair "
+             "each run (a late `set_module_options` and a late float64 instance of a generic kernel: CS-3, CS-6).", "",
+             "| run | written | CS-3 | CS-6 | combination | program runs | minutes | load |", "| --- | --- | --- | --- | --- "
+             "| ---: | ---: | ---: |"]
+    both = 0
+    for i in range(runs):
+        tree = scratch / f"late_pair{i}"
+        shutil.copytree(ROOT / "tests/apps/late_pair", tree)
+        code, r, took = _cli(["fix", "--write", "--unsafe-fixes", "--", PY, "-m", "latepair"], tree,
+                             scratch / f"fix{i}.json")
+        by = {c["key"]: c for c in r.get("candidates", [])}
+        combo = r.get("combination") or {}
+        applied = r.get("applied", [])
+        ok = {"CS-3", "CS-6"} <= set(applied) or combo.get("key") in applied or "CS-3+CS-6" in "+".join(applied)
+        both += bool(ok and r.get("written"))
+
+        def cell(c: dict) -> str:
+            if not c:
+                return "-"
+            return (f"{c.get('verdict') or c.get('status')} {c.get('saving_ms') or 0:,.0f} ms after {c.get('pairs')} "
+                    f"({c.get('stopped_because', '')[:60]})")
+
+        lines.append(f"| {i + 1} | {', '.join(r.get('written', [])) or 'nothing'} | {cell(by.get('CS-3', {}))} | "
+                     f"{cell(by.get('CS-6', {}))} | {cell(combo)} | {r.get('costs', {}).get('program_runs')} | "
+                     f"{took / 60:.1f} | {os.getloadavg()[0]:.1f} |")
+    lines += ["", f"**Both fixes proven and written in {both} of {runs} runs.**", ""]
+    return lines
+
+
+def _plain_pair(cmd: list[str], cwd: Path) -> tuple[float, float]:
+    """One cold and one warm plain run in a fresh cache: (compile CPU ms, compile wall ms)."""
+    cache = tempfile.mkdtemp(prefix="truth-cache-")
+    env = dict(os.environ, WARP_CACHE_PATH=cache)
+    env.pop("PYTHONPATH", None)
+    out = []
+    try:
+        for _ in range(2):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t0 = time.perf_counter()
+            subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           check=True, timeout=1800)
+            wall = (time.perf_counter() - t0) * 1000
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = ((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)) * 1000
+            out.append((cpu, wall))
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+    return out[0][0] - out[1][0], out[0][1] - out[1][1]
+
+
+def fem_truth(scratch: Path, pairs: int) -> tuple[float, float, list[str]]:
+    """The CS-10 saving on compile CPU, from plain interleaved pairs: (mean, 95% half-width, lines)."""
+    launcher = scratch / "run_example_diffusion.py"
+    launcher.write_text(LAUNCHER)
+    diffs = []
+    for i in range(pairs):
+        arms = [([PY, *FEM], "original"), ([PY, str(launcher)], "backward off")]
+        got = {}
+        for cmd, name in arms if i % 2 == 0 else arms[::-1]:
+            got[name] = _plain_pair(cmd, scratch)[0]
+        diffs.append(got["original"] - got["backward off"])
+    mean = statistics.fmean(diffs)
+    half = T95.get(len(diffs) - 1, 2.0) * statistics.stdev(diffs) / len(diffs) ** 0.5
+    return mean, half, [f"- quiet truth: CS-10 saves {mean:,.0f} ms of compile CPU (95% interval {mean - half:,.0f} "
+                        f"to {mean + half:,.0f} ms) over {pairs} interleaved plain pairs (no hook, fresh caches; "
+                        f"load {os.getloadavg()[0]:.1f}); pair differences: {', '.join(f'{d:,.0f}' for d in diffs)}"]
+
+
+def fem_runs(scratch: Path, runs: int, truth: float) -> list[str]:
+    lines = ["", "| run | CS-10 estimate (clock, source) | within 25% | --verify measured (95% interval, pairs, stop) | "
+             "within 25% | minutes | load |", "| --- | ---: | --- | ---: | --- | ---: | ---: |"]
+    hits_e = hits_m = 0
+    for i in range(runs):
+        code, d, took = _cli(["diagnose", "--verify", "--", PY, *FEM], scratch, scratch / f"fem{i}.json")
+        f = next((x for x in d.get("findings", []) + [w["finding"] for w in d.get("withdrawn", [])]
+                  if x["mechanism"] == "CS-10"), {})
+        est = f.get("estimated_saving_ms")
+        m = f.get("measured") or {}
+        got = m.get("saving_ms")
+        ok_e = est is not None and abs(est - truth) <= 0.25 * abs(truth)
+        ok_m = got is not None and abs(got - truth) <= 0.25 * abs(truth)
+        hits_e += ok_e
+        hits_m += ok_m
+        est_txt = f"{est:,.0f} ms ({f.get('saving_clock') or 'wall'}, {f.get('saving_source', '')})" if est else "-"
+        iv = (f"{m.get('saving_low_ms') or 0:,.0f} to {m.get('saving_high_ms') or 0:,.0f}" if m else "")
+        m_txt = (f"{got:,.0f} ms on {m.get('clock')} ({iv}; {m.get('pairs')} pairs; {m.get('stopped_because', '')})"
+                 if got is not None else "-")
+        lines.append(f"| {i + 1} | {est_txt} | {'yes' if ok_e else 'NO'} | {m_txt} | {'yes' if ok_m else 'NO'} | "
+                     f"{took / 60:.1f} | {os.getloadavg()[0]:.1f} |")
+    lines += ["", f"**Estimate within 25% of the quiet truth in {hits_e} of {runs} runs; --verify's measurement in "
+              f"{hits_m} of {runs}.**", ""]
+    return lines
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--jobs", type=int, default=3)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--truth-pairs", type=int, default=8)
+    ap.add_argument("--only", nargs="*", default=["fix", "fem"])
+    ap.add_argument("--out", default=str(HERE / "LOAD_NUMBERS.md"))
+    args = ap.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # the load's finally runs: its jobs are stopped
+    import warp
+
+    scratch = Path(tempfile.mkdtemp(prefix="warp-compile-load-numbers-"))
+    body: list[str] = []
+    started = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    try:
+        truth = None
+        if "fem" in args.only:
+            print("fem truth (quiet) ...", file=sys.stderr, flush=True)
+            truth, half, lines = fem_truth(scratch, args.truth_pairs)
+            body += ["## warp.fem's diffusion example: CS-10's estimate and --verify against the quiet truth", "",
+                     f"`warp-compile diagnose --verify -- python {' '.join(FEM)}`, {args.runs} runs with "
+                     f"{args.jobs} compile jobs running.", "", *lines]
+        with compile_jobs(args.jobs):
+            time.sleep(20)  # let the load settle
+            if "fix" in args.only:
+                print("fix runs ...", file=sys.stderr, flush=True)
+                body = fix_runs(scratch, args.runs) + body
+            if truth is not None:
+                print("fem runs ...", file=sys.stderr, flush=True)
+                body += fem_runs(scratch, args.runs, truth)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    head = ["# Issue 30: numbers under load", "",
+            f"`python bench/load_numbers.py --jobs {args.jobs} --runs {args.runs}` ({started}, {platform.machine()}, "
+            f"{os.cpu_count()} vCPUs, warp-lang {warp.__version__}); {args.jobs} compile jobs (bench/load.py: loops "
+            "compiling another Warp app in fresh caches) run during every measured item. The coverage of the 95% "
+            "intervals under the same load: bench/COVERAGE.md.", ""]
+    Path(args.out).write_text("\n".join(head + body) + "\n")
+    print("\n".join(head + body))
+
+
+if __name__ == "__main__":
+    main()
