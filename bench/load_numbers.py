@@ -55,8 +55,8 @@ def fix_runs(scratch: Path, runs: int) -> list[str]:
     lines = ["## Two fixes, both proven and written, with three compile jobs running", "",
              "`warp-compile fix --write --unsafe-fixes -- python -m latepair` in a fresh copy of tests/apps/late_pair "
              "each run (a late `set_module_options` and a late float64 instance of a generic kernel: CS-3, CS-6).", "",
-             "| run | written | CS-3 | CS-6 | combination | program runs | minutes | load |", "| --- | --- | --- | --- | --- "
-             "| ---: | ---: | ---: |"]
+             "| run | written | CS-3 | CS-6 | combination | program runs | minutes | load |",
+             "| --- | --- | --- | --- | --- | ---: | ---: | ---: |"]
     both = 0
     for i in range(runs):
         tree = scratch / f"late_pair{i}"
@@ -122,8 +122,8 @@ def fem_truth(scratch: Path, pairs: int) -> tuple[float, float, list[str]]:
 
 
 def fem_runs(scratch: Path, runs: int, truth: float) -> list[str]:
-    lines = ["", "| run | CS-10 estimate (clock, source) | within 25% | --verify measured (95% interval, pairs, stop) | "
-             "within 25% | minutes | load |", "| --- | ---: | --- | ---: | --- | ---: | ---: |"]
+    lines = ["", "| run | CS-10 estimate (clock, source) | within 25% | --verify measured (95% interval, pairs, "
+             "stop) | within 25% | minutes | load |", "| --- | ---: | --- | ---: | --- | ---: | ---: |"]
     hits_e = hits_m = 0
     for i in range(runs):
         code, d, took = _cli(["diagnose", "--verify", "--", PY, *FEM], scratch, scratch / f"fem{i}.json")
