@@ -34,11 +34,11 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from ..hashdiff import unique_family
-from ..models import Build
+from ..models import Build, KernelCreation
 from ..models.diagnosis import Edit, Evidence, Finding, Location, RuleResult
 from ..models.scan import FactoryCallFact, KernelDef
 from ..transform.decorators import default_to_shared, drop_unique
-from ..transform.memoize import made_at_import
+from ..transform.memoize import made_at_import, made_at_import_from_run
 from ..transform.options import before_first_load
 from ..transform.plan import Plan, Step, failed
 from . import helpers, unique_arguments
@@ -270,6 +270,11 @@ def _traps(ctx: RuleContext, defs: list[KernelDef], builds: list[Build]) -> tupl
     return late, differ
 
 
+def _of_families(c: KernelCreation, fams: list[_Family]) -> bool:
+    """A recorded kernel creation is a version of one of these unique families (by its key)."""
+    return any(warp_key(c.key) == f.key or c.key == f.key or f.key.endswith("__" + c.key) for f in fams)
+
+
 def _late_text(late: list[str]) -> str:
     return (f"{', '.join(late)} {'is' if len(late) == 1 else 'are'} created after the shared module would first "
             "load, so each would rebuild it (CS-1)")
@@ -322,7 +327,13 @@ def _edits(ctx: RuleContext, defs: list[KernelDef], builds: list[Build],
     plan = Plan()
     nested = [k for k in defs if k.nested]
     if nested and (late or any(not k.module_from_default for k in nested)):
-        plan.add(made_at_import(ctx, nested, _factory_calls(ctx, nested), _versions_made(fams)))
+        step = made_at_import(ctx, nested, _factory_calls(ctx, nested), _versions_made(fams))
+        if step.why_not:  # a wrapper the scan takes for the factory: the function whose call made them, recorded
+            made = [c for c in ctx.report.kernel_creations if not c.at_import and _of_families(c, fams)]
+            alt = made_at_import_from_run(ctx, made) if made else None
+            if alt is not None and alt.ok:
+                step = alt
+        plan.add(step)
     elif late:
         plan.add(failed("create at import", _late_text(late)))
     plan.add(_share_step(ctx, defs))

@@ -19,7 +19,7 @@ versions as the run made.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..edits import insert_before
 from ..models.scan import FactoryCallFact, KernelDef
@@ -78,6 +78,7 @@ class _Home:
     tree: ast.Module
     bound: dict[str, int]  # module-scope name -> first line binding it
     modules: dict[str, str]  # module-scope import aliases
+    imports: dict[str, str] = field(default_factory=dict)  # imports the written calls need: line -> its module
 
 
 def carry(expr: ast.expr, caller: ast.Module | None, home: _Home, same_file: bool) -> tuple[str, int] | str:
@@ -154,7 +155,20 @@ def render(value: dict, home: _Home, ctx: Project) -> str | None:
                     if i.scope == "module" and i.module == module and i.names]
         if imported:  # `from pkg import mod` binds the module under a name of this file
             return f"{imported[0].names[0]}.{name}"
+        if kind == "function" and "." not in name and ctx.scan is not None and ctx.scan.module_info(module):
+            # a function of another module of the project: imported by the line the calls need
+            line = f"from {_relative(info.name if info else '', module)} import {name}"
+            home.imports[line] = module
+            return name
     return None
+
+
+def _relative(here: str, module: str) -> str:
+    """`module` as an import in module `here` writes it: relative within the same package, else absolute."""
+    package = here.rpartition(".")[0]
+    if package and module.startswith(package + "."):
+        return "." + module[len(package) + 1:]
+    return module
 
 
 def _recorded(ctx: Project, factory: str, node: ast.FunctionDef, home: _Home) -> list[str] | str:
@@ -211,10 +225,25 @@ def _versions(ctx: Project, c: FactoryCallFact, home: _Home) -> tuple[list[str],
 
 
 def _write_versions(ctx: Project, step: Step, file: str, tree: ast.Module, node: ast.FunctionDef,
-                    versions: list[str], need: int, cache: bool, imports_done: set[str]) -> str:
+                    versions: list[str], need: int, cache: bool, imports_done: set[str],
+                    home: _Home | None = None) -> str:
     """The edits that cache `node` (when asked and it does not cache yet) and call it at import with `versions`,
-    after line `need` (the last module-scope line the calls read); "" or why not."""
+    after line `need` (the last module-scope line the calls read), with the imports the calls need; "" or why
+    not."""
     factory = node.name
+    if home is not None and home.imports:
+        from .hoist import imports_back
+
+        cycle = imports_back(ctx, file, list(home.imports.values()))
+        if cycle is not None:
+            return f"{cycle} imports {file} back, so the functions the calls pass cannot be imported there"
+        top = [s for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))]
+        at = (top[-1].end_lineno or top[-1].lineno) + 1 if top else 1
+        e = insert_before(ctx.sources, file, at, "".join(f"{line}\n" for line in home.imports))
+        if e is None:
+            return f"{file} is not a file of the project"
+        step.edits.append(e)
+        step.review.append(f"{file} now imports {', '.join(home.imports)} for the calls made at import")
     if cache and not _caches(node):
         cached = insert_before(ctx.sources, file, syntax.span_of(node)[0], CACHE)
         if cached is None:
@@ -341,6 +370,7 @@ def made_at_import_from_run(ctx: Project, creations: list) -> Step:
     made: list[str] = []
     imports_done: set[str] = set()
     targets: dict[tuple[str, str], tuple[ast.Module, ast.FunctionDef, list[str], bool]] = {}
+    homes: dict[str, _Home] = {}
     for c in creations:
         frames = [{"file": c.file, "line": c.line, "function": c.function, "args": c.args, "at_import": c.at_import},
                   *c.outer]
@@ -348,7 +378,7 @@ def made_at_import_from_run(ctx: Project, creations: list) -> Step:
         if isinstance(got, str):
             return failed(STEP, f"{c.key}: {got}")
         file, tree, node, frame = got
-        home = home_of(ctx, file, tree)
+        home = homes.setdefault(file, home_of(ctx, file, tree))
         ok, form = _form(ctx, node, frame.get("args") or {}, home)
         if not ok:
             return failed(STEP, form)
@@ -359,7 +389,7 @@ def made_at_import_from_run(ctx: Project, creations: list) -> Step:
         forms = list(dict.fromkeys(forms))
         versions = [f"{node.name}({a})" for a in forms]
         why = _write_versions(ctx, step, file, tree, node, versions, _needs(tree, node, forms), direct,
-                              imports_done)
+                              imports_done, homes.get(file))
         if why:
             return failed(STEP, why)
         made += versions
