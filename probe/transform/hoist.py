@@ -19,7 +19,6 @@ from __future__ import annotations
 import ast
 import re
 from collections import defaultdict
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..edits import insert_before, replace_lines
@@ -28,6 +27,7 @@ from ..models.diagnosis import Edit
 from ..models.scan import KernelDef
 from . import constants, params, syntax
 from .context import Project
+from .graph import import_targets, imports_back, package_of
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -90,60 +90,6 @@ def _late_imports(fn: ast.AST, before: int) -> dict[str, ast.Import | ast.Import
     return out
 
 
-def _import_module(stmt: ast.Import | ast.ImportFrom, package: str) -> list[str]:
-    """The absolute module names an import statement loads (relative ones resolved against `package`)."""
-    if isinstance(stmt, ast.Import):
-        return [a.name for a in stmt.names]
-    base = package.split(".") if package else []
-    if stmt.level:
-        base = base[: len(base) - (stmt.level - 1)] if stmt.level > 1 else base
-        head = ".".join(base + ([stmt.module] if stmt.module else []))
-    else:
-        head = stmt.module or ""
-    return [head] + [f"{head}.{a.name}" for a in stmt.names]
-
-
-def imports_back(ctx: Project, file: str, modules: Iterable[str]) -> str | None:
-    """The first of `modules` (a project module) that imports `file`'s module at module scope, directly or through
-    other project modules: moving its import to `file`'s module scope would close a cycle. None when none does."""
-    scan = ctx.scan
-    if scan is None:
-        return None
-    me = scan.module_of_file(file)
-    if me is None:
-        return None
-    graph: dict[str, set[str]] = defaultdict(set)
-    files = {m.name: m.file for m in scan.modules}
-    for imp in scan.imports:
-        if imp.scope == "module" and imp.project_module and not imp.type_checking:
-            src = scan.module_of_file(imp.file)
-            if src is not None:
-                graph[src.name].add(imp.project_module)
-    for start in modules:
-        if start not in files:
-            continue
-        seen, stack = set(), [start]
-        while stack:
-            m = stack.pop()
-            if m == me.name:
-                return start
-            if m in seen:
-                continue
-            seen.add(m)
-            stack.extend(graph.get(m, ()))
-            parent = m.rpartition(".")[0]  # importing pkg.mod runs pkg/__init__.py first
-            if parent:
-                stack.append(parent)
-    return None
-
-
-def _package_of(ctx: Project, file: str) -> str:
-    info = ctx.scan.module_of_file(file) if ctx.scan is not None else None
-    if info is None:
-        return ""
-    return info.name if info.is_package else info.name.rpartition(".")[0]
-
-
 def hoist(ctx: Project, kdef: KernelDef, info: KernelInfo | None = None, as_params: bool = False,
           taken: set[str] | None = None, fixed: dict[str, str] | None = None, write_fixed: bool = False) -> Hoist:
     """Plan the move of a kernel defined inside a function to module scope of its file, or say why not (see the
@@ -179,7 +125,7 @@ def hoist(ctx: Project, kdef: KernelDef, info: KernelInfo | None = None, as_para
     carried = {n: imported[n] for n in reads & captured if n in imported and _only_import(outer, n, node)}
     if carried:
         stmts = list(dict.fromkeys(carried.values()))
-        cycle = imports_back(ctx, kdef.file, [m for s in stmts for m in _import_module(s, _package_of(ctx, kdef.file))])
+        cycle = imports_back(ctx, kdef.file, [m for s in stmts for m in import_targets(s, package_of(ctx, kdef.file))])
         if cycle is not None:
             h.why_not = (f"{kdef.name} uses {', '.join(sorted(carried))}, imported inside {outer.name}(); {cycle} "
                          f"imports {kdef.file} back, so that import is late on purpose (a cycle) and cannot move to "

@@ -14,23 +14,11 @@ import ast
 
 from ..edits import insert_before
 from .context import Project
-from .hoist import imports_back
+from .graph import import_targets, imports_back, package_of
 from .plan import Step, failed
 from .syntax import dedent_lines, indent_of, parsed
 
 STEP = "create at import"
-
-
-def _module_of(ctx: Project, file: str, stmt: ast.Import | ast.ImportFrom) -> list[str]:
-    info = ctx.scan.module_of_file(file) if ctx.scan is not None else None
-    package = "" if info is None else info.name if info.is_package else info.name.rpartition(".")[0]
-    if isinstance(stmt, ast.Import):
-        return [a.name for a in stmt.names]
-    base = package.split(".") if package else []
-    if stmt.level > 1:
-        base = base[: len(base) - (stmt.level - 1)]
-    head = ".".join(base + ([stmt.module] if stmt.module else [])) if stmt.level else (stmt.module or "")
-    return [head] + [f"{head}.{a.name}" for a in stmt.names]
 
 
 def import_at_module_scope(ctx: Project, file: str, line: int) -> Step:
@@ -42,7 +30,7 @@ def import_at_module_scope(ctx: Project, file: str, line: int) -> Step:
     stmt = next((n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) and n.lineno == line), None)
     if stmt is None or stmt in tree.body:
         return failed(STEP, f"{file}:{line} is not an import inside a function")
-    cycle = imports_back(ctx, file, _module_of(ctx, file, stmt))
+    cycle = imports_back(ctx, file, import_targets(stmt, package_of(ctx, file)))
     if cycle is not None:
         return failed(STEP, f"{cycle} imports {file} back: the import at {file}:{line} is late on purpose (a cycle)")
     text = dedent_lines(lines[stmt.lineno - 1: stmt.end_lineno or stmt.lineno], indent_of(lines[stmt.lineno - 1]))

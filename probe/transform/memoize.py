@@ -26,6 +26,7 @@ from ..models.scan import FactoryCallFact, KernelDef
 from ..scan.common import last_ident
 from . import syntax
 from .context import Project
+from .graph import imports_back
 from .plan import Step, failed
 
 CACHE = "@functools.lru_cache(maxsize=None)"
@@ -232,8 +233,6 @@ def _write_versions(ctx: Project, step: Step, file: str, tree: ast.Module, node:
     not."""
     factory = node.name
     if home is not None and home.imports:
-        from .hoist import imports_back
-
         cycle = imports_back(ctx, file, list(home.imports.values()))
         if cycle is not None:
             return f"{cycle} imports {file} back, so the functions the calls pass cannot be imported there"
