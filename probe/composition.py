@@ -43,7 +43,7 @@ def compose(findings: list[Finding]) -> tuple[list[Finding], list[RuledOut]]:
     for f in findings:
         why = next((w for first, then, w in _PRICED_OUT if f.mechanism == then and first in mechs), None)
         why = why or next((w for first, then, w in _DEFERRED if f.mechanism == then and set(f.modules) & {
-            m for g in findings if g.mechanism == first for m in g.modules}), None)
+            m for g in findings if g.mechanism == first and g.edits for m in g.modules}), None)
         if why is None:
             kept.append(f)
         else:
@@ -57,7 +57,9 @@ def _touches(f: Finding, g: Finding) -> bool:
         for e in g.edits:
             if e.create or e.end_line < e.start_line:
                 continue  # an insertion points at nothing
-            if e.file == loc.file and e.start_line <= loc.line <= e.end_line:
+            # the line an edit replaces, or the `def` right under a decorator the edit replaces
+            if e.file == loc.file and e.start_line <= loc.line <= e.end_line + (1 if e.old.lstrip().startswith("@")
+                                                                                else 0):
                 return True
     return False
 

@@ -18,7 +18,7 @@ from warp_compile.probe.composition import PRICED, compose
 from warp_compile.probe.diagnose import diagnose_sources
 from warp_compile.probe.edits import apply_edits
 from warp_compile.probe.measure import measure
-from warp_compile.probe.models.diagnosis import Finding
+from warp_compile.probe.models.diagnosis import Edit, Finding
 
 FILES = {
     "app.py": """\
@@ -131,12 +131,16 @@ def test_a_kernel_made_when_a_function_runs_gets_no_merge_and_the_reason(tmp_pat
     assert "no merge is offered: stage_b is created only after stage_a loads" in r.signal, r.signal
 
 
-def _finding(mechanism: str, modules: list[str]) -> Finding:
+def _finding(mechanism: str, modules: list[str], edits: bool = True) -> Finding:
+    edit = [Edit(file="a.py", start_line=1, end_line=1, old="@wp.kernel\n", new='@wp.kernel(module="m")\n')]
     return Finding(mechanism=mechanism, title=f"{mechanism} on {', '.join(modules)}", severity="medium",
-                   confidence="medium", modules=modules, fix="")
+                   confidence="medium", modules=modules, fix="", edits=edit if edits else [])
 
 
 def test_a_header_priced_on_modules_a_merge_changes_waits_for_the_next_round() -> None:
+    # a merge with no edit will not happen: the header's own finding is not deferred to it
+    kept, out = compose([_finding("CS-4", ["a", "b", "c"], edits=False), _finding("CS-12", ["a", "b"])])
+    assert [f.mechanism for f in kept] == ["CS-4", "CS-12"] and not out
     kept, out = compose([_finding("CS-4", ["a", "b", "c"]), _finding("CS-12", ["a", "b", "c", "d"])])
     assert [f.mechanism for f in kept] == ["CS-4"]
     (r,) = out

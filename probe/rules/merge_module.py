@@ -51,6 +51,13 @@ def _made_at_import(ctx: RuleContext, factory: str) -> bool:
     return ctx.scan is not None and any(c.factory == top and c.scope == "module" for c in ctx.scan.factory_calls)
 
 
+def _made_before(ctx: RuleContext, key: str, start_ms: float) -> bool:
+    """The run recorded every version of this kernel made before `start_ms` (the merged module's first load): its
+    factory ran early, so its versions would be in the merged module when it loads."""
+    made = [c for c in ctx.report.kernel_creations if c.key == key or helpers.warp_key(c.key) == key]
+    return bool(made) and all(c.start_ms < start_ms for c in made)
+
+
 def _option_changes(target: Build, others: list[Build]) -> list[str]:
     changes: dict[tuple[str, str, str], list[str]] = {}
     for b in others:
@@ -100,11 +107,13 @@ def plan_merge(ctx: RuleContext, cpu: list[Build]) -> MergePlan:
             if kd is None or src is None or node is None or kd.form != "decorator":
                 p.why_not = f"{k.key} of {b.module} is not a @wp.kernel definition in the project's files"
                 return p
-            if kd.nested and not _made_at_import(ctx, kd.enclosing_function or ""):
+            if kd.nested and not _made_at_import(ctx, kd.enclosing_function or "") \
+                    and not _made_before(ctx, k.key, target.start_ms):
                 p.why_not = (f"{kd.name} is made by {kd.enclosing_function}() when it is called, not at import: it "
                              "would join the merged module after it loaded")
                 return p
-            change = decorator_with(src[0], node, {"module": f'"{target.module}"'})
+            # a kernel whose factory computes its module (`module=modname`) gets the target instead
+            change = decorator_with(src[0], node, {"module": f'"{target.module}"'}, replace=kd.nested)
             e = replace_lines(ctx.sources, kd.file, change.start, change.end, change.new) if change else None
             if e is None:
                 p.why_not = f"the decorator of {kd.name} ({kd.file}:{kd.line}) names a module or cannot be edited"

@@ -54,14 +54,21 @@ def unique_decorator(lines: list[str], node: ast.FunctionDef, extra: dict[str, s
     return decorator_with(lines, node, {"module": '"unique"', **extra})
 
 
-def decorator_with(lines: list[str], node: ast.FunctionDef, kwargs: dict[str, str]) -> DecoratorChange | None:
+def decorator_with(lines: list[str], node: ast.FunctionDef, kwargs: dict[str, str],
+                   replace: bool = False) -> DecoratorChange | None:
     """The `@wp.kernel` decorator of `node` with the keywords `kwargs` (name -> source text, one of them module=)
-    added; None when it already names a module or is not a plain `@wp.kernel` decorator."""
+    added; None when it already names a module (unless `replace`: then that keyword's value is the new one) or is not
+    a plain `@wp.kernel` decorator."""
     d = _kernel_decorator(node)
     if d is None or d.end_lineno is None or d.end_col_offset is None:
         return None
     if isinstance(d, ast.Call):
-        if any(k.arg == "module" or k.arg is None for k in d.keywords):
+        if any(k.arg is None for k in d.keywords):
+            return None
+        named = [k for k in d.keywords if k.arg in kwargs]
+        if named and replace:
+            return _replaced(lines, d, named, kwargs)
+        if any(k.arg == "module" for k in d.keywords):
             return None
         row, col = d.end_lineno - 1, d.end_col_offset - 1  # the closing parenthesis
         text = lines[row]
@@ -90,6 +97,23 @@ def decorator_with(lines: list[str], node: ast.FunctionDef, kwargs: dict[str, st
     added = ", ".join(f"{k}={v}" for k, v in kwargs.items())
     return DecoratorChange(d.lineno, d.end_lineno, text[:col] + f"({added})" + text[col:])
 
+
+
+def _replaced(lines: list[str], d: ast.Call, named: list[ast.keyword], kwargs: dict[str, str]
+              ) -> DecoratorChange | None:
+    """The decorator with the values of the keywords it already has replaced (each on one line), the others added
+    after them; None when a value spans lines."""
+    rows = lines[d.lineno - 1: (d.end_lineno or d.lineno)]
+    for k in sorted(named, key=lambda k: (k.value.lineno, k.value.col_offset), reverse=True):
+        v = k.value
+        if v.lineno != v.end_lineno or v.end_col_offset is None:
+            return None
+        r = v.lineno - d.lineno
+        rows[r] = rows[r][: v.col_offset] + kwargs[k.arg or ""] + rows[r][v.end_col_offset:]
+    rest = {k: v for k, v in kwargs.items() if k not in {n.arg for n in named}}
+    if rest:
+        return None  # both replacing and adding: not needed by any plan yet
+    return DecoratorChange(d.lineno, d.end_lineno or d.lineno, "".join(rows))
 
 
 def drop_unique(view: SourceView, k: KernelDef) -> Edit | None:
