@@ -535,7 +535,9 @@ def _candidate_arm(c: CandidateFix, files: dict[str, bytes], root: Path, rel_cwd
     # a preload or a worker count changes when modules build, not what builds: identical work keeps a timing verdict
     acts = "scheduling" if set(c.mechanisms) & SCHEDULING_MECHANISMS else None
     added = {k: v for e in c.edits for k, v in e.launch_args.items()}
-    return Arm(name=c.key, cwd=dest / rel_cwd, command=via or argv, acts_through=acts, launch_args=added)
+    at = {k: v for e in c.edits for k, v in e.launch_args_at.items()}
+    return Arm(name=c.key, cwd=dest / rel_cwd, command=via or argv, acts_through=acts, launch_args=added,
+               launch_args_at=at)
 
 
 def _measure(base: Arm, arms: list[Arm], options: FixOptions, engine: Engine, progress: Progress | None,
@@ -647,6 +649,7 @@ def _next_round(result: FixResult, diagnosis: Diagnosis, files: dict[str, bytes]
         result.next_round.append(c)
         if a is not None:
             a.launch_args = {**{k: v for e in kept.edits for k, v in e.launch_args.items()}, **a.launch_args}
+            a.launch_args_at = {**{k: v for e in kept.edits for k, v in e.launch_args_at.items()}, **a.launch_args_at}
             arms.append((c, a, f))
     if not arms:
         return
@@ -683,6 +686,7 @@ def _next_combination(result: FixResult, good: list[tuple[CandidateFix, Finding]
     if arm is None:
         return
     arm.launch_args = {**{k: v for e in kept.edits for k, v in e.launch_args.items()}, **arm.launch_args}
+    arm.launch_args_at = {**{k: v for e in kept.edits for k, v in e.launch_args_at.items()}, **arm.launch_args_at}
     (progress or (lambda _m: None))(f"fix: measuring {key}")
     _measure(base, [arm], options, engine, progress, skip_first=0, cuda_arch=cuda_arch)
     _fill(combo, arm, engine, base, [v for _c, f in good for v in f.must_keep], options.timeout_s, root)

@@ -214,6 +214,14 @@ def test_the_arguments_a_fix_adds_are_set_aside_only_where_declared() -> None:
     wrong = _launch_report(("fill", [*arrays[:1], "float"]), ("apply", [*arrays, "float"]))  # another kernel's
     without_added_args(wrong, {"apply": ["float"]})
     assert check_equivalence(before, wrong).status == "changed"
+    # inserted before the kernel's outputs (a launch with outputs=): set aside at that place, not at the end
+    ints = ["array[float32;1d]", "int", "int", "array[float32;1d]"]
+    before = _launch_report(("block", ints))
+    placed = _launch_report(("block", [*ints[:3], "int", ints[3]]))
+    assert without_added_args(placed, {"block": ["int"]}, {"block": 3})
+    assert check_equivalence(before, placed).status == "equivalent"
+    elsewhere = _launch_report(("block", [*ints, "int"]))  # the declared place holds an array: nothing set aside
+    assert without_added_args(elsewhere, {"block": ["int"]}, {"block": 3}) == ""
 
 
 def _plain(cwd: Path) -> str:

@@ -114,18 +114,21 @@ def _describe_divergence(index: int, b: Launch | None, a: Launch | None, b_total
     return Divergence(index=index, before=b, after=a, fields=fields, description=desc)
 
 
-def without_added_args(after: Report, added: dict[str, list[str]]) -> str:
-    """Set aside the arguments a fix's edits append to launches (a closure's captured values passed as kernel
-    arguments): each launch of such a kernel whose types end with them is compared without them. Replaces the
-    report's launch list (the samples' records stay as measured); returns what was set aside, "" for nothing."""
+def without_added_args(after: Report, added: dict[str, list[str]], at: dict[str, int] | None = None) -> str:
+    """Set aside the arguments a fix's edits add to launches (a closure's captured values passed as kernel
+    arguments): each launch of such a kernel whose types hold them at their place (last, or at `at[kernel]`, before
+    the outputs) is compared without them. Replaces the report's launch list (the samples' records stay as
+    measured); returns what was set aside, "" for nothing."""
     if not added:
         return ""
     out, seen = [], 0
     for la in after.launches:
         tail = added.get(la.kernel)
-        if tail and len(la.dtypes) >= len(tail) and list(la.dtypes[-len(tail):]) == tail:
-            la = la.model_copy(update={"dtypes": list(la.dtypes[: -len(tail)])})
-            seen += max(1, int(la.count))
+        if tail:
+            start = (at or {}).get(la.kernel, len(la.dtypes) - len(tail))
+            if 0 <= start and list(la.dtypes[start:start + len(tail)]) == tail:
+                la = la.model_copy(update={"dtypes": list(la.dtypes[:start]) + list(la.dtypes[start + len(tail):])})
+                seen += max(1, int(la.count))
         out.append(la)
     after.launches = out
     if not seen:

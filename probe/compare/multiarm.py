@@ -43,6 +43,7 @@ class Arm:
     decisions: list[ClockDecision] = field(default_factory=list)
     acts_through: str | None = None  # this arm's change ("scheduling" for a preload); None: the run's default
     launch_args: dict[str, list[str]] = field(default_factory=dict)  # arguments its edits add to launches, by kernel
+    launch_args_at: dict[str, int] = field(default_factory=dict)  # where they sit when not last (Edit.launch_args_at)
     # per sample of a candidate, the index of the baseline sample of the same round: the pairs it is judged on
     rounds_with: list[int] = field(default_factory=list)
 
@@ -145,7 +146,7 @@ def multiarm_compare(
             base = build_report(baseline.command, baseline.cwd, mine, label="before", requested=len(mine))
             n = len(arm.samples)
             after = build_report(arm.command, arm.cwd, list(arm.samples), label="after", requested=n)
-            added = without_added_args(after, arm.launch_args)
+            added = without_added_args(after, arm.launch_args, arm.launch_args_at)
             c = compare_arm(base, after, baseline.name, arm.name, arm.acts_through or acts_through,
                             paired=len(mine) == n)
             if added:

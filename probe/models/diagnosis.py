@@ -56,6 +56,9 @@ class Edit(_Model):
     # a launch site that passes new arguments: the kernel launched -> the types it appends (as the hook names a
     # launch's argument types), which the behaviour check expects instead of calling the launches changed
     launch_args: dict[str, list[str]] = Field(default_factory=dict)
+    # where those arguments sit in the launch's argument list when not last (before the kernel's outputs): kernel ->
+    # the index of the first of them
+    launch_args_at: dict[str, int] = Field(default_factory=dict)
 
 
 class UpstreamReport(_Model):

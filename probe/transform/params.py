@@ -267,6 +267,8 @@ def _extend(ctx: Project, p: ParamPlan, kernel: ast.FunctionDef, closure: dict[s
             p.edits = []
             return False
         e.launch_args = {kernel.name: [closure[n] for n in captured]}  # as the hook names a launch's values
+        if p.position is not None:
+            e.launch_args_at = {kernel.name: p.position}
         p.edits.append(e)
         p.launches.append(f"{file}:{launch.lineno}")
     return True
