@@ -624,9 +624,9 @@ def _dtype_name(a):
 
 def _make_hooks_wrapper(orig):
     """Count launches by a cheap signature: the hooks Warp returns (one per compiled kernel and exec), the calling
-    code and its offset, and `launch`'s dim and adjoint flag (read from its frame: about a microsecond), so every
-    record holds launches alike whichever kernel object ran them. Only a signature's first launch builds the
-    readable record (dtypes, site); repeats cost a frame lookup, a tuple, a dict lookup and a counter step."""
+    code and its offset, and `launch`'s dim, adjoint flag and argument types (read from its frame: a microsecond or
+    two), so every record holds launches alike whichever kernel object ran them. Only a signature's first launch
+    builds the readable record (dtypes, site); repeats cost a frame lookup, two tuples and a counter step."""
     getframe = sys._getframe
 
     if _plain_params(orig, ("self", "kernel"), ()):
@@ -668,7 +668,8 @@ def _dim_key(dim):
 
 def _count_launch(frame, kernel, exec_, result):
     caller, loc = frame.f_back, frame.f_locals
-    sig = (id(result), id(caller.f_code), caller.f_lasti, loc.get("adjoint"), _dim_key(loc.get("dim")))
+    sig = (id(result), id(caller.f_code), caller.f_lasti, loc.get("adjoint"), _dim_key(loc.get("dim")),
+           tuple(map(type, loc.get("inputs") or ())), tuple(map(type, loc.get("outputs") or ())))
     counter = _launch_counters.get(sig)
     if counter is None:
         _first_launch(sig, frame, kernel, exec_, result)
