@@ -26,7 +26,9 @@ def late_creations(ctx: RuleContext, module: str, keys: set[str] | None = None,
     first = min(starts)
     out = []
     for c in ctx.report.kernel_creations:
-        if c.module != module or c.start_ms <= first or (kind is not None and c.made_by != kind):
+        # a module="unique" kernel's module is named after its hash only when it loads: `key` then `key_<hash>`
+        same = c.module == module or (module.startswith(c.module + "_") and c.module == c.key)
+        if not same or c.start_ms <= first or (kind is not None and c.made_by != kind):
             continue
         if keys is not None and c.key not in keys and warp_key(c.key) not in keys:
             continue
