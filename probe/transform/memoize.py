@@ -13,7 +13,11 @@ and rebuilds it; with module="unique" every version pays a module of its own. Th
 Preconditions, each named when it fails: the factory is a module-level function (a method needs an instance);
 every call's arguments are fixed in the source (literals, Warp types and constants, module constants the factory's
 file can name, the items of a loop over a literal tuple), hashable (a cache cannot key a list), and as many distinct
-versions as the run made.
+versions as the run made. Where the source does not show them fixed, the versions are the ones the run recorded
+(`Report.kernel_creations`: hook_kernels.py notes which app call made each kernel, with its arguments), said so for
+review; a function of another project module among them is imported for the calls (unless that closes a cycle).
+`made_at_import_from_run` starts from the record alone: the innermost module-level app function that made the late
+kernels (`make_stretch`, not its `_renamed` helper) is the one called at import.
 """
 
 from __future__ import annotations
@@ -332,7 +336,7 @@ def made_at_import(ctx: Project, defs: list[KernelDef], calls: list[FactoryCallF
         if wanted is not None and wanted > len(versions):
             return failed(STEP, f"the run made {wanted} versions of {factory}()'s kernels, the calls in the source "
                                 f"give {len(versions)}: some come from elsewhere")
-        why = _write_versions(ctx, step, k.file, src[1], node, versions, need, True, imports_done)
+        why = _write_versions(ctx, step, k.file, src[1], node, versions, need, True, imports_done, home)
         if why:
             return failed(STEP, why)
         made += versions
