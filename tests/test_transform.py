@@ -373,3 +373,140 @@ def test_a_kernel_reading_what_its_loop_changes_is_not_hoisted(tmp_path: Path) -
                       sources=SourceView(root))
     h = hoist(ctx, kdef)
     assert h.why_not and h.captures
+
+
+def _creation(key: str, module: str, file: Path, function: str, line: int, args: dict, outer: list[dict],
+              at_import: bool = False, start_ms: float = 5000.0, made_by: str = "kernel"):  # type: ignore[no-untyped-def]
+    from warp_compile.probe.models import KernelCreation
+
+    return KernelCreation(key=key, module=module, file=str(file), line=line, function=function, args=args,
+                          at_import=at_import, outer=outer, start_ms=start_ms, made_by=made_by)
+
+
+WRAPPED = {
+    "app/__init__.py": "",
+    "app/naming.py": """\
+        import warp as wp
+
+
+        def named(name):
+            def wrap(fn):
+                fn.__name__ = fn.__qualname__ = name
+                return wp.kernel(fn)
+
+            return wrap
+    """,
+    "app/kernels.py": """\
+        import warp as wp
+
+        from .naming import named
+
+
+        def build(count: int, mode: str = "l2"):
+            @named(f"dist_{count}_{mode}")
+            def dist(a: wp.array(dtype=float)):
+                a[wp.tid()] = float(count)
+
+            return dist
+    """,
+}
+
+
+def test_the_versions_the_run_made_are_made_at_import_by_the_function_that_made_them(tmp_path: Path) -> None:
+    """Seen in NVlabs/curobo, curobo/_src/util/warp.py:24-56 (kernels renamed by a helper before decoration): the
+    scan cannot place the kernel, the hook's record names the app frames that made it; the innermost module-level
+    function whose arguments source can write (`build`, not the helper's `wrap`) is called at import."""
+    from warp_compile.probe.transform.memoize import made_at_import_from_run
+
+    root = _write(tmp_path / "p", WRAPPED)
+    naming, kernels = root / "app/naming.py", root / "app/kernels.py"
+    made = [_creation(f"dist_{n}_l2", "app.kernels", naming, "named.<locals>.wrap", 6,
+                      {"fn": {"kind": "function", "module": "app.kernels", "name": "build.<locals>.dist"}},
+                      [{"file": str(kernels), "line": 7, "function": "build", "at_import": False,
+                        "args": {"count": {"kind": "int", "text": str(n)}, "mode": {"kind": "str", "text": "'l2'"}}}])
+            for n in (1, 3)]
+    r = Report(command=["python", "-m", "app"], cwd=str(root), samples=1, kernel_creations=made)
+    ctx = RuleContext(report=r, scan=scan(root), root=root, sources=SourceView(root))
+    step = made_at_import_from_run(ctx, made)
+    assert step.ok, step.why_not
+    out = _apply(root, step.edits, tmp_path / "copy")["app/kernels.py"]
+    assert "build(1)\nbuild(3)\n" in out  # the default left out, as the calls in the source write it
+    # an argument no source can write (a NumPy array) names the precondition that failed
+    made[0].outer[0]["args"]["count"] = {"kind": "other", "type": "ndarray"}
+    step = made_at_import_from_run(ctx, made)
+    assert not step.ok and "count = a ndarray" in step.why_not
+
+
+def test_a_late_import_whose_module_made_the_instances_runs_at_module_scope_too(tmp_path: Path) -> None:
+    """Seen in isaac-sim/IsaacLab, isaaclab/utils/warp/index_kernel.py (overloads registered when a module is
+    imported) with a late `from . import joints` inside a method: the import runs at module scope too."""
+    from warp_compile.probe.rules.recorded_versions import versions_plan
+
+    root = _write(tmp_path / "p", {
+        "app/__init__.py": "",
+        "app/kernels.py": "import warp as wp\n",
+        "app/joints.py": "from . import kernels\n",
+        "app/scene.py": """\
+            import warp as wp
+
+
+            class Scene:
+                def add(self):
+                    from . import joints  # loaded when the first joint appears
+                    self.j = joints
+        """,
+    })
+    scene, joints = root / "app/scene.py", root / "app/joints.py"
+    c = _creation("write_values", "app.kernels", joints, "<module>", 1, {}, [
+        {"file": str(scene), "line": 6, "function": "Scene.add", "at_import": False, "args": {}}],
+        at_import=True, made_by="overload")
+    r = Report(command=["python", "-m", "app"], cwd=str(root), samples=1, kernel_creations=[c],
+               builds=[synth_build(1, "app.kernels", "a", ms=100.0, kernels=[], options=dict(OPTS), start_ms=100.0)])
+    ctx = RuleContext(report=r, scan=scan(root), root=root, sources=SourceView(root))
+    step = versions_plan(ctx, "app.kernels", kind="overload")
+    assert step is not None and step.ok, step and step.why_not
+    out = _apply(root, step.edits, tmp_path / "copy")["app/scene.py"]
+    assert out.index("from . import joints") < out.index("class Scene")
+    # the imported module imports the file back: the import was late on purpose, and stays so
+    (root / "app/joints.py").write_text("from . import kernels, scene  # noqa: F401\n")
+    ctx = RuleContext(report=r, scan=scan(root), root=root, sources=SourceView(root))
+    step = versions_plan(ctx, "app.kernels", kind="overload")
+    assert step is not None and not step.ok and "a cycle" in step.why_not
+
+
+def test_numbers_a_kernel_captures_become_arguments_before_its_outputs(tmp_path: Path) -> None:
+    """Seen in google-deepmind/mujoco_warp, mujoco_warp/_src/io.py:2435 (reset_data: kernels made per call with
+    `wp.static(mask is not None)`): the captured flag becomes an argument placed before the outputs, the
+    `wp.static(...)` of it a plain branch, and each launch in the function passes it."""
+    root = _write(tmp_path / "p", {"app.py": """\
+        import warp as wp
+
+
+        def reset(data, mask=None):
+            masked = mask is not None
+
+            @wp.kernel(module="unique")
+            def clear(mask: wp.array(dtype=bool), force: wp.array(dtype=float)):
+                i = wp.tid()
+                if wp.static(masked):
+                    if not mask[i]:
+                        return
+                force[i] = 0.0
+
+            wp.launch(clear, dim=4, inputs=[mask], outputs=[data], device="cpu")
+    """})
+    s = scan(root)
+    (kdef,) = s.kernels
+    info = KernelInfo(key="reset__locals__clear", hash="h", file=str(root / "app.py"), line=7,
+                      closure={"masked": "bool"})
+    ctx = RuleContext(report=Report(command=["python", "app.py"], cwd=str(root), samples=1), scan=s, root=root,
+                      sources=SourceView(root))
+    h = hoist(ctx, kdef, info, as_params=True)
+    assert not h.why_not and h.params is not None and h.params.position == 1
+    from warp_compile.probe.transform.hoist import hoist_edits
+
+    out = _apply(root, hoist_edits(ctx, [h]) + h.params.edits, tmp_path / "copy")["app.py"]
+    assert "def clear(mask: wp.array(dtype=bool), masked: bool, force: wp.array(dtype=float)):" in out
+    assert "if masked:" in out and "wp.static" not in out
+    assert "inputs=[mask, masked], outputs=[data]" in out
+    assert h.params.edits[0].launch_args == {"clear": ["bool"]} and h.params.edits[0].launch_args_at == {"clear": 1}
