@@ -69,7 +69,8 @@ def _option_changes(target: Build, others: list[Build]) -> list[str]:
 
 
 def plan_merge(ctx: RuleContext, cpu: list[Build]) -> MergePlan:
-    """Merge the modules of `cpu` (the run's CPU module builds) into the first-loaded one, or say why not."""
+    """Merge the modules of `cpu` (the run's CPU module builds) into the first-loaded one (or, where that cannot take
+    the others, into the first of the others that can), or say why not."""
     p = MergePlan()
     if not ctx.sources.available:
         p.why_not = "no project sources were given to edit"
@@ -83,7 +84,20 @@ def plan_merge(ctx: RuleContext, cpu: list[Build]) -> MergePlan:
         p.why_not = 'a module="unique" family is among them (CS-9)'
         return p
     cpu = sorted(cpu, key=lambda b: b.seq)
-    target, others = cpu[0], cpu[1:]
+    first = _plan_into(ctx, cpu, cpu[0])
+    if not first.why_not:
+        return first
+    for target in cpu[1:]:  # the first-loaded module keeps its options; another target where it cannot take them
+        other = _plan_into(ctx, cpu, target)
+        if not other.why_not:
+            return other
+    return first
+
+
+def _plan_into(ctx: RuleContext, cpu: list[Build], target: Build) -> MergePlan:
+    """The merge of `cpu`'s modules into `target`, or why not."""
+    p = MergePlan()
+    others = [b for b in cpu if b is not target]
     created = _created(ctx)
     late = [b for b in others if created.get(b.module, float("inf")) >= target.start_ms]
     hoists, why = _hoisted_into(ctx, late, target.module)
