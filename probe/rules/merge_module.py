@@ -22,6 +22,7 @@ from ..edits import replace_lines
 from ..hashdiff import unique_family
 from ..models import Build
 from ..models.diagnosis import Edit
+from ..models.scan import KernelDef
 from ..transform.decorators import decorator_with
 from ..transform.hoist import Hoist, hoist, hoist_edits
 from . import helpers
@@ -56,6 +57,15 @@ def _made_before(ctx: RuleContext, key: str, start_ms: float) -> bool:
     factory ran early, so its versions would be in the merged module when it loads."""
     made = [c for c in ctx.report.kernel_creations if c.key == key or helpers.warp_key(c.key) == key]
     return bool(made) and all(c.start_ms < start_ms for c in made)
+
+
+def _exists_by(ctx: RuleContext, key: str, kd: KernelDef | None, loads: float) -> bool:
+    """The kernel exists when the merged module first loads: by the run's record of its creations where there is one
+    (a module-scope call that runs after the first launch is not early enough), else by the scan (defined at module
+    scope, or by a factory some module-scope statement calls)."""
+    if any(c.key == key or helpers.warp_key(c.key) == key for c in ctx.report.kernel_creations):
+        return _made_before(ctx, key, loads)
+    return kd is not None and (not kd.nested or _made_at_import(ctx, kd.enclosing_function or ""))
 
 
 def _option_changes(target: Build, others: list[Build]) -> list[str]:
@@ -98,8 +108,9 @@ def _plan_into(ctx: RuleContext, cpu: list[Build], target: Build) -> MergePlan:
     """The merge of `cpu`'s modules into `target`, or why not."""
     p = MergePlan()
     others = [b for b in cpu if b is not target]
+    loads = min(b.start_ms for b in cpu)  # the merged module first loads where the first of them loaded
     created = _created(ctx)
-    late = [b for b in others if created.get(b.module, float("inf")) >= target.start_ms]
+    late = [b for b in others if created.get(b.module, float("inf")) >= loads]
     hoists, why = _hoisted_into(ctx, late, target.module)
     if why:
         names = [b.module for b in late]
@@ -107,6 +118,18 @@ def _plan_into(ctx: RuleContext, cpu: list[Build], target: Build) -> MergePlan:
                     f"loads ({why})"
         return p
     p.hoists = hoists
+    if target.start_ms > loads:  # the target's own kernels now have to exist when the first of the others loaded
+        if not target.kernels:
+            p.why_not = f"the measurement names no kernel of {target.module}"
+            return p
+        for k in target.kernels:
+            kd = ctx.scan_kernel(k)
+            if not _exists_by(ctx, k.key, kd, loads):
+                name = f"{kd.name} is made by {kd.enclosing_function}() when it is called" if kd is not None else (
+                    f"{k.key} is not made at import")
+                p.why_not = (f"{name}, after the first module loaded: it would join the merged module "
+                             f"{target.module} late and rebuild it")
+                return p
     for b in [b for b in others if b not in late]:
         if not b.kernels:
             p.why_not = f"the measurement names no kernel of {b.module}"
@@ -121,8 +144,7 @@ def _plan_into(ctx: RuleContext, cpu: list[Build], target: Build) -> MergePlan:
             if kd is None or src is None or node is None or kd.form != "decorator":
                 p.why_not = f"{k.key} of {b.module} is not a @wp.kernel definition in the project's files"
                 return p
-            if kd.nested and not _made_at_import(ctx, kd.enclosing_function or "") \
-                    and not _made_before(ctx, k.key, target.start_ms):
+            if kd.nested and not _exists_by(ctx, k.key, kd, loads):
                 p.why_not = (f"{kd.name} is made by {kd.enclosing_function}() when it is called, not at import: it "
                              "would join the merged module after it loaded")
                 return p
