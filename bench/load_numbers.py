@@ -105,7 +105,8 @@ def _plain_pair(cmd: list[str], cwd: Path) -> tuple[float, float]:
 
 def fem_truth(scratch: Path, pairs: int) -> tuple[float, float, list[str]]:
     """The CS-10 saving on compile CPU, from plain interleaved pairs: (mean, 95% half-width, lines)."""
-    launcher = scratch / "run_example_diffusion.py"
+    (scratch / "truth").mkdir()
+    launcher = scratch / "truth" / "run_example_diffusion.py"  # not in the folder diagnose runs in (its own launcher)
     launcher.write_text(LAUNCHER)
     diffs = []
     for i in range(pairs):
@@ -126,7 +127,9 @@ def fem_runs(scratch: Path, runs: int, truth: float) -> list[str]:
              "stop) | within 25% | minutes | load |", "| --- | ---: | --- | ---: | --- | ---: | ---: |"]
     hits_e = hits_m = 0
     for i in range(runs):
-        code, d, took = _cli(["diagnose", "--verify", "--", PY, *FEM], scratch, scratch / f"fem{i}.json")
+        cwd = scratch / f"fem{i}"  # an empty folder of the user's, as a user starting the example would have
+        cwd.mkdir()
+        code, d, took = _cli(["diagnose", "--verify", "--", PY, *FEM], cwd, scratch / f"fem{i}.json")
         f = next((x for x in d.get("findings", []) + [w["finding"] for w in d.get("withdrawn", [])]
                   if x["mechanism"] == "CS-10"), {})
         est = f.get("estimated_saving_ms")

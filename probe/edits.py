@@ -215,7 +215,7 @@ def settings_edits(
         return []
     block = settings_lines(settings, comment)
     if entry.owner == "dependency" or (entry.file and src.rel(entry.file) is None and entry.kind != "script"):
-        e = create_file(launcher_name(entry), launcher_text(entry, block))
+        e = create_file(launcher_name(entry, src), launcher_text(entry, block))
         return [e] if e is not None else []
     if not entry.file or src.lines(entry.file) is None:
         return []
@@ -265,10 +265,20 @@ def reuse_warp_import(src: SourceView, file: str, line: int, block: str) -> str:
     return Placement(line=line, alias=alias, import_line="").block(_body(block))
 
 
-def launcher_name(entry: EntryPoint) -> str:
+def launcher_name(entry: EntryPoint, src: SourceView | None = None) -> str:
+    """run_<entry>.py, or run_<entry>_2.py (and so on) when the project already has a file of that name: a launcher
+    never overwrites one of the user's files (their own launcher from earlier advice, say)."""
     tail = entry.name.split(":", 1)[-1] if entry.kind == "console_script" else entry.name.rsplit(".", 1)[-1]
     stem = "".join(c if c.isalnum() or c == "_" else "_" for c in tail) or "app"
-    return f"run_{stem}.py"
+    name, n = f"run_{stem}.py", 1
+    while src is not None and _taken(src, name):
+        n += 1
+        name = f"run_{stem}_{n}.py"
+    return name
+
+
+def _taken(src: SourceView, name: str) -> bool:
+    return src.lines(name) is not None or (src.root is not None and (src.root / name).exists())
 
 
 def launcher_text(entry: EntryPoint, block: str) -> str:

@@ -63,6 +63,12 @@ def test_settings_edit_at_entry_point_and_launcher(tmp_path: Path) -> None:
     assert inst.create and inst.file == "run_main.py"
     assert "from lib.cli import main" in inst.new
     compile(inst.new, "run_main.py", "exec")
+    # a launcher the user already has (their own, from earlier advice) is never the file to create: a free name is
+    (tmp_path / "run_main.py").write_text("print('mine')\n")
+    [other] = settings_edits(SourceView(tmp_path), EntryPoint(kind="console_script", name="lib.cli:main",
+                                                               owner="dependency"), {"enable_backward": False})
+    assert other.create and other.file == "run_main_2.py"
+    assert (tmp_path / "run_main.py").read_text() == "print('mine')\n"
 
 
 def test_apply_refuses_stale_edits_and_writes_nothing(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..edits import settings_edits, settings_place
+from ..edits import SourceView, launcher_name, settings_edits, settings_place
 from ..models import EntryPoint
 from ..models.diagnosis import Edit, Location
 from ..models.scan import ModuleInfo
@@ -23,16 +23,17 @@ if TYPE_CHECKING:
 LINE = "wp.config.enable_backward = False  # forward-only run; delete to revert"
 
 
-def launcher(entry: EntryPoint) -> str:
-    """A launcher of the user's own that sets the option before an installed entry point imports anything."""
+def launcher(entry: EntryPoint, src: SourceView | None = None) -> str:
+    """A launcher of the user's own that sets the option before an installed entry point imports anything (named
+    as the edit names it: a free name in the project)."""
     rest = "the same arguments"
     if entry.kind == "console_script" and ":" in entry.name:
         mod, func = entry.name.split(":", 1)
         body = f"from {mod} import {func}\n{func}()"
-        name = f"run_{func}.py"
+        name = launcher_name(entry, src)
     elif entry.kind == "module":
         body = f'runpy.run_module("{entry.name}", run_name="__main__", alter_sys=True)'
-        name = f"run_{entry.name.rsplit('.', 1)[-1]}.py"
+        name = launcher_name(entry, src)
     else:
         body = f'runpy.run_path("{entry.file}", run_name="__main__")'
         name = "run_forward_only.py"
@@ -52,7 +53,7 @@ def entry_line_fix(ctx: RuleContext, why: str) -> tuple[str, Location | None]:
     own `import warp`, which it then reuses."""
     entry = ctx.report.entry
     if entry is not None and entry.owner == "dependency":
-        return launcher(entry), None
+        return launcher(entry, ctx.sources), None
     if entry is not None and entry.file and entry.owner == "project":
         where = ctx.rel(entry.file)
         p = settings_place(ctx.sources, entry.file)

@@ -104,7 +104,7 @@ def preload_edit(ctx: RuleContext, groups: dict[int | None, list[str]]) -> tuple
         block = preload_block(ctx, groups, None, device)
         if block is None:
             return None, "a preloaded module is defined where the preload cannot import it by name"
-        return create_file(launcher_name(entry), launcher_text(entry, block)), ""
+        return create_file(launcher_name(entry, src), launcher_text(entry, block)), ""
     line = ce.after_imports_line(src, entry.file)
     if line is None:
         return None, f"{ctx.rel(entry.file)} has no leading imports after which the preload could go"
