@@ -534,10 +534,15 @@ def _candidate_arm(c: CandidateFix, files: dict[str, bytes], root: Path, rel_cwd
         c.command = launcher_command(command, c.edits, cwd, root)
     # a preload or a worker count changes when modules build, not what builds: identical work keeps a timing verdict
     acts = "scheduling" if set(c.mechanisms) & SCHEDULING_MECHANISMS else None
-    added = {k: v for e in c.edits for k, v in e.launch_args.items()}
-    at = {k: v for e in c.edits for k, v in e.launch_args_at.items()}
-    return Arm(name=c.key, cwd=dest / rel_cwd, command=via or argv, acts_through=acts, launch_args=added,
-               launch_args_at=at)
+    arm = Arm(name=c.key, cwd=dest / rel_cwd, command=via or argv, acts_through=acts)
+    _add_launch_args(arm, c.edits)
+    return arm
+
+
+def _add_launch_args(arm: Arm, edits: Sequence[Edit]) -> None:
+    """The arguments `edits` add to launches (and where they sit), under the ones the arm already expects."""
+    arm.launch_args = {**{k: v for e in edits for k, v in e.launch_args.items()}, **arm.launch_args}
+    arm.launch_args_at = {**{k: v for e in edits for k, v in e.launch_args_at.items()}, **arm.launch_args_at}
 
 
 def _measure(base: Arm, arms: list[Arm], options: FixOptions, engine: Engine, progress: Progress | None,
@@ -648,8 +653,7 @@ def _next_round(result: FixResult, diagnosis: Diagnosis, files: dict[str, bytes]
         a = _candidate_arm(c, kept_files, root, rel_cwd, command, cwd, scratch.root / f"next{i}")
         result.next_round.append(c)
         if a is not None:
-            a.launch_args = {**{k: v for e in kept.edits for k, v in e.launch_args.items()}, **a.launch_args}
-            a.launch_args_at = {**{k: v for e in kept.edits for k, v in e.launch_args_at.items()}, **a.launch_args_at}
+            _add_launch_args(a, kept.edits)
             arms.append((c, a, f))
     if not arms:
         return
@@ -685,8 +689,7 @@ def _next_combination(result: FixResult, good: list[tuple[CandidateFix, Finding]
     arm = _candidate_arm(combo, kept_files, root, rel_cwd, command, cwd, scratch.root / "next-combination")
     if arm is None:
         return
-    arm.launch_args = {**{k: v for e in kept.edits for k, v in e.launch_args.items()}, **arm.launch_args}
-    arm.launch_args_at = {**{k: v for e in kept.edits for k, v in e.launch_args_at.items()}, **arm.launch_args_at}
+    _add_launch_args(arm, kept.edits)
     (progress or (lambda _m: None))(f"fix: measuring {key}")
     _measure(base, [arm], options, engine, progress, skip_first=0, cuda_arch=cuda_arch)
     _fill(combo, arm, engine, base, [v for _c, f in good for v in f.must_keep], options.timeout_s, root)

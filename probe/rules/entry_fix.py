@@ -27,16 +27,14 @@ def launcher(entry: EntryPoint, src: SourceView | None = None) -> str:
     """A launcher of the user's own that sets the option before an installed entry point imports anything (named
     as the edit names it: a free name in the project)."""
     rest = "the same arguments"
+    name = launcher_name(entry, src)  # the file the settings edit creates (settings_edits)
     if entry.kind == "console_script" and ":" in entry.name:
         mod, func = entry.name.split(":", 1)
         body = f"from {mod} import {func}\n{func}()"
-        name = launcher_name(entry, src)
     elif entry.kind == "module":
         body = f'runpy.run_module("{entry.name}", run_name="__main__", alter_sys=True)'
-        name = launcher_name(entry, src)
     else:
         body = f'runpy.run_path("{entry.file}", run_name="__main__")'
-        name = "run_forward_only.py"
     imports = "import runpy\n" if "runpy" in body else ""
     owner = f" (it belongs to the installed {entry.distribution})" if entry.distribution else " (it is installed)"
     return (
