@@ -9,16 +9,18 @@ CPU time), and `A/A` compares a tree with an identical copy of itself (no effect
 
 1. The truth, measured the slow, careful way: `--truth-pairs` interleaved plain pairs (no hook, fresh caches, the
    child's rusage from os.wait4): the mean paired difference of compile CPU (cold CPU - warm CPU) and of compile
-   elapsed (cold wall - warm wall), with its own 95% interval. For A/A the truth is zero by construction (the
-   plain pairs are measured too, as a check).
+   elapsed (cold wall - warm wall), with its own 95% interval, and as a share of its before arm. The pairs are
+   taken alongside the repetitions, a few after each, so the truth sees the machine's drift as they do. For A/A
+   the truth is zero by construction (the plain pairs are measured too, as a check).
 2. `--reps` repetitions of what the tool does: `--pairs` interleaved pairs through its sandbox and hook (one
    discarded warm-up sample per arm), replayed into the tool's own `interleaved_compare` twice: with exactly
    `--pairs` pairs, and `--until-decided` from 4 to `--pairs` pairs (the rule `fix` and `compare --until-decided`
    use). Per repetition: each clock's 95% interval (paired t) of the effect at 4 and at `--pairs` pairs, and the
    percentile bootstrap interval of the median difference on the same data, the verdicts, and when the sequential
    rule settled.
-3. Coverage: how often an interval held the truth. Cold module CPU has no plain-run truth (a plain run has no
-   per-build clock): it is held against the mean over every repetition's pairs, and says so.
+3. Coverage: how often an interval held the truth, in ms and as a share of the compile (the tool reports both).
+   Cold module CPU has no plain-run truth (a plain run has no per-build clock): it is held against the mean over
+   every repetition's pairs, and says so.
 """
 
 from __future__ import annotations
@@ -71,17 +73,22 @@ def _plain(cwd: Path) -> tuple[float, float]:
     return cc - wc, cw - ww
 
 
-def truth(before: Path, after: Path, pairs: int) -> dict:
-    _plain(before), _plain(after)  # warm-up, not counted
+def truth(before: Path, after: Path, pairs: int, *, warm_up: bool = True, start: int = 0) -> dict:
+    """`pairs` interleaved plain pairs: per clock the paired differences, and the before arm's values (the share a
+    difference is of the compile)."""
+    if warm_up:
+        _plain(before), _plain(after)  # not counted
     diffs: dict[str, list[float]] = {"compile_cpu": [], "compile_elapsed": []}
-    for i in range(pairs):
+    whole: dict[str, list[float]] = {"compile_cpu": [], "compile_elapsed": []}
+    for i in range(start, start + pairs):
         order = ((before, 0), (after, 1)) if i % 2 == 0 else ((after, 1), (before, 0))
         got = {}
         for cwd, side in order:
             got[side] = _plain(cwd)
-        diffs["compile_cpu"].append(got[1][0] - got[0][0])
-        diffs["compile_elapsed"].append(got[1][1] - got[0][1])
-    return {name: _summary(d) | {"diffs": d} for name, d in diffs.items()}
+        for j, name in enumerate(("compile_cpu", "compile_elapsed")):
+            diffs[name].append(got[1][j] - got[0][j])
+            whole[name].append(got[0][j])
+    return {name: _summary(d) | {"diffs": d, "before": whole[name]} for name, d in diffs.items() if d}
 
 
 def _summary(d: list[float]) -> dict:
@@ -101,6 +108,8 @@ def merge_truth(old: dict, more: dict) -> dict:
             continue
         if "diffs" in o:
             out[name] = _summary(o["diffs"] + new["diffs"]) | {"diffs": o["diffs"] + new["diffs"]}
+            if "before" in o and "before" in new:
+                out[name]["before"] = o["before"] + new["before"]
             continue
         n1, m1 = o["n"], o["mean"]
         sd1 = (o["high"] - o["mean"]) * n1**0.5 / stats.t_quantile(0.975, n1 - 1)
@@ -151,14 +160,37 @@ def repetition(before: Path, after: Path, pairs: int) -> dict:
             "t4": [k4.interval.low_ms, k4.interval.high_ms] if k4 is not None and k4.interval else None,
             "boot6": [boot.low, boot.high] if boot else None,
             "delta": k6.delta_ms, "band": k6.band_ms,
+            "pct6": [k6.interval.low_pct, k6.interval.high_pct] if k6.interval else None,
+            "pct4": [k4.interval.low_pct, k4.interval.high_pct] if k4 is not None and k4.interval else None,
+            "basis_before": k6.basis_before.values if k6.basis_before else None,
+            "basis_after": k6.basis_after.values if k6.basis_after else None,
         }
     return rec
 
 
 def _pooled(d: dict, clock: str) -> list[float]:
-    """after - before of every pair of every repetition, on one clock."""
-    return [a - b for r in d["reps"] if clock in r["clocks"]
-            for b, a in zip(r["clocks"][clock]["before"], r["clocks"][clock]["after"], strict=False)]
+    """after - before of every pair of every repetition, on one clock: on the values the tool decides on (identical
+    work left out) where the run kept them, else on the whole clock."""
+    out = []
+    for r in d["reps"]:
+        k = r["clocks"].get(clock)
+        if k is None:
+            continue
+        b, a = (k["basis_before"], k["basis_after"]) if k.get("basis_before") else (k["before"], k["after"])
+        out += [y - x for x, y in zip(b, a, strict=False)]
+    return out
+
+
+def _pooled_share(d: dict, clock: str) -> float | None:
+    """The pooled effect as a percentage of the pooled before arm's whole clock."""
+    whole = [v for r in d["reps"] if clock in r["clocks"] for v in r["clocks"][clock]["before"]]
+    diffs = _pooled(d, clock)
+    return 100.0 * statistics.fmean(diffs) / statistics.fmean(whole) if diffs and whole else None
+
+
+def _truth_share(t: dict) -> float | None:
+    """The plain pairs' mean difference as a percentage of their before arm's mean (None for an older truth)."""
+    return 100.0 * t["mean"] / statistics.fmean(t["before"]) if t.get("before") else None
 
 
 def _held(iv: list[float] | None, t: float) -> bool | None:
@@ -243,6 +275,37 @@ def report(data: dict, args: argparse.Namespace) -> str:
     for how, b in totals.items():
         lines.append(f"CPU clocks (compile CPU and cold module CPU) against {how}: t at 4 pairs {_rate(b['t4'])}, "
                      f"t at {args.pairs} pairs {_rate(b['t6'])}, bootstrap at {args.pairs} pairs {_rate(b['boot6'])}.")
+    lines += ["", "## The same intervals as a share of the compile", "",
+              "The interval each repetition reports in ms, also as a percentage of that repetition's before median "
+              "on the whole clock (`EffectInterval.low_pct/high_pct`), held against the truth as a percentage of its "
+              "own before arm. The machine's CPU cost moves with the load; the share of it a fix saves moves far "
+              "less.", "",
+              f"| effect | clock | truth | t, 4 pairs | t, {args.pairs} pairs | mean half-width (t) |",
+              "| --- | --- | --- | ---: | ---: | ---: |"]
+    share_totals: dict[str, list[bool | None]] = {}
+    for name, d in data["effects"].items():
+        for clock in CLOCKS:
+            reps = [r for r in d["reps"] if r["clocks"].get(clock, {}).get("pct6")]
+            if not reps:
+                continue
+            truths = []
+            if name == "aa":
+                truths.append((0.0, "zero (identical trees)"))
+            elif clock in d["truth"] and _truth_share(d["truth"][clock]) is not None:
+                truths.append((_truth_share(d["truth"][clock]), f"plain pairs ({d['truth'][clock]['n']})"))
+            if name != "aa" and _pooled_share(d, clock) is not None:
+                truths.append((_pooled_share(d, clock), "pooled pairs"))
+            hw = statistics.fmean((r["clocks"][clock]["pct6"][1] - r["clocks"][clock]["pct6"][0]) / 2 for r in reps)
+            for share, how in truths:
+                row = {key: [_held(r["clocks"][clock][key], share) for r in reps] for key in ("pct4", "pct6")}
+                if clock in ("compile_cpu", "cold_module_cpu"):
+                    share_totals.setdefault(how.split(" (")[0], [])
+                    share_totals[how.split(" (")[0]] += row["pct6"]
+                lines.append(f"| {name} | {clock} | {how}: {share:+.1f}% | {_rate(row['pct4'])} | "
+                             f"{_rate(row['pct6'])} | ±{hw:.1f} points |")
+    lines.append("")
+    for how, hits in share_totals.items():
+        lines.append(f"CPU clocks as a share, against {how}: t at {args.pairs} pairs {_rate(hits)}.")
     lines += ["", "## Verdicts", "",
               f"| effect | with {args.pairs} pairs | --until-decided (4 to {args.pairs} pairs): verdict, pairs |",
               "| --- | --- | --- |"]
@@ -313,12 +376,19 @@ def main() -> None:
         with compile_jobs(args.jobs):
             for name in wanted:
                 before, after = effects[name]
-                t = truth(before, after, args.truth_pairs)
+                # the truth is measured alongside the repetitions, a few plain pairs after each, so it sees the same
+                # drift of the machine as they do
+                chunk = -(-args.truth_pairs // args.reps)
+                t = truth(before, after, 0)
                 reps = []
                 for i in range(args.reps):
                     reps.append(repetition(before, after, args.pairs))
                     print(f"{name} rep {i + 1}/{args.reps}: {reps[-1]['fixed_verdict']}, "
                           f"{reps[-1]['seq_verdict']} at {reps[-1]['seq_pairs']}", file=sys.stderr)
+                    taken = t["compile_cpu"]["n"] if t else 0
+                    take = min(chunk, args.truth_pairs - taken)
+                    if take > 0:
+                        t = merge_truth(t, truth(before, after, take, warm_up=False, start=taken))
                     data["effects"][name] = {"truth": t, "reps": reps}
                     Path(args.data).write_text(json.dumps(data))
     finally:

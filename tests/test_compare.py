@@ -166,7 +166,11 @@ def test_churn_fix_is_improved():
     text = render_text(c)
     first = text.splitlines()[0]
     assert first.startswith("IMPROVED: compile elapsed 3,120 -> 1,450 ms (-53.5%, band ±31 ms, 95% interval -1,701 to "
-                            "-1,633 ms).")
+                            "-1,633 ms, -54.5% to -52.3% of before).")
+    # the share is the same interval over the before arm's median (3,120 ms)
+    iv = el.interval
+    assert iv.low_pct == pytest.approx(100 * iv.low_ms / 3120.0, abs=1e-3)
+    assert iv.high_pct == pytest.approx(100 * iv.high_ms / 3120.0, abs=1e-3)
 
 
 def test_dropped_launch_is_invalid():

@@ -114,7 +114,7 @@ def _judge_clock(
         if bb is not None and ba is not None:  # the same work taken from both arms: the move is what differs
             c.delta_ms = ba - bb
             c.delta_pct = 100.0 * c.delta_ms / bm if bm > 0 else None
-    c.interval = _interval(c.basis_before or b, c.basis_after or a, paired, widen * abs(bm))
+    c.interval = _interval(c.basis_before or b, c.basis_after or a, paired, widen * abs(bm), bm)
     band_ms = c.band_ms
     if c.delta_ms < -band_ms:
         c.judged, c.outcome = "improved", "improved"
@@ -133,15 +133,22 @@ def _judge_clock(
     return c
 
 
-def _interval(b: Stat, a: Stat, paired: bool, widen_ms: float) -> EffectInterval | None:
+def _interval(b: Stat, a: Stat, paired: bool, widen_ms: float, whole_ms: float) -> EffectInterval | None:
     """The 95% interval of after - before from the samples (paired when they were measured in pairs), widened in
-    quadrature by the drift factor's uncertainty of a saved-report compare; None with one sample a side."""
+    quadrature by the drift factor's uncertainty of a saved-report compare, and as a share of `whole_ms` (the before
+    arm's median on the whole clock); None with one sample a side."""
     eff = stats.effect_interval(b.values, a.values, paired=paired and len(a.values) == len(b.values))
     if eff is None:
         return None
     half = math.hypot((eff.high - eff.low) / 2.0, widen_ms)
-    return EffectInterval(mean_ms=round(eff.mean, 3), low_ms=round(eff.mean - half, 3),
-                          high_ms=round(eff.mean + half, 3), n=eff.n, method=eff.method, confidence=eff.confidence)
+    low, high = eff.mean - half, eff.mean + half
+
+    def pct(v: float) -> float | None:
+        return round(100.0 * v / whole_ms, 3) if whole_ms > 0 else None
+
+    return EffectInterval(mean_ms=round(eff.mean, 3), low_ms=round(low, 3), high_ms=round(high, 3), n=eff.n,
+                          method=eff.method, confidence=eff.confidence, mean_pct=pct(eff.mean), low_pct=pct(low),
+                          high_pct=pct(high))
 
 
 def _cuda_clock(r: Report) -> Stat:

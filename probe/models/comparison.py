@@ -36,7 +36,12 @@ GATE_FAILED_EXIT = 1  # --max-regression: the verdict's clock regressed by more 
 class EffectInterval(_Model):
     """The 95% interval of the effect after - before, in ms (see `stats.effect_interval`): Student's t over the paired
     differences of interleaved samples, Welch's t over two independent arms. What a saving is reported with: made to
-    cover the true effect, where the band only says how small a change is too small to count."""
+    cover the true effect, where the band only says how small a change is too small to count.
+
+    The `_pct` bounds are the same interval as a share of the before arm's median on the whole clock. On a loaded
+    machine the CPU cost of the same compile drifts with the load (by a third within one benchmark), and an effect in
+    ms drifts with it; its share of the compile does not, so the share is the figure that carries to another run
+    (bench/COVERAGE.md holds both against the truth)."""
 
     mean_ms: float
     low_ms: float
@@ -44,6 +49,9 @@ class EffectInterval(_Model):
     n: int  # pairs, or the smaller arm
     method: str  # "paired t" | "welch t"
     confidence: float = 0.95
+    mean_pct: float | None = None
+    low_pct: float | None = None
+    high_pct: float | None = None
 
 
 class Clock(_Model):

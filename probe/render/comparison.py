@@ -211,6 +211,8 @@ def _clock_phrase(c: Clock, *, with_band: bool = True) -> str:
         bits.append(f"band ±{fmt_num(c.band_ms)} ms")
     if with_band and c.interval is not None:
         iv = c.interval
-        bits.append(f"95% interval {fmt_num(iv.low_ms, sign=True)} to {fmt_num(iv.high_ms, sign=True)} ms")
+        share = (f", {iv.low_pct:+.1f}% to {iv.high_pct:+.1f}% of before"
+                 if iv.low_pct is not None and iv.high_pct is not None else "")
+        bits.append(f"95% interval {fmt_num(iv.low_ms, sign=True)} to {fmt_num(iv.high_ms, sign=True)} ms{share}")
     return head + " (" + ", ".join(bits) + ")"
 
