@@ -148,3 +148,31 @@ def test_a_header_priced_on_modules_a_merge_changes_waits_for_the_next_round() -
     assert PRICED not in r.signal  # deferred, not priced out: the next round may offer it on the merged module
     kept, out = compose([_finding("CS-4", ["a", "b", "c"]), _finding("CS-12", ["x"])])
     assert len(kept) == 2 and not out
+
+
+def _made(key: str, at_ms: float):
+    from warp_compile.probe.models.report import KernelCreation
+
+    return KernelCreation(key=key, module="app.kernels", start_ms=at_ms)
+
+
+@pytest.mark.parametrize(
+    ("creations", "exists"),
+    [
+        ([10.0], True),  # made at import, before the merged module's first load (100 ms)
+        ([150.0], False),  # made only after it: it would join the merged module late
+        ([10.0, 900.0], True),  # made again after its own module loaded (500 ms) without a rebuild: harmless
+        ([10.0, 300.0], False),  # made again between the merged load and its own: the run cannot say it is the same
+    ],
+)
+def test_a_kernel_made_again_later_exists_at_the_merged_load_only_where_the_run_shows_it_harmless(
+    creations: list[float], exists: bool
+) -> None:
+    """curobo's pose cost (tests/shapes/goal_kernel_swap) calls its factory on every request: once CS-9's edit makes
+    the versions at import, each request makes the same kernel again after its module loaded, with no rebuild."""
+    from types import SimpleNamespace
+
+    from warp_compile.probe.rules.merge_module import _made_before
+
+    ctx = SimpleNamespace(report=SimpleNamespace(kernel_creations=[_made("dist_3", t) for t in creations]))
+    assert _made_before(ctx, "dist_3", 100.0, 500.0) is exists  # type: ignore[arg-type]

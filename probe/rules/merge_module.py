@@ -52,19 +52,23 @@ def _made_at_import(ctx: RuleContext, factory: str) -> bool:
     return ctx.scan is not None and any(c.factory == top and c.scope == "module" for c in ctx.scan.factory_calls)
 
 
-def _made_before(ctx: RuleContext, key: str, start_ms: float) -> bool:
-    """The run recorded every version of this kernel made before `start_ms` (the merged module's first load): its
-    factory ran early, so its versions would be in the merged module when it loads."""
+def _made_before(ctx: RuleContext, key: str, start_ms: float, built_ms: float) -> bool:
+    """The run recorded this kernel made before `start_ms` (the merged module's first load), so it would be in the
+    merged module when it loads. A factory called again later makes the same kernel again (a memoized version, then
+    the caller's own call, seen in curobo's pose cost); that is harmless only where the run shows it: made after its
+    own module (built at `built_ms`, once) had loaded, which did not rebuild it."""
     made = [c for c in ctx.report.kernel_creations if c.key == key or helpers.warp_key(c.key) == key]
-    return bool(made) and all(c.start_ms < start_ms for c in made)
+    if not made or min(c.start_ms for c in made) >= start_ms:
+        return False
+    return all(c.start_ms < start_ms or c.start_ms > built_ms for c in made)
 
 
-def _exists_by(ctx: RuleContext, key: str, kd: KernelDef | None, loads: float) -> bool:
+def _exists_by(ctx: RuleContext, key: str, kd: KernelDef | None, loads: float, built_ms: float) -> bool:
     """The kernel exists when the merged module first loads: by the run's record of its creations where there is one
     (a module-scope call that runs after the first launch is not early enough), else by the scan (defined at module
     scope, or by a factory some module-scope statement calls)."""
     if any(c.key == key or helpers.warp_key(c.key) == key for c in ctx.report.kernel_creations):
-        return _made_before(ctx, key, loads)
+        return _made_before(ctx, key, loads, built_ms)
     return kd is not None and (not kd.nested or _made_at_import(ctx, kd.enclosing_function or ""))
 
 
@@ -124,7 +128,7 @@ def _plan_into(ctx: RuleContext, cpu: list[Build], target: Build) -> MergePlan:
             return p
         for k in target.kernels:
             kd = ctx.scan_kernel(k)
-            if not _exists_by(ctx, k.key, kd, loads):
+            if not _exists_by(ctx, k.key, kd, loads, target.start_ms):
                 name = f"{kd.name} is made by {kd.enclosing_function}() when it is called" if kd is not None else (
                     f"{k.key} is not made at import")
                 p.why_not = (f"{name}, after the first module loaded: it would join the merged module "
@@ -144,7 +148,7 @@ def _plan_into(ctx: RuleContext, cpu: list[Build], target: Build) -> MergePlan:
             if kd is None or src is None or node is None or kd.form != "decorator":
                 p.why_not = f"{k.key} of {b.module} is not a @wp.kernel definition in the project's files"
                 return p
-            if kd.nested and not _exists_by(ctx, k.key, kd, loads):
+            if kd.nested and not _exists_by(ctx, k.key, kd, loads, b.start_ms):
                 p.why_not = (f"{kd.name} is made by {kd.enclosing_function}() when it is called, not at import: it "
                              "would join the merged module after it loaded")
                 return p
