@@ -510,3 +510,77 @@ def test_numbers_a_kernel_captures_become_arguments_before_its_outputs(tmp_path:
     assert "if masked:" in out and "wp.static" not in out
     assert "inputs=[mask, masked], outputs=[data]" in out
     assert h.params.edits[0].launch_args == {"clear": ["bool"]} and h.params.edits[0].launch_args_at == {"clear": 1}
+
+
+REGISTERED = {
+    "app/__init__.py": "",
+    "app/registry.py": """\
+        import warp as wp
+
+        _KERNELS = {}
+
+
+        def get_kernel(fn, suffix):
+            key = f"{fn.__name__}_{suffix}"
+            if key not in _KERNELS:
+                _KERNELS[key] = wp.Kernel(func=fn, key=key)
+            return _KERNELS[key]
+    """,
+    "app/checks.py": """\
+        import numpy as np
+        import warp as wp
+
+        from .registry import get_kernel
+
+
+        def check(dtype, values, register_only=False):
+            T = wp.dtype_from_numpy(np.dtype(dtype))
+
+            def twice(a: wp.array(dtype=T)):
+                a[wp.tid()] = a[wp.tid()] * T(2)
+
+            kernel = get_kernel(twice, np.dtype(dtype).name)
+            if register_only:
+                return None
+            a = wp.array(values, dtype=T, device="cpu")
+            wp.launch(kernel, dim=a.shape[0], inputs=[a], device="cpu")
+            return a.numpy()
+    """,
+}
+
+
+def _registered(root: Path, key: str, dtype: str) -> object:
+    registry, checks = root / "app/registry.py", root / "app/checks.py"
+    return _creation(key, "app.checks", registry, "get_kernel", 9,
+                     {"fn": {"kind": "function", "module": "app.checks", "name": "check.<locals>.twice"},
+                      "suffix": {"kind": "str", "text": repr(dtype)}},
+                     [{"file": str(checks), "line": 13, "function": "check", "at_import": False,
+                       "args": {"dtype": {"kind": "type", "module": "numpy", "name": dtype},
+                                "values": {"kind": "other", "type": "ndarray"},
+                                "register_only": {"kind": "bool", "text": "False"}}}])
+
+
+def test_a_register_switch_makes_the_versions_at_import_without_the_data_no_source_can_write(tmp_path: Path) -> None:
+    """Seen in NVIDIA/warp, warp/tests/unittest_utils.py (add_function_test_register_kernel calls each test with
+    register_kernels=True before any launch) and tests/shapes/typed_checks: the kernel's maker (a registry keyed on
+    a closure) cannot be called at import, its caller takes an array no source can write, but returns right after
+    the kernel exists when its switch is set, before anything reads the array."""
+    from warp_compile.probe.transform.memoize import made_at_import_from_run
+
+    root = _write(tmp_path / "p", REGISTERED)
+    made = [_registered(root, f"twice_{d}", d) for d in ("float32", "float64")]
+    r = Report(command=["python", "-m", "app"], cwd=str(root), samples=1, kernel_creations=made)
+    ctx = RuleContext(report=r, scan=scan(root), root=root, sources=SourceView(root))
+    step = made_at_import_from_run(ctx, made)
+    assert step.ok, step.why_not
+    out = _apply(root, step.edits, tmp_path / "copy")["app/checks.py"]
+    assert "check(np.float32, values=None, register_only=True)\ncheck(np.float64, values=None, register_only=True)" \
+        in out
+    assert "functools" not in out  # the caller is not the maker: caching it would keep its arrays
+    # the array read before the switch returns: the precondition that failed is named
+    src = (root / "app/checks.py").read_text()
+    first = "    T = wp.dtype_from_numpy(np.dtype(dtype))\n"
+    (root / "app/checks.py").write_text(src.replace(first, first + "    n = len(values)\n"))
+    ctx = RuleContext(report=r, scan=scan(root), root=root, sources=SourceView(root))
+    step = made_at_import_from_run(ctx, made)
+    assert not step.ok and "values = a ndarray" in step.why_not and "returns only after values is read" in step.why_not

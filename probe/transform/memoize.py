@@ -343,14 +343,16 @@ def made_at_import(ctx: Project, defs: list[KernelDef], calls: list[FactoryCallF
     return _finish(step, made, cached=True)
 
 
-def _frame_factory(ctx: Project, frames: list[dict]) -> tuple[str, ast.Module, ast.FunctionDef, dict] | str:
-    """The innermost of a creation's app frames that a call at import can repeat: a module-level function of a
-    project file that ran late; (file, tree, its def, the frame) or why none is."""
+def _frame_factories(ctx: Project, frames: list[dict]) -> tuple[list[tuple[str, ast.Module, ast.FunctionDef, dict]],
+                                                                   str]:
+    """The creation's app frames that a call at import can repeat, innermost first: module-level functions of project
+    files that ran late, each as (file, tree, its def, the frame); and why the first frame that is not one is not."""
+    out = []
     why = "the run recorded no app frame that made it"
     for f in frames:
         fn = str(f.get("function", ""))
         if f.get("at_import") or fn == "<module>":
-            return why
+            break
         rel = ctx.sources.rel(str(f.get("file", "")))
         src = syntax.parsed(ctx.sources, rel) if rel is not None else None
         if rel is None or src is None:
@@ -360,8 +362,26 @@ def _frame_factory(ctx: Project, frames: list[dict]) -> tuple[str, ast.Module, a
         if node is None:
             why = f"{fn}() is not a module-level function, which a call at import could repeat"
             continue
-        return rel, src[1], node, f
-    return why
+        out.append((rel, src[1], node, f))
+    return out, why
+
+
+def _register_switch(node: ast.FunctionDef, line: int) -> tuple[str, ast.If] | None:
+    """A parameter that makes the function return before its work, once its kernels exist: `register_only=False`
+    tested by a body-level `if register_only: return` below `line` (the line whose call made the kernel). Warp's own
+    tests register every kernel this way before the first launch (warp/tests/unittest_utils.py,
+    add_function_test_register_kernel: `func(..., register_kernels=True)`)."""
+    a = node.args
+    positional = [*a.posonlyargs, *a.args]
+    defaults = dict(zip([p.arg for p in positional][len(positional) - len(a.defaults):], a.defaults, strict=True))
+    defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None})
+    for stmt in node.body:
+        if (isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Name) and not stmt.orelse
+                and len(stmt.body) == 1 and isinstance(stmt.body[0], ast.Return) and stmt.lineno > line):
+            d = defaults.get(stmt.test.id)
+            if isinstance(d, ast.Constant) and d.value is False:
+                return stmt.test.id, stmt
+    return None
 
 
 def made_at_import_from_run(ctx: Project, creations: list) -> Step:
@@ -377,14 +397,21 @@ def made_at_import_from_run(ctx: Project, creations: list) -> Step:
     for c in creations:
         frames = [{"file": c.file, "line": c.line, "function": c.function, "args": c.args, "at_import": c.at_import},
                   *c.outer]
-        got = _frame_factory(ctx, frames)
-        if isinstance(got, str):
-            return failed(STEP, f"{c.key}: {got}")
-        file, tree, node, frame = got
-        home = homes.setdefault(file, home_of(ctx, file, tree))
-        ok, form = _form(ctx, node, frame.get("args") or {}, home)
-        if not ok:
-            return failed(STEP, form)
+        candidates, why = _frame_factories(ctx, frames)
+        if not candidates:
+            return failed(STEP, f"{c.key}: {why}")
+        got = None
+        whys: list[str] = []
+        for file, tree, node, frame in candidates:  # the innermost call source can repeat
+            home = homes.setdefault(file, home_of(ctx, file, tree))
+            ok, form = _form(ctx, node, frame.get("args") or {}, home, int(frame.get("line") or 0))
+            if ok:
+                got = (file, tree, node, frame, form)
+                break
+            whys.append(form)
+        if got is None:  # each frame's own reason, innermost first
+            return failed(STEP, "; ".join(whys))
+        file, tree, node, frame, form = got
         key = (file, node.name)
         tree_, node_, forms, direct = targets.get(key, (tree, node, [], False))
         targets[key] = (tree_, node_, [*forms, form], direct or frame is frames[0] and c.made_by == "kernel")
@@ -401,13 +428,21 @@ def made_at_import_from_run(ctx: Project, creations: list) -> Step:
     return _finish(step, made, cached=any(d for *_x, d in targets.values()))
 
 
-def _form(ctx: Project, node: ast.FunctionDef, args: dict, home: _Home) -> tuple[bool, str]:
+def _form(ctx: Project, node: ast.FunctionDef, args: dict, home: _Home, line: int = 0) -> tuple[bool, str]:
     """(True, one recorded call of `node` as an argument list its file can write, defaults left out), or (False,
-    why not)."""
+    why not). A value source cannot write (an array of data) is passed as None where the function has a register
+    switch (`_register_switch`) that returns before anything reads it; the switch is then passed True."""
     a = node.args
     positional = [*a.posonlyargs, *a.args]
     defaults = dict(zip([p.arg for p in positional][len(positional) - len(a.defaults):], a.defaults, strict=True))
     defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None})
+    switch = _register_switch(node, line) if line else None
+    before = set()
+    if switch is not None:
+        for stmt in node.body:
+            if stmt is switch[1]:
+                break
+            before |= syntax.read_names(stmt)
     texts: list[str] = []
     skipped = False
     for p in [*positional, *a.kwonlyargs]:
@@ -415,11 +450,22 @@ def _form(ctx: Project, node: ast.FunctionDef, args: dict, home: _Home) -> tuple
         if value is None:
             return False, f"the run did not record {node.name}()'s argument {p.arg}"
         text = render(value, home, ctx)
+        if switch is not None and p.arg == switch[0]:
+            skipped = True  # passed last, by name
+            continue
         if p.arg in defaults and text is not None and text == ast.unparse(defaults[p.arg]):
             skipped = True
             continue
         if text is None:
             shown = value.get("type") or value.get("name") or value.get("kind")
-            return False, f"{node.name}() was called with {p.arg} = a {shown}, which source at import cannot name"
+            why = f"{node.name}() was called with {p.arg} = a {shown}, which source at import cannot name"
+            if switch is None or p.arg in before:
+                return False, why + (f" (its {switch[0]}=True switch returns only after {p.arg} is read)"
+                                     if switch is not None else "")
+            skipped = True
+            texts.append(f"{p.arg}=None")
+            continue
         texts.append(f"{p.arg}={text}" if skipped or p in a.kwonlyargs else text)
+    if switch is not None:  # the kernels made, nothing launched: the call at import does only what it is for
+        texts.append(f"{switch[0]}=True")
     return True, ", ".join(texts)
