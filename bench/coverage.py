@@ -216,7 +216,9 @@ def report(data: dict, args: argparse.Namespace) -> str:
         "Effects (bench/effects/): `five` and `fifteen` move a late `wp.set_module_options` before the module's first "
         "load; `A/A` is the `five` before-tree against an identical copy. Truth: the mean paired difference over "
         f"{args.truth_pairs} interleaved plain pairs (no hook, fresh caches, rusage from os.wait4), with its own 95% "
-        "interval; for A/A zero by construction (the plain pairs shown as a check). The repetitions run the tool's "
+        "interval" + ("; taken alongside the repetitions, a few pairs after each" if data.get("truth_alongside")
+                      else "") + "; for A/A zero by construction (the plain pairs shown as a check). The "
+        "repetitions run the tool's "
         "`compare` as a user would (no `--acts-through`, so identical trees are judged on time). Intervals per "
         "repetition: 95% paired t over the interleaved pairs (what the tool "
         "reports), and for contrast the 95% percentile bootstrap of the median difference (what `--until-decided` "
@@ -231,8 +233,9 @@ def report(data: dict, args: argparse.Namespace) -> str:
         t = d["truth"]
         base = statistics.median([v for r in d["reps"] for v in r["clocks"]["compile_cpu"]["before"]])
         cpu, wall = t["compile_cpu"], t["compile_elapsed"]
+        share = _truth_share(cpu) if _truth_share(cpu) is not None else 100 * cpu["mean"] / base
         lines.append(f"| {name} | {cpu['mean']:+,.0f} ms ({cpu['low']:+,.0f} to {cpu['high']:+,.0f}) | "
-                     f"{100 * cpu['mean'] / base:+.1f}% | {wall['mean']:+,.0f} ms ({wall['low']:+,.0f} to "
+                     f"{share:+.1f}% | {wall['mean']:+,.0f} ms ({wall['low']:+,.0f} to "
                      f"{wall['high']:+,.0f}) |")
     lines += ["", "Pooled: every repetition's pairs (the tool's own measurements, with the hook): a second, more "
               "precise truth for the clocks the plain pairs also measure, and the only one for the per-build clocks.",
@@ -371,7 +374,8 @@ def main() -> None:
     effects = _effects(None) | {"aa": (EFFECTS / "five" / "before", twin)}
     wanted = args.only or list(effects)
     t0 = time.monotonic()
-    data = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "effects": {}, "load": [os.getloadavg()[0]]}
+    data = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "effects": {}, "load": [os.getloadavg()[0]],
+            "truth_alongside": True}
     try:
         with compile_jobs(args.jobs):
             for name in wanted:
