@@ -584,3 +584,9 @@ def test_a_register_switch_makes_the_versions_at_import_without_the_data_no_sour
     ctx = RuleContext(report=r, scan=scan(root), root=root, sources=SourceView(root))
     step = made_at_import_from_run(ctx, made)
     assert not step.ok and "values = a ndarray" in step.why_not and "returns only after values is read" in step.why_not
+    # no switch at all: the caller goes on to launch, and is never called at import (mujoco_warp's shape in
+    # tests/shapes/qualname_stages would have run the whole simulation there)
+    (root / "app/checks.py").write_text(src.replace("    if register_only:\n        return None\n", ""))
+    ctx = RuleContext(report=r, scan=scan(root), root=root, sources=SourceView(root))
+    step = made_at_import_from_run(ctx, made)
+    assert not step.ok and "check() goes on to its own work after the kernel exists" in step.why_not

@@ -402,9 +402,14 @@ def made_at_import_from_run(ctx: Project, creations: list) -> Step:
             return failed(STEP, f"{c.key}: {why}")
         got = None
         whys: list[str] = []
-        for file, tree, node, frame in candidates:  # the innermost call source can repeat
+        for i, (file, tree, node, frame) in enumerate(candidates):  # the innermost call source can repeat
             home = homes.setdefault(file, home_of(ctx, file, tree))
-            ok, form = _form(ctx, node, frame.get("args") or {}, home, int(frame.get("line") or 0))
+            line = int(frame.get("line") or 0)
+            if i and _register_switch(node, line) is None:  # an outer caller runs its own work after the kernel
+                whys.append(f"{node.name}() goes on to its own work after the kernel exists (no register switch "
+                            "that returns first), so a call at import would run it")
+                continue
+            ok, form = _form(ctx, node, frame.get("args") or {}, home, line)
             if ok:
                 got = (file, tree, node, frame, form)
                 break
