@@ -207,7 +207,7 @@ def interleaved_compare(
             # interval does not move with it, so the medians alone do not make a verdict
             interim.interleaved.by_medians = interim.verdict
             interim.reason = (
-                f"{interim.verdict} by the medians only, the bootstrap interval still reaches inside the band: "
+                f"{interim.verdict} by the medians only, the 95% interval still reaches inside the band: "
                 f"{interim.reason}"
             )
             interim.verdict = "INCONCLUSIVE"

@@ -67,7 +67,7 @@ def compare_arm(base: Report, after: Report, base_name: str, arm_name: str, acts
 
 
 def _tentative(c: Comparison, decisions: list[ClockDecision]) -> None:
-    """A verdict of the medians whose bootstrap intervals all still reach inside the band is not a verdict (the
+    """A verdict of the medians whose 95% intervals (paired t) all still reach inside the band is not a verdict (the
     same guard as `interleaved_compare` applies to a fixed number of pairs)."""
     if c.verdict not in ("IMPROVED", "REGRESSION") or c.interleaved is None:
         return
@@ -76,7 +76,7 @@ def _tentative(c: Comparison, decisions: list[ClockDecision]) -> None:
     shaky = [d for d in decisions if d.name in moved and d.outcome != word]
     if moved and len(shaky) == len(moved):
         c.interleaved.by_medians = c.verdict
-        c.reason = f"{c.verdict} by the medians only, the bootstrap interval still reaches inside the band: {c.reason}"
+        c.reason = f"{c.verdict} by the medians only, the 95% interval still reaches inside the band: {c.reason}"
         c.verdict = "INCONCLUSIVE"
         c.exit_code = EXIT_CODES["INCONCLUSIVE"]
         c.warnings.append(warn(WarningCode.TENTATIVE, clocks=[d.name for d in shaky]))
