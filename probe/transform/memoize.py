@@ -366,15 +366,21 @@ def _frame_factories(ctx: Project, frames: list[dict]) -> tuple[list[tuple[str, 
     return out, why
 
 
+def _defaults(node: ast.FunctionDef) -> dict[str, ast.expr]:
+    """Each parameter with a default, and that default."""
+    a = node.args
+    positional = [*a.posonlyargs, *a.args]
+    out = dict(zip([p.arg for p in positional][len(positional) - len(a.defaults):], a.defaults, strict=True))
+    out.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None})
+    return out
+
+
 def _register_switch(node: ast.FunctionDef, line: int) -> tuple[str, ast.If] | None:
     """A parameter that makes the function return before its work, once its kernels exist: `register_only=False`
     tested by a body-level `if register_only: return` below `line` (the line whose call made the kernel). Warp's own
     tests register every kernel this way before the first launch (warp/tests/unittest_utils.py,
     add_function_test_register_kernel: `func(..., register_kernels=True)`)."""
-    a = node.args
-    positional = [*a.posonlyargs, *a.args]
-    defaults = dict(zip([p.arg for p in positional][len(positional) - len(a.defaults):], a.defaults, strict=True))
-    defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None})
+    defaults = _defaults(node)
     for stmt in node.body:
         if (isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Name) and not stmt.orelse
                 and len(stmt.body) == 1 and isinstance(stmt.body[0], ast.Return) and stmt.lineno > line):
@@ -439,8 +445,7 @@ def _form(ctx: Project, node: ast.FunctionDef, args: dict, home: _Home, line: in
     switch (`_register_switch`) that returns before anything reads it; the switch is then passed True."""
     a = node.args
     positional = [*a.posonlyargs, *a.args]
-    defaults = dict(zip([p.arg for p in positional][len(positional) - len(a.defaults):], a.defaults, strict=True))
-    defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None})
+    defaults = _defaults(node)
     switch = _register_switch(node, line) if line else None
     before = set()
     if switch is not None:
