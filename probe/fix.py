@@ -33,7 +33,9 @@ from .fix_plan import (
     improved,
     layers_to_write,
     plan,
+    pointing_right,
     summarize,
+    tentative_base,
     to_write,
 )
 from .models.comparison import Comparison
@@ -461,7 +463,7 @@ def run_fix(
             _fill(c, arm, engine, base, findings[c.key].must_keep, options.timeout_s, root)
         good = [c for c in result.candidates if c.improved and c.edits]
         parts = _parts_of_one_problem(good, result.candidates, findings)
-        parts += [c for c in _pointing_right(result.candidates) if c not in good and c not in parts]
+        parts += [c for c in pointing_right(result.candidates) if c not in good and c not in parts]
         if options.combine and len(good) + len(parts) >= 2:
             result.combination = _combination(good + parts, findings, files, root, rel_cwd, command, cwd, scratch,
                                               base, options, engine, progress, cuda_arch)
@@ -605,19 +607,12 @@ def _combination(good: list[CandidateFix], findings: dict[str, Finding], files: 
     return combo
 
 
-def _pointing_right(candidates: list[CandidateFix]) -> list[CandidateFix]:
-    """Undecided fixes that kept behaviour and point the right way (a positive saving inside the band): small
-    savings on a busy machine rarely decide alone; together they are judged as a whole, and --write takes such a
-    combination only if it measures IMPROVED and saves more than the best single fix."""
-    return [c for c in candidates if c.status == "measured" and c.edits and not c.upstream
-            and c.verdict in ("INCONCLUSIVE", "NO_EFFECT") and c.behaviour_ok is True and (c.saving_ms or 0.0) > 0]
-
-
 def _kept(result: FixResult) -> CandidateFix | None:
-    """The candidate --write would take from the first round (the combination, or the best single fix)."""
+    """The candidate --write would take from the first round (the combination, or the best single fix); with none
+    proven, the undecided one a next round may stack on (`tentative_base`)."""
     keys, _edits = to_write(result, unsafe_fixes=True, next_round=False)  # every proven fix: a dry run measures all
     if not keys:
-        return None
+        return tentative_base(result)
     combo = result.combination
     if combo is not None and combo.key.split("+") == keys:
         return combo

@@ -109,6 +109,27 @@ def improved(c: CandidateFix) -> bool:
     return c.status == "measured" and c.verdict == "IMPROVED" and kept and pointing
 
 
+def pointing_right(candidates: Sequence[CandidateFix]) -> list[CandidateFix]:
+    """Undecided fixes that kept behaviour and point the right way (a positive saving inside the band): small
+    savings on a busy machine rarely decide alone; together, or with what they make possible on top, they are
+    judged as a whole against the same baseline."""
+    return [c for c in candidates if c.status == "measured" and c.edits and not c.upstream
+            and c.verdict in ("INCONCLUSIVE", "NO_EFFECT") and c.behaviour_ok is True and (c.saving_ms or 0.0) > 0]
+
+
+def tentative_base(result: FixResult, unsafe_fixes: bool = True) -> CandidateFix | None:
+    """With no proven first-round fix, the undecided one a next round may stack on (the largest saving pointing
+    the right way): a stack is measured against the original, so its proof covers both layers. CS-9's split of a
+    per-call module saves little alone and leaves the one module CS-12's header switch pays on."""
+    if _first_round(result, unsafe_fixes)[0]:
+        return None
+    combo = result.combination
+    pool = [c for c in pointing_right(result.candidates) if writable(c, unsafe_fixes)]
+    if combo is not None and pointing_right([combo]) and writable(combo, unsafe_fixes):
+        pool.append(combo)
+    return max(pool, key=lambda c: c.saving_ms or 0.0, default=None)
+
+
 def to_write(result: FixResult, unsafe_fixes: bool = False, next_round: bool = True) -> tuple[list[str], list[Edit]]:
     """The keys and edits --write applies: the combination when it improved, else the best single fix, of those only
     what `writable` allows; with a next-round fix that saves more on top of it, both (see `layers_to_write`)."""
@@ -126,6 +147,9 @@ def layers_to_write(result: FixResult, unsafe_fixes: bool = False) -> tuple[list
     if not good:
         return None
     keys, first = _first_round(result, unsafe_fixes)
+    base = tentative_base(result, unsafe_fixes) if not keys else None
+    if base is not None:  # undecided alone; the stack on it decided against the original
+        keys, first = base.key.split("+"), list(base.edits)
     top = good[0]
     if not keys or top.on_top_of is None or ("+".join(keys) != top.on_top_of and [top.on_top_of] != keys):
         return None

@@ -81,9 +81,13 @@ def new_findings(
 def stacked_candidate(f: Finding, key: str, on_top_of: CandidateFix) -> CandidateFix:
     """A next-round candidate: `f`'s edits (relative to the kept tree) on top of `on_top_of`'s."""
     mechs = [*on_top_of.mechanisms, f.mechanism]
+    where = f"found on the tree {on_top_of.key} leaves"
+    if not on_top_of.improved:  # a tentative base: only the stack is judged, against the original like every arm
+        where += (f"; {on_top_of.key} did not decide alone ({on_top_of.verdict}), so this measures both layers "
+                  "together against the original")
     applicability = "review" if "review" in (f.applicability, on_top_of.applicability) else f.applicability
     return CandidateFix(
-        key=key, mechanisms=mechs, title=f"{f.title} (found on the tree {on_top_of.key} leaves)",
+        key=key, mechanisms=mechs, title=f"{f.title} ({where})",
         applicability=applicability, review=f.review, edits=list(f.edits), clock=fix_clock(mechs),
         estimated_saving_ms=f.estimated_saving_ms, status="measured", on_top_of=on_top_of.key,
     )

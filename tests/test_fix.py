@@ -484,3 +484,43 @@ def test_edited_spans_follow_the_lines_an_edit_wrote() -> None:
     assert edited_spans([drop, add]) == {"m.py": [(2, 3), (7, 7)]}
     site = '  File "/venv/lib/python3.11/site-packages/pkg/m.py", line 3, in <module>\nValueError: x'
     assert failure_cause(site, [add], original_ok=False).startswith("the original failed too")
+
+
+def _measured(key: str, verdict: str, saving: float, edits: list, on_top_of: str | None = None):
+    from warp_compile.probe.models.fix import Behaviour, CandidateFix
+
+    c = CandidateFix(key=key, mechanisms=[key.split("@")[0]], applicability="review", edits=edits, status="measured",
+                     verdict=verdict, saving_ms=saving, behaviour=Behaviour(ok=True), on_top_of=on_top_of)
+    c.improved = verdict == "IMPROVED"
+    return c
+
+
+def test_a_stack_proven_on_an_undecided_fix_writes_both_layers_and_nothing_else_does(tmp_path: Path) -> None:
+    """goal_kernel_swap's plan: CS-9 alone saves little and ends INCONCLUSIVE; CS-12 on the tree it leaves is
+    measured against the original, so its IMPROVED covers both layers."""
+    from warp_compile.probe.fix_plan import layers_to_write, tentative_base
+    from warp_compile.probe.models.fix import FixResult
+
+    root = _project(tmp_path)
+    a = _settings_edit(root)
+    b = replace_lines(SourceView(root), "lib.py", 1, 1, "X = 1  # same\n")
+    assert b is not None
+    first = _measured("CS-9", "INCONCLUSIVE", 40.0, [a])
+    stacked = _measured("CS-12@CS-9", "IMPROVED", 900.0, [b], on_top_of="CS-9")
+    result = FixResult(candidates=[first], next_round=[stacked])
+    assert tentative_base(result) is first
+    assert layers_to_write(result, unsafe_fixes=True) == (["CS-9", "CS-12@CS-9"], [[a], [b]])
+    assert layers_to_write(result) is None  # both review-rated: not without --unsafe-fixes
+    # the stack undecided: nothing; the base pointing the wrong way or changing behaviour: no base at all
+    stacked.improved, stacked.verdict = False, "INCONCLUSIVE"
+    assert to_write(result, unsafe_fixes=True) == ([], [])
+    stacked.improved, stacked.verdict = True, "IMPROVED"
+    first.saving_ms = -5.0
+    assert tentative_base(result) is None and layers_to_write(result, unsafe_fixes=True) is None
+    first.saving_ms, first.behaviour.ok = 40.0, False
+    assert tentative_base(result) is None
+    # a proven first-round fix is the base, never an undecided one
+    first.behaviour.ok = True
+    proven = _measured("CS-1", "IMPROVED", 300.0, [a])
+    result.candidates.append(proven)
+    assert tentative_base(result) is None and layers_to_write(result, unsafe_fixes=True) is None
