@@ -25,7 +25,7 @@ from .hashdiff import explain_changes
 from .models import Report, Warn, WarningCode, warn
 from .models.diagnosis import Diagnosis, Finding, NotReached, RuleResult, Totals
 from .models.scan import ScanFacts
-from .pricing import price
+from .pricing import as_shares, price
 from .rules import load_rules
 from .rules.context import RuleContext, dedupe_locations, plan_removals
 from .rules.helpers import Claim
@@ -244,6 +244,7 @@ def diagnose(
     findings, priced_out = compose(findings)
     join_plans(findings)
     price(findings, report)  # on the CPU clock: rebuild-measured where the run rebuilt, else the builds' CPU share
+    as_shares(findings, report)
     d.rebuild = report.rebuild
     d.findings = sorted(findings, key=_rank_key)
     d.ruled_out += priced_out

@@ -18,6 +18,7 @@ from .fmt import fmt_ms
 from .models import Build, Report
 from .models.diagnosis import Evidence, Finding
 from .models.report import Rebuild, RebuildEntry
+from .stats import stat_median
 
 # estimates that sum the run's own builds (the superseded ones), and modelled ones over build times: both restated on
 # the builds' CPU time; the scheduling mechanisms (CS-8, CS-13) save waiting, not CPU work, and the CUDA-only ones
@@ -177,3 +178,16 @@ def price(findings: list[Finding], report: Report) -> None:
                                else "; modelled: the rebuild at exit did not cover these modules (see its skips)")
         if priced or f.estimated_saving_ms is None or f.saving_source:
             f.saving_clock = CPU_CLOCK
+
+
+def as_shares(findings: list[Finding], report: Report) -> None:
+    """Each estimate on the CPU clock as a share of the run's own compile CPU (the clock --verify and fix measure it
+    on): CPU time on a loaded machine stretches a saving and the compile it belongs to alike, so the share is the
+    figure that compares across runs and with the measurement (MeasuredSaving.saving_pct). A wall-time estimate may
+    be about another clock than compile elapsed (the warm repeat's, a cache fix's), so it gets none."""
+    whole = stat_median(report.compile_cpu_ms)
+    if whole is None or whole <= 0:
+        return
+    for f in findings:
+        if f.estimated_saving_ms is not None and f.saving_clock == CPU_CLOCK:
+            f.estimated_saving_pct = round(100.0 * f.estimated_saving_ms / whole, 1)

@@ -80,8 +80,8 @@ def measured_saving(f: Finding, c: CandidateFix) -> MeasuredSaving:
     m = MeasuredSaving(
         settings=dict(f.experiment or {}), clock=clock, saving_ms=c.saving_ms, band_ms=c.band_ms,
         saving_low_ms=c.saving_low_ms, saving_high_ms=c.saving_high_ms,
-        compile_elapsed_saving_ms=_saving(c, "compile_elapsed")[0], verdict=c.verdict or "", pairs=c.pairs,
-        decided=c.decided, stopped_because=c.stopped_because,
+        saving_pct=c.saving_pct, compile_elapsed_saving_ms=_saving(c, "compile_elapsed")[0], verdict=c.verdict or "",
+        pairs=c.pairs, decided=c.decided, stopped_because=c.stopped_because,
     )
     m.agreement = agreement(f, m)
     return m

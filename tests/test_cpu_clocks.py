@@ -18,8 +18,8 @@ from warp_compile.probe.clocks import finding_clock, saving_interval
 from warp_compile.probe.compare import compare
 from warp_compile.probe.compare.multiarm import Arm, multiarm_compare
 from warp_compile.probe.models.diagnosis import Evidence, Finding
-from warp_compile.probe.models.report import Rebuild, RebuildEntry, RebuildSide, RebuildSkip, RebuildStep
-from warp_compile.probe.pricing import price, rebuild_env
+from warp_compile.probe.models.report import Rebuild, RebuildEntry, RebuildSide, RebuildSkip, RebuildStep, Stat
+from warp_compile.probe.pricing import as_shares, price, rebuild_env
 from warp_compile.probe.render.comparison import render_comparison
 from warp_compile.probe.sandbox import Sandbox
 
@@ -223,6 +223,22 @@ def test_without_a_rebuild_the_model_is_restated_on_cpu_time_and_called_a_model(
     price([f], _priced_report(None))
     assert f.estimated_saving_ms == pytest.approx(900.0) and f.saving_source == "model"
     assert "modelled: nothing was rebuilt" in f.saving_basis
+
+
+def test_a_cpu_estimate_is_also_a_share_of_the_runs_compile_cpu_and_a_wall_one_is_not() -> None:
+    step = RebuildStep(setting={"enable_backward": False}, entries=[
+        RebuildEntry(module=m, as_is=RebuildSide(cpu_ms=650.0), changed=RebuildSide(cpu_ms=220.0))
+        for m in ("m1", "m2", "m3")])
+    report = _priced_report(_rebuild(backward=step))
+    on_cpu, on_wall = _cs10(["m1", "m2", "m3"]), _cs10(["m1"])
+    price([on_cpu], report)
+    as_shares([on_cpu, on_wall], report)
+    assert on_cpu.estimated_saving_pct == pytest.approx(100.0 * 3 * 430.0 / 3000.0, abs=0.05)  # 1,290 of 3,000 ms
+    assert on_wall.saving_clock == "" and on_wall.estimated_saving_pct is None
+    report.compile_cpu_ms = Stat()  # no CPU clock in the report: no share
+    on_cpu.estimated_saving_pct = None
+    as_shares([on_cpu], report)
+    assert on_cpu.estimated_saving_pct is None
 
 
 def test_the_header_trade_is_priced_both_ways() -> None:

@@ -43,6 +43,7 @@ def test_verify_measures_withdraws_and_ranks_by_measurement(tmp_path: Path) -> N
     assert [f.mechanism for f in out.findings] == ["CS-10", "CS-9", "CS-11"]
     cs10, cs9, cs11 = out.findings
     assert cs10.measured is not None and cs10.measured.verdict == "IMPROVED" and cs10.measured.pairs >= 2
+    assert cs10.measured.saving_pct is not None and 0 < cs10.measured.saving_pct < 100  # a share of the before arm
     assert cs11.measured is not None and cs11.measured.verdict != "IMPROVED"
     assert "no effect" in cs11.measured.agreement
     assert cs9.measured is None  # no edit, no setting: nothing to run

@@ -88,6 +88,7 @@ class MeasuredSaving(_Model):
     band_ms: float | None = None  # the clock's noise band in the comparison (the smallest change it counts)
     saving_low_ms: float | None = None  # the 95% interval of the saving (paired t; None: one sample a side)
     saving_high_ms: float | None = None
+    saving_pct: float | None = None  # the saving as a share of the before arm's median on that clock
     compile_elapsed_saving_ms: float | None = None  # what the user waits for, for reference
     verdict: str = ""  # the comparison's verdict
     pairs: int = 0
@@ -109,6 +110,9 @@ class Finding(_Model):
     saving_basis: str = ""  # how the estimate was derived (e.g. "sum of the 2 redundant builds, 1 sample")
     # the clock the estimate is on ("compile_cpu": CPU time, the clock fix and --verify measure it on; "": wall time)
     saving_clock: str = ""
+    # the estimate as a share of this run's median on that clock: load stretches a saving and its compile alike, so
+    # the share is what compares across runs, machines and the measurement (MeasuredSaving.saving_pct)
+    estimated_saving_pct: float | None = None
     # where the figure comes from: "rebuild" (the modules rebuilt at exit with the setting changed, measured),
     # "rebuild+model" (partly), "builds" (the run's own builds, e.g. the superseded ones), "model", "" (not said)
     saving_source: str = ""

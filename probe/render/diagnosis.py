@@ -104,12 +104,15 @@ def _finding_lines(i: int, f: Finding) -> list[str]:
     out = [head, f"   {f.severity} severity, {f.confidence} confidence"]
     if f.estimated_saving_ms is not None:
         clock = f" on {clock_title(f.saving_clock or 'compile_elapsed')}"
+        if f.estimated_saving_pct is not None:
+            clock += f", {f.estimated_saving_pct:.1f}% of it"
         out += _wrap(f"~{fmt_ms(f.estimated_saving_ms)}{clock} ({f.saving_basis})", "   ", "saving   ")
     elif f.saving_basis:
         out += _wrap(f.saving_basis, "   ", "saving   ")
     m = f.measured
     if m is not None:
-        got = "no timing" if m.saving_ms is None else f"{fmt_ms(m.saving_ms)} ({_interval(m)})"
+        share = f"{m.saving_pct:.1f}% of the before arm; " if m.saving_pct is not None else ""
+        got = "no timing" if m.saving_ms is None else f"{fmt_ms(m.saving_ms)} ({share}{_interval(m)})"
         tried = ", ".join(f"{k}={v!r}" for k, v in m.settings.items()) if not f.edits else "its edit on a copy"
         if m.verdict and m.verdict != "IMPROVED":
             got = f"no effect ({got})"
