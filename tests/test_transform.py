@@ -589,4 +589,91 @@ def test_a_register_switch_makes_the_versions_at_import_without_the_data_no_sour
     (root / "app/checks.py").write_text(src.replace("    if register_only:\n        return None\n", ""))
     ctx = RuleContext(report=r, scan=scan(root), root=root, sources=SourceView(root))
     step = made_at_import_from_run(ctx, made)
-    assert not step.ok and "check() goes on to its own work after the kernel exists" in step.why_not
+    assert not step.ok and "check() launches kernels itself (line 15)" in step.why_not
+
+
+SOLVER = {
+    "app/__init__.py": "",
+    "app/solver.py": """\
+        import warp as wp
+
+
+        @wp.kernel
+        def cost(a: wp.array(dtype=float)):
+            a[wp.tid()] = a[wp.tid()] * 2.0
+
+
+        class Solver:
+            _specs = {}
+
+            def __new__(cls, n: int):
+                if n not in cls._specs:
+                    cls._specs[n] = cls._specialize(n)
+                return super().__new__(cls._specs[n])
+
+            @classmethod
+            def _specialize(cls, n):
+                @wp.kernel(module="unique")
+                def step(a: wp.array(dtype=float)):
+                    a[wp.tid()] = a[wp.tid()] + float(n)
+
+                return type(f"Solver{n}", (cls,), {"kernel": step})
+
+
+        def make(n: int):
+            label = f"solver {n}"
+            return Solver(n)
+
+
+        def run(count: int):
+            a = wp.zeros(count, dtype=float)
+            wp.launch(cost, dim=count, inputs=[a])
+            out = []
+            for n in (1, 2):
+                solver = make(n)
+                out.append(solver.kernel.key)
+            return out
+    """,
+}
+
+
+def _specialized(root: Path, n: int, outer: list[dict]) -> object:
+    return _creation(f"step_{n}", "unique", root / "app/solver.py", "Solver._specialize", 19,
+                     {"n": {"kind": "int", "text": str(n)}},
+                     [{"file": str(root / "app/solver.py"), "line": 14, "function": "Solver.__new__",
+                       "at_import": False, "args": {}}, *outer])
+
+
+def test_a_caller_that_launches_or_goes_on_to_work_is_never_called_at_import_a_thin_one_is(tmp_path: Path) -> None:
+    """Seen in newton-physics/newton, newton/_src/sim/ik/ik_lm_optimizer.py:155-176 (tests/shapes/ik_specializer):
+    the kernels are made in a classmethod behind `__new__`, so the innermost module-level frame is the program's
+    `run()`, which launches a probe kernel before it builds the solvers; called at import it ran the workload."""
+    from warp_compile.probe.transform.memoize import made_at_import_from_run
+
+    root = _write(tmp_path / "p", SOLVER)
+    solver = root / "app/solver.py"
+    run_frame = {"file": str(solver), "line": 36, "function": "run", "at_import": False,
+                 "args": {"count": {"kind": "int", "text": "8"}}}
+    made = [_specialized(root, n, [run_frame]) for n in (1, 2)]
+    r = Report(command=["python", "-m", "app"], cwd=str(root), samples=1, kernel_creations=made)
+    ctx = RuleContext(report=r, scan=scan(root), root=root, sources=SourceView(root))
+    step = made_at_import_from_run(ctx, made)
+    assert not step.ok and "run() launches kernels itself (line 33)" in step.why_not
+    # without the probe launch, run() still goes on to collect the solvers after the call that made the kernel
+    src = solver.read_text()
+    solver.write_text(src.replace("    wp.launch(cost, dim=count, inputs=[a])\n", ""))
+    run_frame["line"] = 35  # the loop's solver = make(n), one line up now
+    made = [_specialized(root, n, [run_frame]) for n in (1, 2)]
+    r = Report(command=["python", "-m", "app"], cwd=str(root), samples=1, kernel_creations=made)
+    ctx = RuleContext(report=r, scan=scan(root), root=root, sources=SourceView(root))
+    step = made_at_import_from_run(ctx, made)
+    assert not step.ok and "run() goes on to its own work besides making the kernel (line 36" in step.why_not
+    # a thin caller (it names and returns, nothing else) in between is the one called at import
+    made = [_specialized(root, n, [{"file": str(solver), "line": 28, "function": "make", "at_import": False,
+                                    "args": {"n": {"kind": "int", "text": str(n)}}}, run_frame]) for n in (1, 2)]
+    r = Report(command=["python", "-m", "app"], cwd=str(root), samples=1, kernel_creations=made)
+    ctx = RuleContext(report=r, scan=scan(root), root=root, sources=SourceView(root))
+    step = made_at_import_from_run(ctx, made)
+    assert step.ok, step.why_not
+    out = _apply(root, step.edits, tmp_path / "copy")["app/solver.py"]
+    assert "make(1)\nmake(2)" in out and "run(8)" not in out

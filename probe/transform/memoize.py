@@ -390,6 +390,77 @@ def _register_switch(node: ast.FunctionDef, line: int) -> tuple[str, ast.If] | N
     return None
 
 
+_LAUNCHES = {"launch", "launch_tiled", "capture_launch"}
+# calls a maker may make on its way to the kernel without doing a program's work: names, types, Warp's own type
+# constructors (wp.vec, wp.types.matrix), numpy dtypes
+_PURE_ROOTS = {"wp", "warp", "np", "numpy", "math"}
+_PURE_BUILTINS = {"len", "range", "str", "int", "float", "bool", "tuple", "dict", "list", "set", "frozenset",
+                  "isinstance", "getattr", "hasattr", "type", "min", "max", "sorted", "enumerate", "zip", "repr"}
+
+
+def _call_name(call: ast.Call) -> tuple[str, str]:
+    """(root name, last name) of a call's function: ("wp", "launch") for wp.launch(...)."""
+    f, parts = call.func, []
+    while isinstance(f, ast.Attribute):
+        parts.append(f.attr)
+        f = f.value
+    root = f.id if isinstance(f, ast.Name) else ""
+    return root, (parts[0] if parts else root)
+
+
+def _thin(stmt: ast.stmt) -> bool:
+    """A statement that names, types or returns, and calls nothing that could be a program's work."""
+    if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef, ast.Pass, ast.Global,
+                         ast.Nonlocal)):
+        return True
+    if not isinstance(stmt, (ast.Return, ast.Assign, ast.AnnAssign, ast.Expr)):
+        return False
+    for n in ast.walk(stmt):
+        if isinstance(n, (ast.Lambda, ast.Yield, ast.YieldFrom, ast.Await)):
+            return False
+        if isinstance(n, ast.Call):
+            root, last = _call_name(n)
+            if last in _LAUNCHES or not (root in _PURE_ROOTS or (root == last and root in _PURE_BUILTINS)):
+                return False
+    return True
+
+
+def own_work(node: ast.FunctionDef, line: int, outer: bool) -> str:
+    """Why calling `node` at import would do more than make its kernels ("" when it would not): a launch in its body
+    (above a register switch, whose return comes first), or, for a caller of the maker (`outer`) without a switch,
+    a body-level statement besides the one at `line` (the call that led to the kernel) that does more than name,
+    type or return. In newton's IK solver (tests/shapes/ik_specializer) the innermost module-level frame was
+    `run()`, which probes a cost kernel first and solves after: called at import, it ran the whole workload."""
+    switch = _register_switch(node, line)
+    until = switch[1].lineno if switch is not None else None
+    for n in ast.walk(node):
+        if isinstance(n, ast.Call) and _call_name(n)[1] in _LAUNCHES and (until is None or n.lineno < until):
+            return f"{node.name}() launches kernels itself (line {n.lineno}), so a call at import would run them"
+    if not outer or switch is not None:
+        return ""
+    body = node.body[1:] if ast.get_docstring(node) is not None else node.body
+    busy = _busy(body, line)
+    if busy is None:
+        return ""
+    return (f"{node.name}() goes on to its own work besides making the kernel (line {busy.lineno}; no register switch "
+            "that returns first), so a call at import would run it")
+
+
+def _busy(stmts: list[ast.stmt], line: int) -> ast.stmt | None:
+    """The first statement besides the path to `line` that does more than name, type or return: inside the loop or
+    branch that holds the call, its siblings count too (a loop that makes a solver, then solves with it)."""
+    for stmt in stmts:
+        if not stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno):
+            if not _thin(stmt):
+                return stmt
+            continue
+        for inner in ("body", "orelse", "finalbody"):
+            found = _busy(getattr(stmt, inner, None) or [], line)
+            if found is not None:
+                return found
+    return None
+
+
 def made_at_import_from_run(ctx: Project, creations: list) -> Step:
     """The step for kernels or instances the run made late (`Report.kernel_creations`): the app function whose call
     made them (the innermost module-level one: `make_stretch`, not its `_renamed` helper), called at import with the
@@ -408,12 +479,12 @@ def made_at_import_from_run(ctx: Project, creations: list) -> Step:
             return failed(STEP, f"{c.key}: {why}")
         got = None
         whys: list[str] = []
-        for i, (file, tree, node, frame) in enumerate(candidates):  # the innermost call source can repeat
+        for file, tree, node, frame in candidates:  # the innermost call source can repeat
             home = homes.setdefault(file, home_of(ctx, file, tree))
             line = int(frame.get("line") or 0)
-            if i and _register_switch(node, line) is None:  # an outer caller runs its own work after the kernel
-                whys.append(f"{node.name}() goes on to its own work after the kernel exists (no register switch "
-                            "that returns first), so a call at import would run it")
+            work = own_work(node, line, outer=frame is not frames[0])
+            if work:
+                whys.append(work)
                 continue
             ok, form = _form(ctx, node, frame.get("args") or {}, home, line)
             if ok:
