@@ -757,3 +757,25 @@ def test_interleaved_clear_verdict_is_not_tentative(tmp_path):
     mock = MockExecutor({"A": {"elapsed": [3000, 3010, 2990, 3005]}, "B": {"elapsed": [1500, 1490, 1510, 1495]}})
     c, _ = _run(mock, tmp_path, samples=4, warmup=0)
     assert c.verdict == "IMPROVED" and WarningCode.TENTATIVE not in codes(c)
+
+
+def test_a_paired_share_is_taken_pair_by_pair_so_a_load_that_stretches_a_pair_cancels() -> None:
+    """Two pairs run while the machine was twice as busy: every CPU time doubled, the fix's share did not. The ms
+    interval carries that spread; the share, each pair's difference over its own before value, does not."""
+    from warp_compile.probe.compare.verdict import _interval
+    from warp_compile.probe.stats import stat_of
+
+    before = stat_of([1000.0, 2000.0, 1010.0, 1990.0])
+    after = stat_of([800.0, 1600.0, 808.0, 1592.0])  # -20% in every pair
+    iv = _interval(before, after, True, 0.0, before)
+    assert iv is not None and iv.method == "paired t"
+    assert iv.high_ms - iv.low_ms > 300.0  # -200 and -400 ms differences: a wide interval in ms
+    assert iv.mean_pct == pytest.approx(-20.0) and iv.low_pct == pytest.approx(-20.0, abs=1e-6)
+    assert iv.high_pct == pytest.approx(-20.0, abs=1e-6)
+    # the values decided on may leave identical work out; the share's denominator is still the whole clock
+    basis_b, basis_a = stat_of([500.0, 1000.0, 505.0, 995.0]), stat_of([300.0, 600.0, 303.0, 597.0])
+    iv = _interval(basis_b, basis_a, True, 0.0, before)
+    assert iv is not None and iv.mean_pct == pytest.approx(-20.0)
+    # unpaired: the ms interval over the before median, as before
+    iv = _interval(before, after, False, 0.0, before)
+    assert iv is not None and iv.mean_pct == pytest.approx(100.0 * iv.mean_ms / 1500.0, abs=1e-3)

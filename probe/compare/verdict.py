@@ -114,7 +114,7 @@ def _judge_clock(
         if bb is not None and ba is not None:  # the same work taken from both arms: the move is what differs
             c.delta_ms = ba - bb
             c.delta_pct = 100.0 * c.delta_ms / bm if bm > 0 else None
-    c.interval = _interval(c.basis_before or b, c.basis_after or a, paired, widen * abs(bm), bm)
+    c.interval = _interval(c.basis_before or b, c.basis_after or a, paired, widen * abs(bm), b)
     band_ms = c.band_ms
     if c.delta_ms < -band_ms:
         c.judged, c.outcome = "improved", "improved"
@@ -133,22 +133,34 @@ def _judge_clock(
     return c
 
 
-def _interval(b: Stat, a: Stat, paired: bool, widen_ms: float, whole_ms: float) -> EffectInterval | None:
+def _interval(b: Stat, a: Stat, paired: bool, widen_ms: float, whole: Stat) -> EffectInterval | None:
     """The 95% interval of after - before from the samples (paired when they were measured in pairs), widened in
-    quadrature by the drift factor's uncertainty of a saved-report compare, and as a share of `whole_ms` (the before
-    arm's median on the whole clock); None with one sample a side."""
-    eff = stats.effect_interval(b.values, a.values, paired=paired and len(a.values) == len(b.values))
+    quadrature by the drift factor's uncertainty of a saved-report compare; None with one sample a side.
+
+    As a share: with pairs, each pair's difference over that pair's own before value on the whole clock (`whole`),
+    then the t interval of those shares. A load that stretches one pair's CPU time stretches its difference and its
+    before value alike, so the pair's share is free of it, where a share of one median carries the whole spread
+    of the load (bench/COVERAGE.md). Without pairs: the ms interval over the before arm's median."""
+    is_paired = paired and len(a.values) == len(b.values)
+    eff = stats.effect_interval(b.values, a.values, paired=is_paired)
     if eff is None:
         return None
     half = math.hypot((eff.high - eff.low) / 2.0, widen_ms)
     low, high = eff.mean - half, eff.mean + half
-
-    def pct(v: float) -> float | None:
-        return round(100.0 * v / whole_ms, 3) if whole_ms > 0 else None
-
+    bm = stats.stat_median(whole) or 0.0
+    pcts: tuple[float, float, float] | None = None
+    if is_paired and len(whole.values) == len(b.values) and all(w > 0 for w in whole.values):
+        shares = [100.0 * (y - x) / w for x, y, w in zip(b.values, a.values, whole.values, strict=True)]
+        share = stats.effect_interval([0.0] * len(shares), shares, paired=True)
+        if share is not None:
+            h = math.hypot((share.high - share.low) / 2.0, 100.0 * widen_ms / bm if bm > 0 else 0.0)
+            pcts = (share.mean, share.mean - h, share.mean + h)
+    if pcts is None and bm > 0:
+        pcts = (100.0 * eff.mean / bm, 100.0 * low / bm, 100.0 * high / bm)
+    mean_pct, low_pct, high_pct = (round(v, 3) for v in pcts) if pcts is not None else (None, None, None)
     return EffectInterval(mean_ms=round(eff.mean, 3), low_ms=round(low, 3), high_ms=round(high, 3), n=eff.n,
-                          method=eff.method, confidence=eff.confidence, mean_pct=pct(eff.mean), low_pct=pct(low),
-                          high_pct=pct(high))
+                          method=eff.method, confidence=eff.confidence, mean_pct=mean_pct, low_pct=low_pct,
+                          high_pct=high_pct)
 
 
 def _cuda_clock(r: Report) -> Stat:

@@ -38,7 +38,8 @@ class EffectInterval(_Model):
     differences of interleaved samples, Welch's t over two independent arms. What a saving is reported with: made to
     cover the true effect, where the band only says how small a change is too small to count.
 
-    The `_pct` bounds are the same interval as a share of the before arm's median on the whole clock. On a loaded
+    The `_pct` bounds are the effect as a share of the before arm on the whole clock: with pairs, the t interval of
+    each pair's difference over its own before value; else the ms interval over the before median. On a loaded
     machine the CPU cost of the same compile drifts with the load (by a third within one benchmark), and an effect in
     ms drifts with it; its share of the compile does not, so the share is the figure that carries to another run
     (bench/COVERAGE.md holds both against the truth)."""
