@@ -17,7 +17,7 @@ from warp_compile.probe.compare.multiarm import Arm, multiarm_compare
 from warp_compile.probe.edits import SourceView, insert_before, replace_lines
 from warp_compile.probe.errors import UsageError
 from warp_compile.probe.fix import Engine, FixOptions, launcher_command, map_command, run_fix
-from warp_compile.probe.fix_plan import finding_keys, plan, to_write
+from warp_compile.probe.fix_plan import finding_keys, plan, summarize, to_write
 from warp_compile.probe.models import EntryPoint
 from warp_compile.probe.models.diagnosis import Diagnosis, Edit, Finding, UpstreamReport
 from warp_compile.probe.settings_fix import add_settings_edits
@@ -511,6 +511,7 @@ def test_a_stack_proven_on_an_undecided_fix_writes_both_layers_and_nothing_else_
     assert tentative_base(result) is first
     assert layers_to_write(result, unsafe_fixes=True) == (["CS-9", "CS-12@CS-9"], [[a], [b]])
     assert layers_to_write(result) is None  # both review-rated: not without --unsafe-fixes
+    assert "1 found on the tree CS-9 leaves (undecided alone), 1 saving more on top (CS-12@CS-9)" in summarize(result)
     # the stack undecided: nothing; the base pointing the wrong way or changing behaviour: no base at all
     stacked.improved, stacked.verdict = False, "INCONCLUSIVE"
     assert to_write(result, unsafe_fixes=True) == ([], [])
