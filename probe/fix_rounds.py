@@ -7,6 +7,9 @@ are a measurement of the fixed program: diagnosing them against the fixed copy's
 names what the next round can try. Each new finding's edits are measured on top of the kept tree against the same
 original baseline, so every saving in the result is against the program as the user has it. A new finding is kept
 only when the stacked tree saves more than the kept tree alone; `--write` then writes both layers as one diff.
+With no proven fix in the first round, the undecided one that kept behaviour and points the right way is the base
+(`fix_plan.tentative_base`): the stack's proof against the original covers both layers (curobo's pose cost: CS-9's
+split saves little alone, CS-12 on the one module it leaves saves a third).
 """
 
 from __future__ import annotations
