@@ -431,6 +431,21 @@ def test_the_versions_the_run_made_are_made_at_import_by_the_function_that_made_
     assert step.ok, step.why_not
     out = _apply(root, step.edits, tmp_path / "copy")["app/kernels.py"]
     assert "build(1)\nbuild(3)\n" in out  # the default left out, as the calls in the source write it
+    # set-up before the kernel (curobo's builder computes its constants there, tests/shapes/mapper_constants) is
+    # the builder's own; work after the kernel exists is not
+    src = kernels.read_text()
+    kernels.write_text(src.replace("def build(count: int, mode: str = \"l2\"):\n",
+                                   "def build(count: int, mode: str = \"l2\"):\n    tag = str(sorted({count}))\n"
+                                   "    print(tag)\n").replace("\n    return dist\n", "\n    print(dist)\n    return dist\n"))
+    for m in made:
+        m.outer[0]["line"] = 9
+    ctx = RuleContext(report=r, scan=scan(root), root=root, sources=SourceView(root))
+    step = made_at_import_from_run(ctx, made)
+    assert not step.ok and "build() goes on to its own work besides making the kernel (line 13" in step.why_not
+    kernels.write_text(kernels.read_text().replace("    print(dist)\n", ""))
+    ctx = RuleContext(report=r, scan=scan(root), root=root, sources=SourceView(root))
+    assert made_at_import_from_run(ctx, made).ok
+    kernels.write_text(src)
     # an argument no source can write (a NumPy array) names the precondition that failed
     made[0].outer[0]["args"]["count"] = {"kind": "other", "type": "ndarray"}
     step = made_at_import_from_run(ctx, made)

@@ -425,37 +425,43 @@ def _thin(stmt: ast.stmt) -> bool:
     return True
 
 
-def own_work(node: ast.FunctionDef, line: int, outer: bool) -> str:
-    """Why calling `node` at import would do more than make its kernels ("" when it would not): a launch in its body
-    (above a register switch, whose return comes first), or, for a caller of the maker (`outer`) without a switch,
-    a body-level statement besides the one at `line` (the call that led to the kernel) that does more than name,
-    type or return. In newton's IK solver (tests/shapes/ik_specializer) the innermost module-level frame was
-    `run()`, which probes a cost kernel first and solves after: called at import, it ran the whole workload."""
+def own_work(node: ast.FunctionDef, line: int, role: str) -> str:
+    """Why calling `node` at import would do more than make its kernels ("" when it would not). `line` is the line
+    whose call made (or led to) the kernel; `role` is "maker" (the frame that made it), "first" (the innermost
+    module-level caller of a maker that is not one) or "outer" (a caller further out).
+
+    Every role: a launch in the body (above a register switch, whose return comes first). "first": a statement that
+    runs after the kernel exists and does more than name, type or return (in a loop that holds the call, every
+    sibling, since it runs again); what comes before is the maker's own set-up (curobo's builder computes its
+    constants there, tests/shapes/mapper_constants). "outer", without a register switch: any such statement. In
+    newton's IK solver (tests/shapes/ik_specializer) the first module-level caller was `run()`, which probes a cost
+    kernel and solves after the solver is made: called at import, it ran the whole workload."""
     switch = _register_switch(node, line)
     until = switch[1].lineno if switch is not None else None
     for n in ast.walk(node):
         if isinstance(n, ast.Call) and _call_name(n)[1] in _LAUNCHES and (until is None or n.lineno < until):
             return f"{node.name}() launches kernels itself (line {n.lineno}), so a call at import would run them"
-    if not outer or switch is not None:
+    if role == "maker" or switch is not None:
         return ""
     body = node.body[1:] if ast.get_docstring(node) is not None else node.body
-    busy = _busy(body, line)
+    busy = _busy(body, line, strict=role == "outer")
     if busy is None:
         return ""
     return (f"{node.name}() goes on to its own work besides making the kernel (line {busy.lineno}; no register switch "
             "that returns first), so a call at import would run it")
 
 
-def _busy(stmts: list[ast.stmt], line: int) -> ast.stmt | None:
-    """The first statement besides the path to `line` that does more than name, type or return: inside the loop or
-    branch that holds the call, its siblings count too (a loop that makes a solver, then solves with it)."""
+def _busy(stmts: list[ast.stmt], line: int, strict: bool) -> ast.stmt | None:
+    """The first statement off the path to `line` that does more than name, type or return: every one when
+    `strict`, else those after `line` (and, inside a loop that holds the call, all its siblings: they run again)."""
     for stmt in stmts:
         if not stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno):
-            if not _thin(stmt):
+            if (strict or stmt.lineno > line) and not _thin(stmt):
                 return stmt
             continue
+        inner_strict = strict or isinstance(stmt, (ast.For, ast.AsyncFor, ast.While))
         for inner in ("body", "orelse", "finalbody"):
-            found = _busy(getattr(stmt, inner, None) or [], line)
+            found = _busy(getattr(stmt, inner, None) or [], line, inner_strict)
             if found is not None:
                 return found
     return None
@@ -479,10 +485,10 @@ def made_at_import_from_run(ctx: Project, creations: list) -> Step:
             return failed(STEP, f"{c.key}: {why}")
         got = None
         whys: list[str] = []
-        for file, tree, node, frame in candidates:  # the innermost call source can repeat
+        for i, (file, tree, node, frame) in enumerate(candidates):  # the innermost call source can repeat
             home = homes.setdefault(file, home_of(ctx, file, tree))
             line = int(frame.get("line") or 0)
-            work = own_work(node, line, outer=frame is not frames[0])
+            work = own_work(node, line, "maker" if frame is frames[0] else "outer" if i else "first")
             if work:
                 whys.append(work)
                 continue
