@@ -434,9 +434,9 @@ def test_the_versions_the_run_made_are_made_at_import_by_the_function_that_made_
     # set-up before the kernel (curobo's builder computes its constants there, tests/shapes/mapper_constants) is
     # the builder's own; work after the kernel exists is not
     src = kernels.read_text()
-    kernels.write_text(src.replace("def build(count: int, mode: str = \"l2\"):\n",
-                                   "def build(count: int, mode: str = \"l2\"):\n    tag = str(sorted({count}))\n"
-                                   "    print(tag)\n").replace("\n    return dist\n", "\n    print(dist)\n    return dist\n"))
+    head = "def build(count: int, mode: str = \"l2\"):\n"
+    kernels.write_text(src.replace(head, head + "    tag = str(sorted({count}))\n    print(tag)\n")
+                       .replace("\n    return dist\n", "\n    print(dist)\n    return dist\n"))
     for m in made:
         m.outer[0]["line"] = 9
     ctx = RuleContext(report=r, scan=scan(root), root=root, sources=SourceView(root))
