@@ -204,10 +204,8 @@ def summarize(result: FixResult) -> str:
         parts.append(f"combination {result.combination.key}: {result.combination.verdict or result.combination.status}")
     if result.next_round:
         better = [c.key for c in result.next_round if c.improved]
-        base = result.next_round[0].on_top_of
-        tentative = base is not None and not any(c.improved for c in result.candidates if c.key == base) and not (
-            result.combination is not None and result.combination.key == base and result.combination.improved)
-        where = f"on the tree {base} leaves (undecided alone)" if tentative else "on the kept tree"
+        base = tentative_base(result)  # the one `fix` stacked on when nothing was proven (a dry run measures all)
+        where = f"on the tree {base.key} leaves (undecided alone)" if base is not None else "on the kept tree"
         parts.append(f"{len(result.next_round)} found {where}, {len(better)} saving more on top "
                      f"({', '.join(better) or 'none'})")
     if result.held_back:

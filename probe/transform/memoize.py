@@ -398,14 +398,11 @@ _PURE_BUILTINS = {"len", "range", "str", "int", "float", "bool", "tuple", "dict"
                   "isinstance", "getattr", "hasattr", "type", "min", "max", "sorted", "enumerate", "zip", "repr"}
 
 
-def _call_name(call: ast.Call) -> tuple[str, str]:
-    """(root name, last name) of a call's function: ("wp", "launch") for wp.launch(...)."""
-    f, parts = call.func, []
-    while isinstance(f, ast.Attribute):
-        parts.append(f.attr)
-        f = f.value
-    root = f.id if isinstance(f, ast.Name) else ""
-    return root, (parts[0] if parts else root)
+def _root(func: ast.expr) -> str:
+    """The name a call's dotted function starts from: "wp" for wp.types.matrix(...), "len" for len(...)."""
+    while isinstance(func, ast.Attribute):
+        func = func.value
+    return func.id if isinstance(func, ast.Name) else ""
 
 
 def _thin(stmt: ast.stmt) -> bool:
@@ -419,7 +416,7 @@ def _thin(stmt: ast.stmt) -> bool:
         if isinstance(n, (ast.Lambda, ast.Yield, ast.YieldFrom, ast.Await)):
             return False
         if isinstance(n, ast.Call):
-            root, last = _call_name(n)
+            root, last = _root(n.func), last_ident(n.func)
             if last in _LAUNCHES or not (root in _PURE_ROOTS or (root == last and root in _PURE_BUILTINS)):
                 return False
     return True
@@ -439,7 +436,7 @@ def own_work(node: ast.FunctionDef, line: int, role: str) -> str:
     switch = _register_switch(node, line)
     until = switch[1].lineno if switch is not None else None
     for n in ast.walk(node):
-        if isinstance(n, ast.Call) and _call_name(n)[1] in _LAUNCHES and (until is None or n.lineno < until):
+        if isinstance(n, ast.Call) and last_ident(n.func) in _LAUNCHES and (until is None or n.lineno < until):
             return f"{node.name}() launches kernels itself (line {n.lineno}), so a call at import would run them"
     if role == "maker" or switch is not None:
         return ""
