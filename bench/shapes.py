@@ -132,8 +132,10 @@ def run_one(app: dict, pairs: int, py: str, tool: str) -> dict:
                               f"{p['cpu_interval_s']} s; wall {p['change_pct']:+.1f}%)")
         else:
             row["fixed"] = False
-            row["why"] = "; ".join(f"{c['key']}: {c['verdict'] or c['status']}: {c['reason']}"
-                                   for c in row["candidates"] if not c["improved"]) or row["summary"]
+            expected = set(app.get("mechanism_expected", []))  # the manifest's; the reasons are the tool's own
+            ruled = [n[:400] for n in result.get("not_offered", []) if n.split(":", 1)[0] in expected]
+            row["why"] = "; ".join([*(f"{c['key']}: {c['verdict'] or c['status']}: {c['reason']}"
+                                      for c in row["candidates"] if not c["improved"]), *ruled]) or row["summary"]
     return row
 
 

@@ -79,12 +79,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     v.add_argument(
         "--verify-pairs", type=int, metavar="N",
-        help="exactly N samples per finding (default: until its interval decides, 2 to --verify-max-pairs)",
+        help="exactly N samples per finding (default: until its interval decides and an improving fix's saving is "
+        "known to ±25%% of itself, 2 to --verify-max-pairs)",
     )
     v.add_argument(
         "--verify-max-pairs", type=int, metavar="M", default=6,
-        help="with the default until-decided rule: stop a finding undecided after M pairs (default 6); each finding "
-        "says which happened",
+        help="with the default until-decided rule: stop a finding after M pairs (default 6), undecided or with its "
+        "saving known less precisely than asked; each finding says which happened",
     )
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=run)

@@ -242,7 +242,11 @@ def _clock_saving(c: CandidateFix, comparison: Comparison) -> None:
     if k is not None and k.before.median is not None and k.after.median is not None:
         c.saving_ms = round(_saved(k), 3)
         c.band_ms = k.band_ms
-        c.saving_pct = round(-k.delta_pct, 2) if k.delta_pct is not None else None
+        iv = k.interval
+        if iv is not None and iv.method == "paired t" and iv.mean_pct is not None:
+            c.saving_pct = round(-iv.mean_pct, 2)  # pair by pair, as its interval (probe/compare/verdict.py)
+        else:
+            c.saving_pct = round(-k.delta_pct, 2) if k.delta_pct is not None else None
         c.saving_low_ms, c.saving_high_ms = saving_interval(k)
     c.savings = [
         ClockSaving(name=k.name, band_ms=k.band_ms, outcome=k.outcome, decisive=k.decisive,
@@ -366,6 +370,7 @@ class FixOptions:
     settings_arms: bool = False  # measure experiment-only findings too (diagnose --verify)
     acts_through: str | None = "compiled"  # passed to compare where it takes it (issue 17)
     compose: bool = True  # diagnose the kept tree again and measure what now applies on top of it
+    precision: float | None = None  # IMPROVED arms go on until the saving is known to ±this share (diagnose --verify)
 
 
 def diagnose_with_sample(command: list[str], cwd: Path, source: Path | None, timeout_s: float,
@@ -429,6 +434,7 @@ def run_fix(
     result = FixResult(command=list(command), cwd=str(cwd), source_root=str(root), write=options.write,
                        warnings=list(diagnosis.warnings))
     result.candidates = plan(diagnosis, options.wanted, options.settings_arms)
+    result.not_offered = [f"{r.mechanism}: {r.signal}" for r in diagnosis.ruled_out]  # why not, even with no fix
     findings = dict(zip(finding_keys(diagnosis.findings), diagnosis.findings, strict=True))
     todo = [c for c in result.candidates if c.status == "measured"]
     if not todo:
@@ -457,6 +463,8 @@ def run_fix(
             if arm is not None:
                 arms.append((c, arm))
                 scratch.arms[c.key], scratch.trees[c.key] = arm, scratch.root / f"fix{i}"
+        for c, arm in arms:
+            arm.clock = c.clock or ""  # the clock its saving is read on: where --verify's precision is judged
         say(f"fix: measuring {len(arms)} candidate(s) against the original, one shared baseline")
         _measure(base, [a for _, a in arms], options, engine, progress, skip_first=len(seeds), cuda_arch=cuda_arch)
         for c, arm in arms:
@@ -563,6 +571,7 @@ def _measure(base: Arm, arms: list[Arm], options: FixOptions, engine: Engine, pr
         min_rounds=options.min_rounds, max_rounds=options.max_rounds, timeout_s=options.timeout_s,
         progress=progress, run_sample=run_sample, build_report=engine.build_report,
         acts_through=options.acts_through, on_sample=engine.record, skip_baseline_rounds=skip_first,
+        precision=options.precision,
     )
 
 
@@ -626,7 +635,6 @@ def _next_round(result: FixResult, diagnosis: Diagnosis, files: dict[str, bytes]
     from .composition import PRICED
     from .fix_rounds import diagnose_kept, layered, new_findings, stacked_candidate
 
-    result.not_offered = [f"{r.mechanism}: {r.signal}" for r in diagnosis.ruled_out]
     kept = _kept(result)
     arm = scratch.arms.get(kept.key) if kept is not None else None
     if kept is None or arm is None:

@@ -197,7 +197,12 @@ def held_back(result: FixResult, unsafe_fixes: bool = False) -> list[HeldBack]:
 def summarize(result: FixResult) -> str:
     measured = [c for c in result.candidates if c.status == "measured"]
     good = [c.key + (" upstream" if c.upstream else "") for c in result.candidates if c.improved]
-    parts = [f"{len(measured)} of {len(result.candidates)} finding(s) had a fix to measure"]
+    if result.candidates:
+        parts = [f"{len(measured)} of {len(result.candidates)} finding(s) had a fix to measure"]
+    else:  # the reasons are in not_offered: say where, so "nothing" is never silent
+        ruled = len({n.split(":", 1)[0] for n in result.not_offered})
+        parts = ["no finding to fix" + (f" ({ruled} mechanism(s) ruled out, each with why: see not offered)"
+                                         if ruled else "")]
     if measured:
         parts.append(f"{len(good)} improved with behaviour kept ({', '.join(good) or 'none'})")
     if result.combination is not None:

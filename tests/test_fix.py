@@ -19,7 +19,8 @@ from warp_compile.probe.errors import UsageError
 from warp_compile.probe.fix import Engine, FixOptions, launcher_command, map_command, run_fix
 from warp_compile.probe.fix_plan import finding_keys, plan, summarize, to_write
 from warp_compile.probe.models import EntryPoint
-from warp_compile.probe.models.diagnosis import Diagnosis, Edit, Finding, UpstreamReport
+from warp_compile.probe.models.diagnosis import Diagnosis, Edit, Finding, RuledOut, UpstreamReport
+from warp_compile.probe.render.fix import render_fix
 from warp_compile.probe.settings_fix import add_settings_edits
 
 MAIN = 'import warp as wp\n\nprint("total 1.2345")\n'
@@ -188,6 +189,29 @@ def test_one_shared_baseline_rotated_rounds_and_a_decided_arm_stops(tmp_path: Pa
     assert sum(1 for n, _ in mock.calls if n == "original") <= max(len(a.samples) for a in arms)
 
 
+def test_with_a_precision_an_improved_arm_goes_on_until_its_saving_is_known_or_the_limit(tmp_path: Path) -> None:
+    noisy = [1000.0, 2500.0]  # saves 2,000 then 500 ms: IMPROVED after 5 pairs, but only to about ±70%
+    for n in ("original", "fix1", "fix2"):
+        (tmp_path / n).mkdir()
+
+    def run(precision: float | None) -> list[Arm]:
+        mock = Mock({"original": {"elapsed": SLOW}, "fix1": {"elapsed": noisy}, "fix2": {"elapsed": FAST}})
+        arms = [Arm("F1", tmp_path / "fix1", ["python"]), Arm("F2", tmp_path / "fix2", ["python"])]
+        multiarm_compare(Arm("original", tmp_path / "original", ["python"]), arms, until_decided=True,
+                         min_rounds=2, max_rounds=8, run_sample=mock.run_sample, build_report=mock.build_report,
+                         precision=precision)
+        return arms
+
+    loose, tight = run(None), run(0.25)
+    assert loose[0].comparison is not None and loose[0].comparison.verdict == "IMPROVED"
+    assert len(loose[0].samples) < 8 and "asked" not in loose[0].stopped_because
+    assert len(tight[0].samples) == 8 and tight[0].comparison is not None
+    assert tight[0].comparison.verdict == "IMPROVED"
+    assert "at the limit of 8 pairs (asked ±25%)" in tight[0].stopped_because
+    # a saving already known to the precision asked stops where it would have stopped anyway, and says how well
+    assert len(tight[1].samples) == len(loose[1].samples) and "known to ±" in tight[1].stopped_because
+
+
 def test_a_seeded_baseline_sits_out_the_first_round(tmp_path: Path) -> None:
     mock = Mock({"original": {"elapsed": SLOW}, "fix1": {"elapsed": FAST}})
     for n in ("original", "fix1"):
@@ -265,6 +289,19 @@ def test_nothing_to_fix_writes_nothing_and_runs_nothing(tmp_path: Path) -> None:
     result, _ = run_fix(["python", "main.py"], root, FixOptions(write=True), diagnosis=d, engine=mock.engine())
     assert result.written == [] and mock.calls == [] and result.costs.program_runs == 0
     assert _snapshot(root) == before
+
+
+def test_a_run_with_no_finding_says_why_each_mechanism_was_not_offered(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    mock = Mock({"original": {"elapsed": SLOW}})
+    d = _diagnosis(root, [])
+    d.ruled_out = [RuledOut(mechanism="CS-9", signal="each unique kernel differs from the others"),
+                   RuledOut(mechanism="CS-10", signal="backward code is small: 4% of the cold compile")]
+    result, _ = run_fix(["python", "main.py"], root, FixOptions(write=True), diagnosis=d, engine=mock.engine())
+    assert result.not_offered == ["CS-9: each unique kernel differs from the others",
+                                  "CS-10: backward code is small: 4% of the cold compile"]
+    assert result.summary.startswith("no finding to fix (2 mechanism(s) ruled out")
+    assert "Not offered:" in render_fix(result) and mock.calls == []
 
 
 def test_an_edit_that_does_not_apply_is_a_conflict_not_a_measurement(tmp_path: Path) -> None:

@@ -46,6 +46,33 @@ class Arm:
     launch_args_at: dict[str, int] = field(default_factory=dict)  # where they sit when not last (Edit.launch_args_at)
     # per sample of a candidate, the index of the baseline sample of the same round: the pairs it is judged on
     rounds_with: list[int] = field(default_factory=list)
+    clock: str = ""  # the clock its saving is read on (`clocks.finding_clock`); "" for the comparison's headline
+
+
+def relative_half_width(c: Comparison, intended: str) -> float | None:
+    """How precisely the saving is known: the 95% interval's half width over its centre, on the clock the saving is
+    read on; as a share when the pairs give one (a load stretches a pair's difference and its before value alike),
+    else in ms. None without an interval or with a centre of zero."""
+    from ..clocks import finding_clock
+
+    k = c.clock(finding_clock(c, intended or "compile_elapsed"))
+    iv = k.interval if k is not None else None
+    if iv is None:
+        return None
+    if iv.mean_pct is not None and iv.low_pct is not None and iv.high_pct is not None:
+        centre, half = iv.mean_pct, (iv.high_pct - iv.low_pct) / 2.0
+    else:
+        centre, half = iv.mean_ms, (iv.high_ms - iv.low_ms) / 2.0
+    return abs(half / centre) if centre else None
+
+
+def _imprecise(c: Comparison, arm: Arm, precision: float | None, settled: str | None) -> float | None:
+    """The relative half width of an IMPROVED saving still wider than `precision` asks (None: precise enough, or
+    nothing to price): `diagnose --verify` reports how much a fix saves, so a settled verdict alone is not enough."""
+    if precision is None or settled != "IMPROVED":
+        return None
+    rel = relative_half_width(c, arm.clock)
+    return rel if rel is not None and rel > precision else None
 
 
 def _accepts(fn: Callable[..., Any], name: str) -> bool:
@@ -98,6 +125,7 @@ def multiarm_compare(
     on_sample: Callable[[Arm, Any], None] | None = None,
     skip_baseline_rounds: int = 0,
     warmup: int = 0,
+    precision: float | None = None,
 ) -> None:
     """Fill each arm's `comparison` against the baseline (and its `samples`, `stopped_because`, `decided`).
 
@@ -105,7 +133,9 @@ def multiarm_compare(
     `max_rounds`, each candidate stopping once its verdict cannot change or turns INVALID. `on_sample(arm, sample)`
     sees every sample (the fix engine records output and counts runs there). The baseline sits out its first
     `skip_baseline_rounds` rounds: samples it already holds (the diagnosis' own run) stand for them. `warmup`
-    discarded samples of every arm come first (the eval's judge keeps hyperfine's discipline).
+    discarded samples of every arm come first (the eval's judge keeps hyperfine's discipline). `precision`: an
+    IMPROVED arm also goes on until its saving's 95% interval is within ±precision of the saving
+    (`relative_half_width`), or the limit; `stopped_because` says which.
     """
     limit = max_rounds if until_decided else (rounds or min_rounds)
     floor = min(min_rounds, limit) if until_decided else limit
@@ -156,7 +186,16 @@ def multiarm_compare(
             if c.verdict == "INVALID":
                 arm.active, arm.stopped_because, arm.decided = False, step.because, True
             elif until_decided and n >= floor and step.stop:
-                arm.active, arm.stopped_because, arm.decided = False, step.because, step.decided
+                wide = _imprecise(c, arm, precision, step.settled)
+                if wide is not None and n < limit:
+                    continue  # decided, but the saving is not yet known to the precision asked
+                because = step.because
+                if precision is not None and step.settled == "IMPROVED":
+                    rel = relative_half_width(c, arm.clock)
+                    known = f"±{rel:.0%}" if rel is not None else "no interval"
+                    because += (f"; its saving still {known} at the limit of {limit} pairs (asked ±{precision:.0%})"
+                                if wide is not None else f"; its saving known to {known} (asked ±{precision:.0%})")
+                arm.active, arm.stopped_because, arm.decided = False, because, step.decided
                 if step.settled is None and not step.decided:
                     c.warnings.append(warn(WarningCode.NOT_SETTLED, pairs=n))
             elif n >= limit:

@@ -88,7 +88,7 @@ class MeasuredSaving(_Model):
     band_ms: float | None = None  # the clock's noise band in the comparison (the smallest change it counts)
     saving_low_ms: float | None = None  # the 95% interval of the saving (paired t; None: one sample a side)
     saving_high_ms: float | None = None
-    saving_pct: float | None = None  # the saving as a share of the before arm's median on that clock
+    saving_pct: float | None = None  # the saving as a share of the before arm on that clock: pair by pair when paired
     compile_elapsed_saving_ms: float | None = None  # what the user waits for, for reference
     verdict: str = ""  # the comparison's verdict
     pairs: int = 0

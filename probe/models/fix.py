@@ -88,7 +88,7 @@ class CandidateFix(_Model):
     clock: str | None = None
     saving_ms: float | None = None  # baseline median - candidate median on that clock (positive: it saves)
     band_ms: float | None = None  # that clock's noise band: the smallest change it counts, not the saving's interval
-    saving_pct: float | None = None
+    saving_pct: float | None = None  # as a share of the baseline: the mean of each pair's share when paired
     # the 95% interval of the saving on that clock (paired t over the rounds; None: one sample a side), the band a
     # saving is reported with
     saving_low_ms: float | None = None
