@@ -47,7 +47,17 @@ def _cli(args: list[str], cwd: Path, out: Path) -> tuple[int, dict, float]:
     cut = args.index("--")
     argv = [WC, *args[:cut], "--json", str(out), "--quiet", *args[cut:]]
     t0 = time.monotonic()
-    done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=7200)
+    child = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _out, err = child.communicate(timeout=7200)
+    finally:  # stopped (SIGTERM, timeout): let the tool unwind and remove its scratch (subprocess.run would SIGKILL it)
+        if child.poll() is None:
+            child.terminate()
+            try:
+                child.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                child.kill()
+    done = subprocess.CompletedProcess(argv, child.returncode, _out, err)
     data = json.loads(out.read_text()) if out.exists() and out.stat().st_size else {"error": done.stderr[-2000:]}
     return done.returncode, data, time.monotonic() - t0
 
