@@ -66,15 +66,6 @@ def relative_half_width(c: Comparison, intended: str) -> float | None:
     return abs(half / centre) if centre else None
 
 
-def _imprecise(c: Comparison, arm: Arm, precision: float | None, settled: str | None) -> float | None:
-    """The relative half width of an IMPROVED saving still wider than `precision` asks (None: precise enough, or
-    nothing to price): `diagnose --verify` reports how much a fix saves, so a settled verdict alone is not enough."""
-    if precision is None or settled != "IMPROVED":
-        return None
-    rel = relative_half_width(c, arm.clock)
-    return rel if rel is not None and rel > precision else None
-
-
 def _accepts(fn: Callable[..., Any], name: str) -> bool:
     try:
         return name in inspect.signature(fn).parameters
@@ -186,15 +177,17 @@ def multiarm_compare(
             if c.verdict == "INVALID":
                 arm.active, arm.stopped_because, arm.decided = False, step.because, True
             elif until_decided and n >= floor and step.stop:
-                wide = _imprecise(c, arm, precision, step.settled)
-                if wide is not None and n < limit:
+                # diagnose --verify prices a fix: an IMPROVED verdict also waits for its saving to be precise
+                pricing = precision is not None and step.settled == "IMPROVED"
+                rel = relative_half_width(c, arm.clock) if pricing else None
+                wide = rel is not None and rel > precision  # type: ignore[operator]
+                if wide and n < limit:
                     continue  # decided, but the saving is not yet known to the precision asked
                 because = step.because
-                if precision is not None and step.settled == "IMPROVED":
-                    rel = relative_half_width(c, arm.clock)
+                if pricing:
                     known = f"±{rel:.0%}" if rel is not None else "no interval"
                     because += (f"; its saving still {known} at the limit of {limit} pairs (asked ±{precision:.0%})"
-                                if wide is not None else f"; its saving known to {known} (asked ±{precision:.0%})")
+                                if wide else f"; its saving known to {known} (asked ±{precision:.0%})")
                 arm.active, arm.stopped_because, arm.decided = False, because, step.decided
                 if step.settled is None and not step.decided:
                     c.warnings.append(warn(WarningCode.NOT_SETTLED, pairs=n))
