@@ -1,6 +1,7 @@
 """Issue 30's done-when list: numbers that must hold with three compile jobs running (bench/load.py).
 
-    python bench/load_numbers.py [--jobs 3] [--runs 5] [--truth-pairs 8] [--only fix fem] [--out bench/LOAD_NUMBERS.md]
+    python bench/load_numbers.py [--jobs 3] [--runs 5] [--truth-pairs 8] [--truth-after 0] [--raw F.json]
+        [--only fix fem] [--out bench/LOAD_NUMBERS.md]
 
 - fix: `warp-compile fix --write --unsafe-fixes` on a fresh copy of tests/apps/late_pair (a late option and a late
   generic instance), `--runs` times under load: how often both fixes (CS-3, CS-6) are proven and written.
@@ -9,7 +10,9 @@
   example as it is and through a launcher that sets `wp.config.enable_backward = False`; the compile CPU (cold CPU -
   warm CPU, the children's rusage) difference is the saving CS-10's fix makes. Then `diagnose --verify` `--runs`
   times under load: CS-10's estimate and its measurement, each against that truth (within 25%?), on the same clock,
-  in ms and as a share of their own run's compile CPU (the truth's share: of the original's, pair by pair).
+  in ms and as a share of their own run's compile CPU (the truth's share: of the original's, pair by pair). With
+  `--truth-after N`, N more quiet pairs once the load has stopped, pooled with the first: a truth that brackets the
+  runs carries the host's own drift over them.
 - coverage: `python bench/coverage.py --jobs 3` writes bench/COVERAGE.md (run on its own: 70+ minutes).
 """
 
@@ -115,14 +118,16 @@ def _plain_pair(cmd: list[str], cwd: Path) -> tuple[float, float]:
 
 
 def _mean_half(xs: list[float]) -> tuple[float, float]:
+    if len(xs) < 2:
+        return statistics.fmean(xs), float("nan")
     return statistics.fmean(xs), T95.get(len(xs) - 1, 2.0) * statistics.stdev(xs) / len(xs) ** 0.5
 
 
-def fem_truth(scratch: Path, pairs: int) -> tuple[dict, list[str]]:
-    """The CS-10 saving on compile CPU from plain interleaved pairs, in ms and as a share of the original's compile
-    CPU in the same pair: {"ms": (mean, half), "pct": (mean, half)} and the lines that say so."""
-    (scratch / "truth").mkdir()
+def fem_truth(scratch: Path, pairs: int, tag: str) -> tuple[list[float], list[float]]:
+    """CS-10's saving on compile CPU from `pairs` plain interleaved pairs: the differences (ms) and, pair by pair,
+    their shares of the original's compile CPU."""
     launcher = scratch / "truth" / "run_example_diffusion.py"  # not in the folder diagnose runs in (its own launcher)
+    launcher.parent.mkdir(exist_ok=True)
     launcher.write_text(LAUNCHER)
     diffs, shares = [], []
     for i in range(pairs):
@@ -132,33 +137,51 @@ def fem_truth(scratch: Path, pairs: int) -> tuple[dict, list[str]]:
             got[name] = _plain_pair(cmd, scratch)[0]
         diffs.append(got["original"] - got["backward off"])
         shares.append(100.0 * diffs[-1] / got["original"])
+        print(f"truth {tag} {i + 1}/{pairs}: {diffs[-1]:,.0f} ms, {shares[-1]:.1f}%", file=sys.stderr, flush=True)
+    return diffs, shares
+
+
+def truth_line(name: str, diffs: list[float], shares: list[float]) -> tuple[dict, str]:
+    """The truth's mean and 95% half-widths ({"ms": (mean, half), "pct": (mean, half)}) and the line that says so."""
     ms, pct = _mean_half(diffs), _mean_half(shares)
-    return {"ms": ms, "pct": pct}, [
-        f"- quiet truth: CS-10 saves {ms[0]:,.0f} ms of compile CPU (95% interval {ms[0] - ms[1]:,.0f} to "
+    return {"ms": ms, "pct": pct}, (
+        f"- {name}: CS-10 saves {ms[0]:,.0f} ms of compile CPU (95% interval {ms[0] - ms[1]:,.0f} to "
         f"{ms[0] + ms[1]:,.0f} ms), {pct[0]:.1f}% of the original's (95% interval {pct[0] - pct[1]:.1f} to "
-        f"{pct[0] + pct[1]:.1f}%), over {pairs} interleaved plain pairs (no hook, fresh caches; load "
+        f"{pct[0] + pct[1]:.1f}%), over {len(diffs)} interleaved plain pairs (no hook, fresh caches; load "
         f"{os.getloadavg()[0]:.1f}); pair differences: {', '.join(f'{d:,.0f}' for d in diffs)} ms; as shares: "
-        f"{', '.join(f'{x:.1f}' for x in shares)}%"]
+        f"{', '.join(f'{x:.1f}' for x in shares)}%")
 
 
 def _within(value: float | None, truth: float) -> bool:
     return value is not None and abs(value - truth) <= 0.25 * abs(truth)
 
 
-def fem_runs(scratch: Path, runs: int, truth: dict) -> list[str]:
-    """`diagnose --verify` under load: CS-10's estimate and measurement against the quiet truth, in ms and as shares
-    of their own run's compile CPU (the load stretches a saving and the compile it belongs to alike)."""
+def fem_runs(scratch: Path, runs: int) -> list[dict]:
+    """`diagnose --verify` under load: CS-10's estimate and its measurement, in ms and as shares of their own run's
+    compile CPU (the load stretches a saving and the compile it belongs to alike)."""
+    got = []
+    for i in range(runs):
+        cwd = scratch / f"fem{i}"  # an empty folder of the user's, as a user starting the example would have
+        cwd.mkdir()
+        _code, d, took = _cli(["diagnose", "--verify", "--", PY, *FEM], cwd, scratch / f"fem{i}.json")
+        f = next((x for x in d.get("findings", []) + [w["finding"] for w in d.get("withdrawn", [])]
+                  if x["mechanism"] == "CS-10"), {})
+        got.append({"finding": f, "minutes": took / 60, "load": os.getloadavg()[0]})
+        print(f"fem run {i + 1}/{runs}: estimate {f.get('estimated_saving_ms')} ms, measured "
+              f"{(f.get('measured') or {}).get('saving_ms')} ms", file=sys.stderr, flush=True)
+    return got
+
+
+def judge(results: list[dict], truth: dict) -> list[str]:
+    """Each run's estimate and measurement against the truth (within 25%?), in ms and as shares."""
     t_ms, t_pct = truth["ms"][0], truth["pct"][0]
     lines = ["", "| run | CS-10 estimate: ms (share) | within 25%: ms, share | --verify measured: ms (share; 95% "
              "interval, pairs, stop) | within 25%: ms, share | minutes | load |",
              "| --- | ---: | --- | ---: | --- | ---: | ---: |"]
     hits = {"e_ms": 0, "e_pct": 0, "m_ms": 0, "m_pct": 0}
-    for i in range(runs):
-        cwd = scratch / f"fem{i}"  # an empty folder of the user's, as a user starting the example would have
-        cwd.mkdir()
-        code, d, took = _cli(["diagnose", "--verify", "--", PY, *FEM], cwd, scratch / f"fem{i}.json")
-        f = next((x for x in d.get("findings", []) + [w["finding"] for w in d.get("withdrawn", [])]
-                  if x["mechanism"] == "CS-10"), {})
+    pct = (lambda x: f"{x:.1f}%" if x is not None else "-")  # noqa: E731
+    for i, r in enumerate(results):
+        f = r["finding"]
         est, est_pct = f.get("estimated_saving_ms"), f.get("estimated_saving_pct")
         m = f.get("measured") or {}
         got, got_pct = m.get("saving_ms"), m.get("saving_pct")
@@ -167,15 +190,14 @@ def fem_runs(scratch: Path, runs: int, truth: dict) -> list[str]:
         for k, v in ok.items():
             hits[k] += v
         yes = {k: "yes" if v else "NO" for k, v in ok.items()}
-        pct = (lambda x: f"{x:.1f}%" if x is not None else "-")  # noqa: E731
         est_txt = (f"{est:,.0f} ms ({pct(est_pct)}; {f.get('saving_clock') or 'wall'}, {f.get('saving_source', '')})"
                    if est else "-")
         iv = (f"{m.get('saving_low_ms') or 0:,.0f} to {m.get('saving_high_ms') or 0:,.0f}" if m else "")
         m_txt = (f"{got:,.0f} ms ({pct(got_pct)}; {iv}; {m.get('pairs')} pairs; {m.get('stopped_because', '')})"
                  if got is not None else "-")
         lines.append(f"| {i + 1} | {est_txt} | {yes['e_ms']}, {yes['e_pct']} | {m_txt} | {yes['m_ms']}, "
-                     f"{yes['m_pct']} | {took / 60:.1f} | {os.getloadavg()[0]:.1f} |")
-    lines += ["", f"**Within 25% of the quiet truth, of {runs} runs: the estimate {hits['e_ms']} in ms, "
+                     f"{yes['m_pct']} | {r['minutes']:.1f} | {r['load']:.1f} |")
+    lines += ["", f"**Within 25% of the quiet truth, of {len(results)} runs: the estimate {hits['e_ms']} in ms, "
               f"{hits['e_pct']} as a share; --verify's measurement {hits['m_ms']} in ms, {hits['m_pct']} as a "
               "share.**", ""]
     return lines
@@ -185,7 +207,10 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", type=int, default=3)
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--truth-pairs", type=int, default=8)
+    ap.add_argument("--truth-pairs", type=int, default=8, help="quiet plain pairs before the load starts")
+    ap.add_argument("--truth-after", type=int, default=0, help="quiet plain pairs after the load stops (pooled with "
+                    "the ones before: the host's own drift over the runs is then in the truth too)")
+    ap.add_argument("--raw", help="write the truth's pairs and the runs' CS-10 findings to this JSON file")
     ap.add_argument("--only", nargs="*", default=["fix", "fem"])
     ap.add_argument("--out", default=str(HERE / "LOAD_NUMBERS.md"))
     args = ap.parse_args()
@@ -196,21 +221,37 @@ def main() -> None:
     body: list[str] = []
     started = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     try:
-        truth = None
+        before: tuple[list[float], list[float]] = ([], [])
         if "fem" in args.only:
             print("fem truth (quiet) ...", file=sys.stderr, flush=True)
-            truth, lines = fem_truth(scratch, args.truth_pairs)
-            body += ["## warp.fem's diffusion example: CS-10's estimate and --verify against the quiet truth", "",
-                     f"`warp-compile diagnose --verify -- python {' '.join(FEM)}`, {args.runs} runs with "
-                     f"{args.jobs} compile jobs running.", "", *lines]
+            before = fem_truth(scratch, args.truth_pairs, "before")
+        results: list[dict] = []
         with compile_jobs(args.jobs):
             time.sleep(20)  # let the load settle
             if "fix" in args.only:
                 print("fix runs ...", file=sys.stderr, flush=True)
                 body = fix_runs(scratch, args.runs) + body
-            if truth is not None:
+            if "fem" in args.only:
                 print("fem runs ...", file=sys.stderr, flush=True)
-                body += fem_runs(scratch, args.runs, truth)
+                results = fem_runs(scratch, args.runs)
+        if "fem" in args.only:
+            time.sleep(30)  # the load's jobs gone
+            after = fem_truth(scratch, args.truth_after, "after") if args.truth_after else ([], [])
+            body += ["## warp.fem's diffusion example: CS-10's estimate and --verify against the quiet truth", "",
+                     f"`warp-compile diagnose --verify -- python {' '.join(FEM)}`, {args.runs} runs with "
+                     f"{args.jobs} compile jobs running.", ""]
+            truths = [("quiet truth before the runs", *before)]
+            if after[0]:
+                truths += [("quiet truth after the runs", *after),
+                           ("both, pooled (the truth the runs are judged against)", before[0] + after[0],
+                            before[1] + after[1])]
+            for name, diffs, shares in truths:
+                truth, line = truth_line(name, diffs, shares)
+                body.append(line)
+            body += judge(results, truth)
+            if args.raw:
+                Path(args.raw).write_text(json.dumps({"truth_before": before, "truth_after": after,
+                                                      "runs": results}, indent=1))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     head = ["# Issue 30: numbers under load", "",
