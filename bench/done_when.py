@@ -19,22 +19,20 @@ trees compared ten times and more.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import shutil
-import signal
 import subprocess
 import sys
 import sysconfig
 import tempfile
-import time
 from datetime import datetime, timezone
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
+from gentle import exit_on_sigterm, tool_json  # noqa: E402
 from load import compile_jobs  # noqa: E402
 
 PY = sys.executable
@@ -42,15 +40,7 @@ WC = str(Path(PY).with_name("warp-compile"))
 
 
 def _cli(args: list[str], cwd: Path, out: Path) -> tuple[int, dict, float]:
-    cut = args.index("--")
-    argv = [WC, *args[:cut], "--json", str(out), "--quiet", *args[cut:]]
-    t0 = time.monotonic()
-    done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=7200)
-    took = time.monotonic() - t0
-    data = json.loads(out.read_text()) if out.exists() and out.stat().st_size else {}
-    if not data:
-        data = {"error": done.stderr[-2000:]}
-    return done.returncode, data, took
+    return tool_json(WC, args, cwd, out)
 
 
 def _shown(args: list[str]) -> str:
@@ -189,7 +179,7 @@ def main() -> None:
     ap.add_argument("--only", nargs="*", choices=sorted(ITEMS))
     ap.add_argument("--out", default=str(HERE / "DONE_WHEN.md"))
     args = ap.parse_args()
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # the load's finally runs: its jobs are stopped
+    exit_on_sigterm()  # the load's finally runs: its jobs are stopped
     import warp
 
     body: list[str] = []

@@ -24,7 +24,6 @@ import os
 import platform
 import resource
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -36,6 +35,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
+from gentle import exit_on_sigterm, tool_json  # noqa: E402
 from load import compile_jobs  # noqa: E402
 
 PY = sys.executable
@@ -47,22 +47,7 @@ T95 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 
 
 
 def _cli(args: list[str], cwd: Path, out: Path) -> tuple[int, dict, float]:
-    cut = args.index("--")
-    argv = [WC, *args[:cut], "--json", str(out), "--quiet", *args[cut:]]
-    t0 = time.monotonic()
-    child = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        _out, err = child.communicate(timeout=7200)
-    finally:  # stopped (SIGTERM, timeout): let the tool unwind and remove its scratch (subprocess.run would SIGKILL it)
-        if child.poll() is None:
-            child.terminate()
-            try:
-                child.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                child.kill()
-    done = subprocess.CompletedProcess(argv, child.returncode, _out, err)
-    data = json.loads(out.read_text()) if out.exists() and out.stat().st_size else {"error": done.stderr[-2000:]}
-    return done.returncode, data, time.monotonic() - t0
+    return tool_json(WC, args, cwd, out)
 
 
 def fix_runs(scratch: Path, runs: int) -> list[str]:
@@ -215,7 +200,7 @@ def main() -> None:
     ap.add_argument("--only", nargs="*", default=["fix", "fem"])
     ap.add_argument("--out", default=str(HERE / "LOAD_NUMBERS.md"))
     args = ap.parse_args()
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # the load's finally runs: its jobs are stopped
+    exit_on_sigterm()  # the load's finally runs: its jobs are stopped
     import warp
 
     scratch = Path(tempfile.mkdtemp(prefix="warp-compile-load-numbers-"))

@@ -29,6 +29,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from gentle import exit_on_sigterm, run_gently  # noqa: E402
+
 SHAPES = ROOT / "tests" / "shapes"
 T95 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26}
 
@@ -102,8 +105,8 @@ def run_one(app: dict, pairs: int, py: str, tool: str) -> dict:
         shutil.copytree(SHAPES / name, copy)
         out = Path(tmp) / "fix.json"
         start = time.perf_counter()
-        done = subprocess.run([tool, "fix", "--write", "--unsafe-fixes", "--json", str(out), "--", py, "-m", name],
-                              cwd=copy, capture_output=True, text=True, timeout=3600)
+        done = run_gently([tool, "fix", "--write", "--unsafe-fixes", "--json", str(out), "--", py, "-m", name],
+                          cwd=copy, timeout=3600)
         row["fix_s"] = round(time.perf_counter() - start, 1)
         row["fix_exit"] = done.returncode
         row["summary"] = done.stdout.splitlines()[0] if done.stdout else done.stderr.strip()[-300:]
@@ -195,6 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=str(ROOT / "bench" / "SHAPES.md"))
     ap.add_argument("--json", default=str(ROOT / "bench" / "shapes.json"))
     ns = ap.parse_args(argv)
+    exit_on_sigterm()  # the scratch folders' TemporaryDirectory and the running fix are cleaned up on a stop
     py = sys.executable
     tool = str(Path(py).parent / "warp-compile")
     apps = [a for a in manifest() if not ns.only or a["name"] in ns.only]
