@@ -83,8 +83,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "known to ±25%% of itself, 2 to --verify-max-pairs)",
     )
     v.add_argument(
-        "--verify-max-pairs", type=int, metavar="M", default=6,
-        help="with the default until-decided rule: stop a finding after M pairs (default 6), undecided or with its "
+        "--verify-max-pairs", type=int, metavar="M", default=10,
+        help="with the default until-decided rule: stop a finding after M pairs (default 10), undecided or with its "
         "saving known less precisely than asked; each finding says which happened",
     )
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")

@@ -450,3 +450,14 @@ def test_help_states_every_default():
     measure = sub.choices["measure"]
     timeout = next(a for a in measure._actions if "--timeout" in a.option_strings)
     assert "default 900" in timeout.help
+
+
+def test_verify_limit_on_the_command_line_is_the_engines():
+    """`diagnose --verify-max-pairs`'s default and its help are verify's own limit, not a second copy that drifts."""
+    from warp_compile.probe.verify import MAX_ROUNDS
+
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    flag = next(a for a in sub.choices["diagnose"]._actions if "--verify-max-pairs" in a.option_strings)
+    assert flag.default == MAX_ROUNDS
+    assert f"(default {MAX_ROUNDS})" in flag.help
