@@ -2,6 +2,7 @@
 
     python bench/load_numbers.py [--jobs 3] [--runs 5] [--truth-pairs 8] [--truth-after 0] [--raw F.json]
         [--only fix fem] [--out bench/LOAD_NUMBERS.md]
+    python bench/load_numbers.py --judge RAW.json [RAW.json ...]   (re-judge recorded runs against all their truths)
 
 - fix: `warp-compile fix --write --unsafe-fixes` on a fresh copy of tests/apps/late_pair (a late option and a late
   generic instance), `--runs` times under load: how often both fixes (CS-3, CS-6) are proven and written.
@@ -189,6 +190,18 @@ def judge(results: list[dict], truth: dict) -> list[str]:
     return lines
 
 
+def rejudge(raws: list[Path]) -> list[str]:
+    """Every run of several benches against the truth all their quiet pairs make together."""
+    data = [json.loads(r.read_text()) for r in raws]
+    diffs = [d for x in data for part in ("truth_before", "truth_after") for d in x[part][0]]
+    shares = [v for x in data for part in ("truth_before", "truth_after") for v in x[part][1]]
+    truth, line = truth_line(f"all quiet pairs of {', '.join(r.name for r in raws)}", diffs, shares)
+    out = [line.split("; load ")[0] + ")"]
+    for r, x in zip(raws, data, strict=True):
+        out += ["", f"Runs of {r.name}:", *judge(x["runs"], truth)]
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", type=int, default=3)
@@ -199,7 +212,12 @@ def main() -> None:
     ap.add_argument("--raw", help="write the truth's pairs and the runs' CS-10 findings to this JSON file")
     ap.add_argument("--only", nargs="*", default=["fix", "fem"])
     ap.add_argument("--out", default=str(HERE / "LOAD_NUMBERS.md"))
+    ap.add_argument("--judge", nargs="+", metavar="RAW", help="measure nothing: pool the quiet pairs of these --raw "
+                    "files into one truth and judge each file's runs against it (markdown on stdout)")
     args = ap.parse_args()
+    if args.judge:
+        print("\n".join(rejudge([Path(f) for f in args.judge])))
+        return
     exit_on_sigterm()  # the load's finally runs: its jobs are stopped
     import warp
 
