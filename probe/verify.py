@@ -6,7 +6,8 @@ the setting), all measured against one shared baseline arm (the diagnosis' own r
 stopped per finding by the sequential test. Then:
 
 * IMPROVED with behaviour kept: the measured saving sits next to the estimate (`measured`), with the agreement;
-* no effect (INCONCLUSIVE, NO_EFFECT, ...): shown as "measured: no effect", ranked by its measurement (zero);
+* no effect (INCONCLUSIVE, NO_EFFECT, ...): shown as "measured: no effect", ranked by its measurement (zero); an
+  INCONCLUSIVE one whose interval lies wholly on the saving side says "undecided" with that interval instead;
 * REGRESSION, INVALID, changed behaviour or an edit that does not apply: withdrawn from `findings` into
   `withdrawn`, with the evidence (that is a defect of its rule).
 
@@ -54,6 +55,11 @@ def agreement(f: Finding, m: MeasuredSaving, applied: dict[str, str] | None = No
         return f"the setting(s) {', '.join(not_taken)} did not take in the measured process; the measurement shows none"
     if m.verdict == "REGRESSION":
         return f"measured: slower ({fmt_ms(-got)} more on this clock, band ±{fmt_ms(band)})"
+    if m.verdict == "INCONCLUSIVE" and low is not None and low > 0:
+        # the interval says it saves; only the before runs' own spread held the verdict back (a loaded machine)
+        return (f"measured: undecided after {m.pairs} pairs: {fmt_ms(got)} saved (95% interval {fmt_ms(low)} to "
+                f"{fmt_ms(high or got)}), but the original's own runs spread ±{fmt_ms(m.band_ms or 0.0)}, which the "
+                "interval does not clear; ranked at zero until a longer run decides (--verify-max-pairs)")
     if m.verdict != "IMPROVED":
         return f"measured: no effect ({m.verdict}; {fmt_ms(got)} against a band of ±{fmt_ms(band)})"
     if est is None:

@@ -64,3 +64,19 @@ def test_a_hook_only_experiment_runs_on_the_original_tree_with_the_setting(tmp_p
     f = out.findings[0]
     assert f.measured is not None and f.measured.settings == {"keep_kernel_cache": True}
     assert any(name == "settings" for name, _ in mock.calls)
+
+
+def test_an_undecided_saving_is_not_called_no_effect() -> None:
+    """Under load the original's own spread can hold a verdict back while the interval lies wholly on the saving
+    side (fem, 10 pairs: 1,808 ms saved, 1,271 to 2,409, spread ±1,817): that is undecided, not "no effect"."""
+    from warp_compile.probe.models.diagnosis import MeasuredSaving
+    from warp_compile.probe.verify import agreement
+
+    f = _finding("CS-10", estimated_saving_ms=1275.0)
+    undecided = MeasuredSaving(settings={}, clock="compile_cpu", saving_ms=1808.0, band_ms=1817.0, saving_low_ms=1271.0,
+                               saving_high_ms=2409.0, verdict="INCONCLUSIVE", pairs=10)
+    text = agreement(f, undecided)
+    assert "no effect" not in text and "undecided after 10 pairs" in text
+    assert "1,271 ms to 2,409 ms" in text and "±1,817 ms" in text
+    straddles = undecided.model_copy(update={"saving_low_ms": -300.0})
+    assert agreement(f, straddles).startswith("measured: no effect (INCONCLUSIVE")
