@@ -84,7 +84,7 @@ class MeasuredSaving(_Model):
 
     settings: dict[str, bool | int | str | None]
     clock: str  # the finding's one clock (as `fix` reports it), e.g. "compile_cpu"; "cold_module" in older diagnoses
-    saving_ms: float | None = None  # before median - after median on that clock (positive: the fix saves)
+    saving_ms: float | None = None  # positive: the fix saves; paired: the pairs' mean, else the medians
     band_ms: float | None = None  # the clock's noise band in the comparison (the smallest change it counts)
     saving_low_ms: float | None = None  # the 95% interval of the saving (paired t; None: one sample a side)
     saving_high_ms: float | None = None

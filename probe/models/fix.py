@@ -86,7 +86,7 @@ class CandidateFix(_Model):
     # the clock the fix is about: compile_cpu (CPU compile work), warm_cpu (a cache fix), cuda_compile_cpu, or their
     # wall twins (compile_elapsed, warm_repeat, cuda_compile) where the comparison decides on wall time
     clock: str | None = None
-    saving_ms: float | None = None  # baseline median - candidate median on that clock (positive: it saves)
+    saving_ms: float | None = None  # positive: it saves; paired: the pairs' mean (its interval's centre)
     band_ms: float | None = None  # that clock's noise band: the smallest change it counts, not the saving's interval
     saving_pct: float | None = None  # as a share of the baseline: the mean of each pair's share when paired
     # the 95% interval of the saving on that clock (paired t over the rounds; None: one sample a side), the band a
