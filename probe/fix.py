@@ -29,6 +29,7 @@ from .fix_checks import failure_cause, parse_problem, stderr_tail
 from .fix_plan import (
     finding_keys,
     fix_clock,
+    fix_findings,
     held_back,
     improved,
     layers_to_write,
@@ -376,6 +377,7 @@ class FixOptions:
     acts_through: str | None = "compiled"  # passed to compare where it takes it (issue 17)
     compose: bool = True  # diagnose the kept tree again and measure what now applies on top of it
     precision: float | None = None  # IMPROVED arms go on until the saving is known to ±this share (diagnose --verify)
+    below_line: bool = True  # also measure the edits diagnose ruled out as small (off for diagnose --verify)
 
 
 def diagnose_with_sample(command: list[str], cwd: Path, source: Path | None, timeout_s: float,
@@ -438,9 +440,11 @@ def run_fix(
         raise UsageError(f"fix: the command's directory {cwd} is outside the project {root}") from None
     result = FixResult(command=list(command), cwd=str(cwd), source_root=str(root), write=options.write,
                        warnings=list(diagnosis.warnings))
-    result.candidates = plan(diagnosis, options.wanted, options.settings_arms)
-    result.not_offered = [f"{r.mechanism}: {r.signal}" for r in diagnosis.ruled_out]  # why not, even with no fix
-    findings = dict(zip(finding_keys(diagnosis.findings), diagnosis.findings, strict=True))
+    result.candidates = plan(diagnosis, options.wanted, options.settings_arms, options.below_line)
+    measured = fix_findings(diagnosis, options.below_line)
+    result.not_offered = [f"{r.mechanism}: {r.signal}" for r in diagnosis.ruled_out  # why not, even with no fix
+                          if not any(r.candidate is f for f in measured)]
+    findings = dict(zip(finding_keys(measured), measured, strict=True))
     todo = [c for c in result.candidates if c.status == "measured"]
     if not todo:
         result.costs = _costs(costs, engine, seeds, t0, 0)
@@ -645,9 +649,9 @@ def _next_round(result: FixResult, diagnosis: Diagnosis, files: dict[str, bytes]
     if kept is None or arm is None:
         return
     tree = scratch.trees[kept.key]
-    again = diagnose_kept(arm, tree, engine, progress)
+    again = diagnose_kept(arm, tree, engine, progress, options.below_line)
     priced = {r.mechanism for r in diagnosis.ruled_out if PRICED in r.signal}
-    fresh, gone = new_findings(diagnosis.findings, again, kept.mechanisms, priced)
+    fresh, gone = new_findings(fix_findings(diagnosis, options.below_line), again, kept.mechanisms, priced)
     result.not_offered += gone
     if not fresh:
         return

@@ -15,6 +15,7 @@ from .models.fix import CandidateFix, FixResult, HeldBack
 # mechanisms whose fix acts on CUDA compiles only (judged on the --cuda-arch clock where it was measured)
 CUDA_ONLY = {"CS-5", "CS-7", "CS-13"}
 CACHE_FIX = {"CS-2"}  # a cache fix shows on the repeat run
+BELOW_LINE = "under diagnose's line for a finding: measured, written only if proven"
 
 
 def finding_keys(findings: Sequence[Finding]) -> list[str]:
@@ -50,24 +51,43 @@ def fix_clock(mechanisms: Sequence[str]) -> str:
     return "compile_elapsed"
 
 
-def plan(diagnosis: Diagnosis, wanted: Sequence[str] | None = None, settings_arms: bool = False) -> list[CandidateFix]:
+def below_line(diagnosis: Diagnosis) -> list[Finding]:
+    """The findings diagnose ruled out only because their estimate fell under the line, with an edit to measure: a
+    mechanism already among the findings is left out (its key stays as diagnose printed it)."""
+    fired = {f.mechanism for f in diagnosis.findings}
+    return [r.candidate for r in diagnosis.ruled_out if r.candidate is not None and r.candidate.edits
+            and r.candidate.mechanism not in fired]
+
+
+def fix_findings(diagnosis: Diagnosis, with_below_line: bool = True) -> list[Finding]:
+    """What `fix` measures: the findings, then (unless turned off) the edits diagnose judged too small to report,
+    whose saving the measurement decides."""
+    return [*diagnosis.findings, *(below_line(diagnosis) if with_below_line else [])]
+
+
+def plan(diagnosis: Diagnosis, wanted: Sequence[str] | None = None, settings_arms: bool = False,
+         with_below_line: bool = False) -> list[CandidateFix]:
     """One candidate per finding, in the diagnosis' order: "measured" for those to run (status set later), else
     "skipped" with the reason. `settings_arms` (diagnose --verify) also measures a finding that has only an
-    experiment the hook applies (nothing a file could hold). Raises UsageError for a --finding naming none."""
-    keys = finding_keys(diagnosis.findings)
+    experiment the hook applies (nothing a file could hold); `with_below_line` (fix) adds the ruled-out findings
+    whose edit only the measurement can judge. Raises UsageError for a --finding naming none."""
+    findings = fix_findings(diagnosis, with_below_line)
+    keys = finding_keys(findings)
     if wanted:
         from .models.diagnosis import normalize_mechanism
 
         for w in wanted:
-            if not any(_wanted(k, f.mechanism, [w]) for k, f in zip(keys, diagnosis.findings, strict=True)):
+            if not any(_wanted(k, f.mechanism, [w]) for k, f in zip(keys, findings, strict=True)):
                 have = ", ".join(keys) or "none"
                 raise UsageError(f"fix: --finding {normalize_mechanism(w.partition('#')[0])}: no such finding "
                                  f"(findings: {have})")
     out = []
-    for key, f in zip(keys, diagnosis.findings, strict=True):
+    for key, f in zip(keys, findings, strict=True):
         c = CandidateFix(key=key, mechanisms=[f.mechanism], title=f.title, applicability=f.applicability,
                          review=f.review, edits=list(f.edits), estimated_saving_ms=f.estimated_saving_ms,
-                         clock=fix_clock([f.mechanism]))
+                         clock=fix_clock([f.mechanism]), below_line=f.below_line)
+        if c.below_line:
+            c.title += f" ({BELOW_LINE})"
         if wanted and not _wanted(key, f.mechanism, wanted):
             c.reason = "not selected (--finding)"
         elif f.edits:

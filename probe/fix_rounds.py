@@ -21,7 +21,7 @@ from typing import Any
 
 from .compare.multiarm import Arm
 from .edits import EditConflict, patched
-from .fix_plan import fix_clock
+from .fix_plan import BELOW_LINE, fix_clock, fix_findings
 from .models.diagnosis import Edit, Finding
 from .models.fix import CandidateFix
 
@@ -85,6 +85,8 @@ def stacked_candidate(f: Finding, key: str, on_top_of: CandidateFix) -> Candidat
     """A next-round candidate: `f`'s edits (relative to the kept tree) on top of `on_top_of`'s."""
     mechs = [*on_top_of.mechanisms, f.mechanism]
     where = f"found on the tree {on_top_of.key} leaves"
+    if f.below_line:
+        where += f"; {BELOW_LINE}"
     if not on_top_of.improved:  # a tentative base: only the stack is judged, against the original like every arm
         where += (f"; {on_top_of.key} did not decide alone ({on_top_of.verdict}), so this measures both layers "
                   "together against the original")
@@ -93,11 +95,14 @@ def stacked_candidate(f: Finding, key: str, on_top_of: CandidateFix) -> Candidat
         key=key, mechanisms=mechs, title=f"{f.title} ({where})",
         applicability=applicability, review=f.review, edits=list(f.edits), clock=fix_clock(mechs),
         estimated_saving_ms=f.estimated_saving_ms, status="measured", on_top_of=on_top_of.key,
+        below_line=f.below_line,
     )
 
 
-def diagnose_kept(arm: Arm, tree: Path, engine: Any, progress: Progress | None) -> list[Finding]:
-    """Diagnose the kept tree from the samples its arm already ran (no extra program run)."""
+def diagnose_kept(arm: Arm, tree: Path, engine: Any, progress: Progress | None,
+                  with_below_line: bool = False) -> list[Finding]:
+    """Diagnose the kept tree from the samples its arm already ran (no extra program run); with_below_line adds the
+    edits it ruled out as small (fix_plan.fix_findings)."""
     from .diagnose import diagnose_sources
     from .measure import attach_places
 
@@ -110,4 +115,4 @@ def diagnose_kept(arm: Arm, tree: Path, engine: Any, progress: Progress | None) 
     events = getattr(getattr(ok[0], "cold", None), "events", None)
     if events is not None:
         attach_places(report, events)
-    return diagnose_sources(report, tree, progress).findings
+    return fix_findings(diagnose_sources(report, tree, progress), with_below_line)

@@ -127,7 +127,7 @@ def verify(
     """Measure every finding that has an edit or a setting (one shared baseline); withdraw the ones that fail."""
     options = FixOptions(write=False, combine=False, settings_arms=True, rounds=pairs, until_decided=pairs is None,
                          min_rounds=min(MIN_ROUNDS, max_pairs), max_rounds=max_pairs, timeout_s=timeout_s,
-                         precision=AGREE_SHARE)
+                         precision=AGREE_SHARE, below_line=False)
     result, _ = run_fix(command, cwd, options, diagnosis=diagnosis, progress=progress, cancel=cancel, seed=seed,
                         engine=engine, source=Path(diagnosis.source_root) if diagnosis.source_root else None,
                         cuda_arch=cuda_arch)

@@ -304,6 +304,29 @@ def test_a_run_with_no_finding_says_why_each_mechanism_was_not_offered(tmp_path:
     assert "Not offered:" in render_fix(result) and mock.calls == []
 
 
+def test_an_edit_ruled_out_as_small_is_measured_and_written_only_when_proven(tmp_path: Path) -> None:
+    """diagnose's line for a finding is an estimate; fix measures an edit under it (a ruled-out's candidate) and the
+    proof decides. diagnose --verify (below_line=False) measures findings only."""
+    for fast, written in ((FAST, ["main.py"]), (SLOW, [])):
+        (tmp_path / str(len(written))).mkdir()
+        root = _project(tmp_path / str(len(written)))
+        d = _diagnosis(root, [])
+        small = _finding("CS-10", [_settings_edit(root)], applicability="automatic", below_line=True)
+        d.ruled_out = [RuledOut(mechanism="CS-10", signal="backward code is small: 7%", candidate=small),
+                       RuledOut(mechanism="CS-9", signal="each unique kernel differs from the others")]
+        mock = Mock({"original": {"elapsed": SLOW}, "fix1": {"elapsed": fast}})
+        result, _ = run_fix(["python", "main.py"], root, FixOptions(write=True, min_rounds=4, max_rounds=4),
+                            diagnosis=d, engine=mock.engine())
+        (c,) = result.candidates
+        assert c.key == "CS-10" and c.below_line and c.status == "measured" and "written only if proven" in c.title
+        assert c.improved == bool(written) and result.written == written
+        assert result.not_offered == ["CS-9: each unique kernel differs from the others"]
+        assert "CS-10" in render_fix(result)
+    mock = Mock({"original": {"elapsed": SLOW}, "fix1": {"elapsed": FAST}})
+    result, _ = run_fix(["python", "main.py"], root, FixOptions(below_line=False), diagnosis=d, engine=mock.engine())
+    assert result.candidates == [] and mock.calls == [] and len(result.not_offered) == 2
+
+
 def test_an_edit_that_does_not_apply_is_a_conflict_not_a_measurement(tmp_path: Path) -> None:
     root = _project(tmp_path)
     stale = Edit(file="main.py", start_line=1, end_line=1, old="import numpy\n", new="import numpy as np\n")

@@ -21,6 +21,7 @@ import pytest
 
 from tests.helpers import speed_ratio, synth_build
 from warp_compile.probe.diagnose import diagnose_command
+from warp_compile.probe.edits import SourceView
 from warp_compile.probe.measure import measure
 from warp_compile.probe.models import Build, KernelInfo, Launch, PchBuild, Report, Trigger
 from warp_compile.probe.models.diagnosis import Cause, HashChange
@@ -455,6 +456,34 @@ def _entry_ctx(root: Path, head: str) -> RuleContext:
     facts = scan(root)
     b = bld(1, "app.kernels", native=900.0, src=120_000, bwd=80_000)
     return RuleContext(rep([b], cwd=str(root)), facts, changes=[], root=root)
+
+
+def _with_big_module(ctx: RuleContext, share: float) -> RuleContext:
+    """ctx's report plus a forward-only module sized so the lone module's CS-10 estimate is `share` of the compile."""
+    (f,) = cs10(unused_backward.evaluate(ctx))
+    assert f.estimated_saving_ms is not None
+    own = sum(b.ms for b in ctx.report.builds)
+    native = f.estimated_saving_ms / share - own - 15.0
+    big = bld(2, "app.big", native=native, bwd=None, kernels=("blur",))
+    assert ctx.root is not None
+    return RuleContext(rep([*ctx.report.builds, big], cwd=ctx.report.cwd), ctx.scan, changes=[], root=ctx.root,
+                       sources=SourceView(ctx.root))
+
+
+def test_cs10_below_the_line_hands_its_edit_to_fix_as_a_candidate(tmp_path: Path) -> None:
+    """An estimate between MEASURE_SHARE and MIN_SHARE is no finding, but the ruled-out carries the would-be finding
+    with its edit (fix measures it and the proof decides); under MEASURE_SHARE nothing is offered. The shapes that
+    sat near the line (bench/SHAPES-2026-12-06-run4.md: qualname_stages, env_partition) flipped between runs on it."""
+    near = _with_big_module(_entry_ctx(tmp_path / "near", "import warp as wp\n\nfrom app import kernels"), 0.07)
+    res = unused_backward.evaluate(near)
+    assert cs10(res) == []
+    (r,) = [r for r in res.ruled_out if r.mechanism == "CS-10"]
+    assert "it is small" in r.signal and "`fix` still measures its edit" in r.signal
+    assert r.candidate is not None and r.candidate.below_line and r.candidate.severity == "low"
+    assert r.candidate.edits and "enable_backward = False" in r.candidate.edits[0].new
+    far = _with_big_module(_entry_ctx(tmp_path / "far", "import warp as wp\n\nfrom app import kernels"), 0.03)
+    (r,) = [r for r in unused_backward.evaluate(far).ruled_out if r.mechanism == "CS-10"]
+    assert "it is small" in r.signal and r.candidate is None and "`fix`" not in r.signal
 
 
 def test_cs10_fix_does_not_repeat_an_existing_warp_import(tmp_path: Path) -> None:

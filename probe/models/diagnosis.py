@@ -130,6 +130,8 @@ class Finding(_Model):
     upstream: UpstreamReport | None = None  # the construct is a dependency's: the report for its maintainers
     # argv variants (appended to the measured command) whose behaviour the fix must keep, e.g. ["--rebuild"]
     must_keep: list[list[str]] = Field(default_factory=list)
+    # its estimate fell under the line for a finding: it appears only as a ruled-out's candidate, for `fix` to measure
+    below_line: bool = False
 
 
 class Withdrawn(_Model):
@@ -194,6 +196,9 @@ class HashChange(_Model):
 class RuledOut(_Model):
     mechanism: str
     signal: str  # what was checked and not seen
+    # the finding it would have been, edits included, when only its estimate kept it under the line for a finding:
+    # `fix` measures that edit too (an estimate below the line is still a saving the proof can decide)
+    candidate: Finding | None = None
 
 
 class NotReached(_Model):

@@ -79,6 +79,9 @@ class CandidateFix(_Model):
     upstream: bool = False
     # a next-round candidate: its edits apply to the tree this candidate's edits left (found by diagnosing that tree)
     on_top_of: str | None = None
+    # offered though diagnose ruled it out as small (its estimate under the line for a finding): written only if the
+    # measurement proves it
+    below_line: bool = False
     status: CandidateStatus = "skipped"
     reason: str = ""  # why it was skipped, did not apply, or failed
     verdict: str | None = None  # the comparison's verdict (IMPROVED / INCONCLUSIVE / REGRESSION / INVALID / ...)
