@@ -88,12 +88,15 @@ def plain_pairs(py: str, module: str, before: Path, after: Path, pairs: int, max
     cb, ca = statistics.median(cpus["before"]), statistics.median(cpus["after"])
     cpu_iv = _interval([a - b for a, b in zip(cpus["after"], cpus["before"], strict=True)])
     same = all(o == outs["before"][0] for o in outs["before"] + outs["after"])
+    # which arm moved: an original whose own runs print different lines is not a behaviour the fix changed
+    varied = sorted({" | ".join(o) for o in outs["before"]})
     return {"before_s": times["before"], "after_s": times["after"], "median_before_s": round(mb, 3),
             "median_after_s": round(ma, 3), "change_pct": round(100 * (ma - mb) / mb, 1),
             "interval_s": list(_interval([a - b for a, b in zip(times["after"], times["before"], strict=True)])),
             "cpu_before_s": cpus["before"], "cpu_after_s": cpus["after"], "cpu_median_before_s": round(cb, 3),
             "cpu_median_after_s": round(ca, 3), "cpu_change_pct": round(100 * (ca - cb) / cb, 1),
             "cpu_interval_s": list(cpu_iv), "pairs": len(cpus["before"]), "same_output": same,
+            "original_varied": varied if len(varied) > 1 else [],
             "faster": same and ca < cb and cpu_iv[1] < 0}
 
 
@@ -130,7 +133,9 @@ def run_one(app: dict, pairs: int, py: str, tool: str) -> dict:
             row["fixed"] = row["plain"]["faster"]
             if not row["fixed"]:
                 p = row["plain"]
-                row["why"] = ("output differs from the original's" if not p["same_output"] else
+                row["why"] = (("the original's own plain runs printed different lines: " + " / ".join(
+                    p["original_varied"]))[:400] if p.get("original_varied") else
+                              "output differs from the original's" if not p["same_output"] else
                               f"plain cold runs not faster (CPU {p['cpu_change_pct']:+.1f}%, interval "
                               f"{p['cpu_interval_s']} s; wall {p['change_pct']:+.1f}%)")
         else:
