@@ -49,21 +49,26 @@ class Arm:
     clock: str = ""  # the clock its saving is read on (`clocks.finding_clock`); "" for the comparison's headline
 
 
-def relative_half_width(c: Comparison, intended: str) -> float | None:
+# a precision needs a spread from at least 2 degrees of freedom: from 2 pairs one difference's luck decides it (the fem
+# example under load stopped after 2 pairs "known to ±2%" as shares while its ms interval ran 853 to 1,846)
+PRICE_MIN_PAIRS = 3
+
+
+def relative_half_width(c: Comparison, intended: str) -> tuple[float | None, str]:
     """How precisely the saving is known: the 95% interval's half width over its centre, on the clock the saving is
     read on; as a share when the pairs give one (a load stretches a pair's difference and its before value alike),
-    else in ms. None without an interval or with a centre of zero."""
+    else in ms; with the unit it was judged in. None without an interval or with a centre of zero."""
     from ..clocks import finding_clock
 
     k = c.clock(finding_clock(c, intended or "compile_elapsed"))
     iv = k.interval if k is not None else None
     if iv is None:
-        return None
+        return None, ""
     if iv.mean_pct is not None and iv.low_pct is not None and iv.high_pct is not None:
-        centre, half = iv.mean_pct, (iv.high_pct - iv.low_pct) / 2.0
+        centre, half, unit = iv.mean_pct, (iv.high_pct - iv.low_pct) / 2.0, "as a share of the compile"
     else:
-        centre, half = iv.mean_ms, (iv.high_ms - iv.low_ms) / 2.0
-    return abs(half / centre) if centre else None
+        centre, half, unit = iv.mean_ms, (iv.high_ms - iv.low_ms) / 2.0, "in ms"
+    return (abs(half / centre) if centre else None), unit
 
 
 def _accepts(fn: Callable[..., Any], name: str) -> bool:
@@ -179,13 +184,16 @@ def multiarm_compare(
             elif until_decided and n >= floor and step.stop:
                 # diagnose --verify prices a fix: an IMPROVED verdict also waits for its saving to be precise
                 pricing = precision is not None and step.settled == "IMPROVED"
-                rel = relative_half_width(c, arm.clock) if pricing else None
-                wide = rel is not None and rel > precision  # type: ignore[operator]
+                rel, unit = relative_half_width(c, arm.clock) if pricing else (None, "")
+                few = n < PRICE_MIN_PAIRS
+                wide = rel is not None and (rel > precision or few)  # type: ignore[operator]
                 if wide and n < limit:
                     continue  # decided, but the saving is not yet known to the precision asked
                 because = step.because
                 if pricing:
-                    known = f"±{rel:.0%}" if rel is not None else "no interval"
+                    known = f"±{rel:.0%} {unit}" if rel is not None else "no interval"
+                    if few and rel is not None:
+                        known += f" from {n} pair(s), too few to trust a spread"
                     because += (f"; its saving still {known} at the limit of {limit} pairs (asked ±{precision:.0%})"
                                 if wide else f"; its saving known to {known} (asked ±{precision:.0%})")
                 arm.active, arm.stopped_because, arm.decided = False, because, step.decided
