@@ -59,8 +59,8 @@ def below_line(diagnosis: Diagnosis) -> list[Finding]:
             and r.candidate.mechanism not in fired]
 
 
-def fix_findings(diagnosis: Diagnosis, with_below_line: bool = True) -> list[Finding]:
-    """What `fix` measures: the findings, then (unless turned off) the edits diagnose judged too small to report,
+def fix_findings(diagnosis: Diagnosis, with_below_line: bool = False) -> list[Finding]:
+    """What `fix` measures: the findings, then (with_below_line) the edits diagnose judged too small to report,
     whose saving the measurement decides."""
     return [*diagnosis.findings, *(below_line(diagnosis) if with_below_line else [])]
 

@@ -71,6 +71,7 @@ from .helpers import (
     noise_ms,
     reached,
     ruled_out,
+    share_of_compile,
     warp_key,
 )
 
@@ -94,8 +95,7 @@ def _share(ctx: RuleContext, ms: float) -> str:
 def worth_measuring(ctx: RuleContext, ms: float) -> bool:
     """A saving under the line for a finding that `fix` still measures: MEASURE_SHARE of the cold compile or more
     (the noise band is left to the measurement, which has its own)."""
-    total = ctx.cold_compile_total
-    return total > 0 and ms / total >= MEASURE_SHARE
+    return share_of_compile(ctx, ms) >= MEASURE_SHARE
 
 
 def _noise_text(ctx: RuleContext) -> str:
