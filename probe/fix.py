@@ -245,6 +245,7 @@ def _clock_saving(c: CandidateFix, comparison: Comparison) -> None:
     name = finding_clock(comparison, c.clock or "compile_elapsed")  # the one clock diagnose --verify reads too
     k = comparison.clock(name)
     c.clock = name
+    c.other_share = comparison.other_share
     if k is not None and k.before.median is not None and k.after.median is not None:
         c.saving_ms = round(_saved(k), 3)
         c.band_ms = k.band_ms

@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .. import __version__
+from .contention import CONTENDED_SHARE, typical
 from .errors import UsageError
 from .events import RunEvents, read_events
 from .interpreter import missing_warp, no_warp_hint, resolve_interpreter
@@ -84,6 +85,7 @@ def _run_data(phase: str, outcome: RunOutcome) -> RunData:
         cpu_ms=round(cpu - exit_cpu, 3) if cpu is not None and exit_cpu is not None else None,
         user_ms=round(outcome.user_ms, 3) if outcome.user_ms is not None else None,
         sys_ms=round(outcome.sys_ms, 3) if outcome.sys_ms is not None else None,
+        other_share=outcome.other_share,
         exit_code=outcome.exit_code,
         timed_out=outcome.timed_out,
         **events.totals(),
@@ -257,6 +259,11 @@ def _is_inside(path: str | None, root: str) -> bool:
         return False
 
 
+def other_share(ok: list[SampleData]) -> float | None:
+    """The median share of the machine other work used over the successful samples' runs, cold and warm."""
+    return typical([r.other_share for s in ok for r in (s.cold.result, s.warm.result if s.warm else None) if r])
+
+
 def _warnings(data: list[SampleData], ok: list[SampleData], ref: SampleData | None, cwd: Path) -> list[Warn]:
     out: list[Warn] = []
     failed = [s for s in data if not s.ok]
@@ -289,6 +296,9 @@ def _warnings(data: list[SampleData], ok: list[SampleData], ref: SampleData | No
         out.append(warn(WarningCode.CACHE_DIR_OWN, path=ev.kernel_cache_dir))
     if ref.warm and ref.warm.result.compiled:
         out.append(warn(WarningCode.WARM_RECOMPILED, modules=ref.warm.result.compiled))
+    share = other_share(ok)
+    if share is not None and share >= CONTENDED_SHARE:
+        out.append(warn(WarningCode.CONTENDED, share=share, side=""))
     if len(ok) >= 2:
         cw = [s.cold.result.wall_ms for s in ok]
         if max(cw) > 1.5 * min(cw):
@@ -361,6 +371,7 @@ def build_report(
         native_compile_cpu_ms=cpu_clock(lambda s: s.cold.result.native_cpu_ms),
         pch_cpu_ms=cpu_clock(lambda s: s.cold.result.pch_cpu_ms),
         cuda_compile_cpu_ms=cpu_clock(_cuda_cpu) if any(s.cold.events.cuda_builds for s in ok) else stat_of([]),
+        other_share=other_share(ok),
         rebuild=next((s.cold.events.rebuild for s in samples if s.cold.events.rebuild is not None), None),
     )
     if ref_any is not None:

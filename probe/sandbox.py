@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from .contention import clock_ticks, other_share, read_cpu_times
 from .errors import UsageError
 
 OUTPUT_CAP = 64 * 1024  # bytes kept from the head and from the tail of each stream
@@ -102,6 +103,8 @@ class RunOutcome:
     # the child's CPU time and that of every descendant it waited for (os.wait4), in ms; None where not available
     user_ms: float | None = None
     sys_ms: float | None = None
+    # the share of the machine's CPU time other processes used over the run's window (probe/contention.py)
+    other_share: float | None = None
 
     @property
     def cpu_ms(self) -> float | None:
@@ -246,6 +249,7 @@ class Sandbox:
         out, err = CappedStream(), CappedStream()
         if _shutting_down.is_set():
             raise Cancelled("warp-compile is shutting down")
+        machine_at_start = read_cpu_times()
         t0 = time.perf_counter()
         try:
             with _registry_lock:
@@ -293,6 +297,8 @@ class Sandbox:
             for t in readers:
                 t.join(timeout=5)
         ru = usage[0] if usage and not timed_out else None
+        own_ms = (ru.ru_utime + ru.ru_stime) * 1000.0 if ru is not None else None
+        other = other_share(machine_at_start, read_cpu_times(), own_ms, clock_ticks())
         return RunOutcome(
             exit_code=None if timed_out else proc.returncode,
             wall_ms=wall_ms,
@@ -302,6 +308,7 @@ class Sandbox:
             events_path=events,
             user_ms=ru.ru_utime * 1000.0 if ru is not None else None,
             sys_ms=ru.ru_stime * 1000.0 if ru is not None else None,
+            other_share=other,
         )
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 
 from .. import stats
+from ..contention import CONTENDED_SHARE
 from ..fmt import fmt_num
 from ..models import Build, Report, Stat, Warn, WarningCode, warn
 from ..models.clocks import CLOCK_TITLES, CPU_TWIN
@@ -210,6 +211,10 @@ def _warnings(before: Report, after: Report, eq: Equivalence) -> list[Warn]:
             w.append(warn(WarningCode.CACHE_LEFT_SANDBOX, side=side))
         if r.hook.errors:
             w.append(warn(WarningCode.HOOK_ERRORS, side=side, count=len(r.hook.errors), first=r.hook.errors[0]))
+    busy = [(side, r.other_share) for side, r in (("BEFORE ", before), ("AFTER ", after))
+            if r.other_share is not None and r.other_share >= CONTENDED_SHARE]
+    if busy:
+        w.append(warn(WarningCode.CONTENDED, share=max(v for _s, v in busy), side=busy[0][0] if len(busy) == 1 else ""))
     if before.hook.mode != after.hook.mode and "none" not in (before.hook.mode, after.hook.mode):
         w.append(warn(WarningCode.HOOK_MODES_DIFFER, before=before.hook.mode, after=after.hook.mode))
     if eq.status == "equivalent" and (before.launches_truncated or after.launches_truncated):
@@ -528,6 +533,7 @@ def compare(
         structure=st,
         module_hashes=rows,
         warnings=warnings,
+        other_share=max((v for v in (before.other_share, after.other_share) if v is not None), default=None),
         before_label=before_label or before.label or "before",
         after_label=after_label or after.label or "after",
         before_samples=_successful(before),

@@ -255,6 +255,8 @@ class Comparison(_Model):
     equivalence: Equivalence
     structure: Structure = Field(default_factory=Structure)
     module_hashes: list[ModuleHashRow] = Field(default_factory=list)
+    # the larger of the two reports' `other_share`: how much of the machine other work used while the arms ran
+    other_share: float | None = None
     warnings: list[Warn] = Field(default_factory=list)
     interleaved: Interleaved | None = None
     before_label: str = ""

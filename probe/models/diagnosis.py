@@ -95,6 +95,9 @@ class MeasuredSaving(_Model):
     decided: bool | None = None  # the interval decided before the limit (False: stopped at the limit; None: fixed N)
     stopped_because: str = ""  # which: the verdict settled after N pairs, or the limit of M pairs was reached
     agreement: str = ""  # how the estimate compares with the measurement, and why they differ when they do
+    # how much of the machine other work used while it was measured (0..1, probe/contention.py): from half of it the
+    # agreement says the ms read high
+    other_share: float | None = None
 
 
 class Finding(_Model):

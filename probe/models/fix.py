@@ -98,6 +98,7 @@ class CandidateFix(_Model):
     saving_high_ms: float | None = None
     savings: list[ClockSaving] = Field(default_factory=list)  # every clock of the comparison
     estimated_saving_ms: float | None = None
+    other_share: float | None = None  # how much of the machine other work used during its rounds (probe/contention.py)
     pairs: int = 0  # samples of this arm (each a cold and a warm run)
     stopped_because: str = ""
     decided: bool | None = None  # its interval decided before the limit (False: the limit was reached; None: --pairs N)

@@ -417,6 +417,9 @@ class RunResult(_Model):
     native_cpu_ms: float | None = None  # of which native compile
     pch_cpu_ms: float | None = None  # the headers' share of their builds' thread CPU time
     exit_work_ms: float = 0.0  # wall time of the hook's own exit work (replay, rebuilds), taken out of wall_ms
+    # the share (0..1) of the machine's CPU time other processes used while this run ran (probe/contention.py);
+    # None where the platform does not say (not Linux) or the run was too short to read
+    other_share: float | None = None
     # each compiled build and header by what it built ("module@hash@device@block_dim", "header:<file>") -> [wall ms,
     # CPU ms]: what a comparison leaves out of its deciding clock where both arms did the same (probe/compare/same.py)
     work: dict[str, list[float | None]] = Field(default_factory=dict)
@@ -519,6 +522,9 @@ class Report(_Model):
     native_compile_cpu_ms: Stat = Field(default_factory=Stat)  # of which native compile (LLVM), header excluded
     pch_cpu_ms: Stat = Field(default_factory=Stat)  # the precompiled headers' share of their builds' CPU time
     cuda_compile_cpu_ms: Stat = Field(default_factory=Stat)  # summed thread CPU time of the --cuda-arch builds
+    # the median share (0..1) of the machine's CPU time other processes used during the successful samples' runs
+    # (probe/contention.py): from half of it, a CONTENDED warning says the CPU clocks read high
+    other_share: float | None = None
     rebuild: Rebuild | None = None  # diagnose's settings rebuilds (first sample that ran them)
 
     @property

@@ -41,6 +41,7 @@ class WarningCode(str, Enum):
     LAUNCH_PREFIX_CHECKED = "launch_prefix_checked"  # checked, total
     BEFORE_BUILD_ERRORS = "before_build_errors"  # count, module
     NOT_SETTLED = "not_settled"  # pairs
+    CONTENDED = "contended"  # share, side: other work held that share of the machine's CPU time during the runs
     TENTATIVE = "tentative"  # clocks
     SETTLED_DIFFERS = "settled_differs"  # settled, verdict
     EXPERIMENT_NOT_APPLIED = "experiment_not_applied"  # settings (the `try` settings that did not take)
@@ -100,6 +101,9 @@ _TEMPLATES: dict[WarningCode, str] = {
     C.BEFORE_BUILD_ERRORS: "the BEFORE run had {count} build error(s) (first: module {module})",
     C.NOT_SETTLED: "--until-decided stopped at {pairs} pairs before the verdict settled; more pairs could still "
     "change it",
+    C.CONTENDED: "other work used {share:.0%} of this machine's CPU time while the {side}runs ran (median of the "
+    "runs): the same compile takes more CPU time on shared cores and caches, so the CPU clocks and a saving in ms "
+    "read high (its share of the compile less so); measure on a quieter machine for figures that carry",
     C.SETTLED_DIFFERS: "the bootstrap intervals settled on {settled} but the medians against the bands say {verdict}",
     C.RULE_SKIPPED: "rule {rule} skipped: {why}",
     C.RULE_FAILED: "rule {rule} ({mechanism}) failed: {error}",
