@@ -106,7 +106,7 @@ def contended(m: MeasuredSaving) -> str:
         return ""
     pct = f" (as a share of the compile, {m.saving_pct:g}%, which moves less)" if m.saving_pct is not None else ""
     return (f"; measured while other work used {share:.0%} of the machine: CPU time runs high on shared cores, so "
-            f"on a quiet machine expect less than {fmt_ms(m.saving_ms)}{pct}")
+            f"a quiet machine likely saves less than {fmt_ms(m.saving_ms)}{pct}")
 
 
 def withdraw_reason(c: CandidateFix) -> str | None:

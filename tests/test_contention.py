@@ -108,3 +108,13 @@ def test_a_real_measurement_records_the_share_per_run_and_its_median(measured) -
     assert rep.other_share == typical(shares)
     flagged = any(w.code == WarningCode.CONTENDED for w in rep.warnings)
     assert flagged == (rep.other_share >= CONTENDED_SHARE)  # whatever this machine's load, the line decides
+
+
+def test_an_estimate_rebuilt_on_a_busy_machine_says_so() -> None:
+    from warp_compile.probe.models.report import Rebuild
+    from warp_compile.probe.pricing import _one_sample
+
+    r, rep = Rebuild(limit_s=60.0, cpu_ms=4104.0, builds=26), report(elapsed=[1000.0])
+    assert "machine" not in _one_sample(r, rep)
+    rep.other_share = 0.75
+    assert "other work used 75% of the machine meanwhile" in _one_sample(r, rep)
