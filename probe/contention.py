@@ -1,11 +1,11 @@
 """How much of the machine other work held while a run ran: the context a CPU-time figure needs.
 
 CPU time leaves out the time a process waited for a core, but not what sharing a core and its caches does to the
-work itself: with three other compile jobs on two cores, the fem example's module builds took 7.5% more CPU time
-than on the quiet machine, and the backward code CS-10 removes took 21% more (bench/LOAD_NUMBERS.md, 8 pairs each).
-A saving measured under contention therefore reads high in ms, and less so as a share of the compile. The figure
-here is the share of the machine's CPU time (every core, over the run's window) that went to anything but the run:
-a fraction of the machine, so it means the same on a fast host and a slow one.
+work itself: with three other compile jobs on two cores, the fem example's compile took 6 to 10% more CPU time
+than on the quiet machine, and the saving CS-10's fix makes 10 to 14% more (bench/INFLATION.md, two runs of 8
+pairs a leg). A saving measured under contention therefore reads high in ms; as a share of the compile it moved
+3%. The figure here is the share of the machine's CPU time (every core, over the run's window) that went to
+anything but the run: a fraction of the machine, so it means the same on a fast host and a slow one.
 
 Linux only (/proc/stat); elsewhere None, and nothing is said.
 """
@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PROC_STAT = Path("/proc/stat")
-# from half of the machine held by other work, the measured CPU times are flagged (the fem example's misses against
-# the quiet truth all came at 3 compile jobs on 2 cores, about 65% of the machine)
+# from half of the machine held by other work, the measured CPU times are flagged (three compile jobs on two cores,
+# where every fem miss against the quiet truth read high, read 75%)
 CONTENDED_SHARE = 0.5
 
 

@@ -100,7 +100,7 @@ def measured_saving(f: Finding, c: CandidateFix) -> MeasuredSaving:
 
 def contended(m: MeasuredSaving) -> str:
     """What a busy machine does to the figure, when it was busy: CPU time of the same compile rises on shared cores
-    and caches (the backward code of the fem example took 21% more with three compile jobs on two cores)."""
+    and caches (CS-10's saving on the fem example read 10 to 14% high with three compile jobs on two cores)."""
     share = m.other_share
     if share is None or share < CONTENDED_SHARE or m.saving_ms is None:
         return ""
