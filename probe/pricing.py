@@ -55,14 +55,17 @@ def _share(builds: list[Build]) -> float | None:
     return sum(b.cpu_ms or 0.0 for b in done) / wall if wall > 0 else None
 
 
-def _one_sample(r: Rebuild, report: Report) -> str:
+def _one_sample(r: Rebuild, report: Report, step_name: str) -> str:
     limit = f", limit {r.limit_s:g} s" if r.limit_s else ""
     share = report.other_share
     busy = (f"; other work used {share:.0%} of the machine meanwhile, and CPU time runs high on shared cores"
             if share is not None and share >= CONTENDED_SHARE else "")
+    step = r.steps.get(step_name)
+    n = max((e.samples for e in step.entries), default=1) if step is not None else 1
+    each = "one sample of each side per module" if n == 1 else f"each side the lesser of {n} builds per module"
     return (
-        f"measured at exit of the first cold run: {r.builds} rebuild(s) into a private cache, one sample of each "
-        f"side per module, the order alternating, {fmt_ms(r.cpu_ms or 0.0)} of CPU time{limit}{busy}"
+        f"measured at exit of the first cold run: {r.builds} rebuild(s) into a private cache, {each}, the order "
+        f"alternating, {fmt_ms(r.cpu_ms or 0.0)} of CPU time{limit}{busy}"
     )
 
 
@@ -85,7 +88,8 @@ def _price_backward(f: Finding, report: Report, r: Rebuild) -> bool:
     fact = (f"rebuilt with enable_backward False at exit (CPU time of the building thread, as built -> forward-only): "
             f"{per}; saves {fmt_ms(measured)}")
     f.evidence.append(Evidence(fact=fact + ".", builds=[], ms=round(measured, 1)))
-    basis = f"{fmt_ms(measured)} measured: each module rebuilt as built and forward-only ({_one_sample(r, report)})"
+    how = _one_sample(r, report, "backward")
+    basis = f"{fmt_ms(measured)} measured: each module rebuilt as built and forward-only ({how})"
     if rest:
         unmeasured = [b for b in report.builds if b.module in rest and b.status == "compiled"]
         allb = [b for b in report.builds if b.module in f.modules and b.status == "compiled"]
@@ -136,7 +140,7 @@ def _price_header(f: Finding, report: Report, r: Rebuild) -> bool:
                                     f"building thread): {per}; a fresh header took {fmt_ms(header)}.",
                                ms=round(saving, 1)))
     model = f.estimated_saving_ms
-    basis = f"{fmt_ms(saving)} measured: {how} ({_one_sample(r, report)})"
+    basis = f"{fmt_ms(saving)} measured: {how} ({_one_sample(r, report, 'header')})"
     if model is not None:
         basis += f"; the model gave {fmt_ms(model)}"
     f.saving_basis = basis + ("; model: " + f.saving_basis if f.saving_basis else "")

@@ -115,6 +115,6 @@ def test_an_estimate_rebuilt_on_a_busy_machine_says_so() -> None:
     from warp_compile.probe.pricing import _one_sample
 
     r, rep = Rebuild(limit_s=60.0, cpu_ms=4104.0, builds=26), report(elapsed=[1000.0])
-    assert "machine" not in _one_sample(r, rep)
+    assert "machine" not in _one_sample(r, rep, "backward")
     rep.other_share = 0.75
-    assert "other work used 75% of the machine meanwhile" in _one_sample(r, rep)
+    assert "other work used 75% of the machine meanwhile" in _one_sample(r, rep, "backward")

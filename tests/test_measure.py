@@ -136,7 +136,9 @@ def test_cache_thrown_away_each_run_makes_warm_as_costly_as_cold(tmp_path):
     assert cold == ["compiled"] and warm == ["compiled"]
     assert [c.api for c in report.cache.calls] == ["clear_kernel_cache"]
     assert report.cache.calls[0].site.line == line_of(CLEAR_APP, "wp.clear_kernel_cache()")
-    assert [(w.code, w.params) for w in report.warnings] == [(WarningCode.WARM_RECOMPILED, {"modules": 1})]
+    # CONTENDED says how busy the machine was (other tests run beside this one): not the app's
+    mine = [(w.code, w.params) for w in report.warnings if w.code != WarningCode.CONTENDED]
+    assert mine == [(WarningCode.WARM_RECOMPILED, {"modules": 1})]
 
 
 @pytest.mark.slow
@@ -172,7 +174,7 @@ def test_command_that_compiles_nothing(tmp_path):
     assert report.failed_samples == 0
     assert report.builds == [] and report.identities == 0
     assert report.warp_version is None
-    assert [w.code for w in report.warnings] == [WarningCode.WARP_NOT_IMPORTED]
+    assert [w.code for w in report.warnings if w.code != WarningCode.CONTENDED] == [WarningCode.WARP_NOT_IMPORTED]
 
 
 def test_failing_command_exits_1_with_its_stderr(tmp_path, capsys):

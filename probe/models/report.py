@@ -361,6 +361,7 @@ class RebuildEntry(_Model):
     as_is: RebuildSide = Field(default_factory=RebuildSide)
     changed: RebuildSide = Field(default_factory=RebuildSide)
     order: str = ""  # "AB" (as is first) or "BA": the order alternates from module to module
+    samples: int = 1  # builds of each side (backward step: 2 where the limit allows, each side the lesser of them)
     run_header: bool | None = None  # header step: the run built it with the precompiled header on
 
     @property
