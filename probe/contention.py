@@ -80,6 +80,11 @@ def other_share(start: CpuTimes | None, end: CpuTimes | None, own_cpu_ms: float 
     return round(min(1.0, max(0.0, (busy - own) / total)), 3)
 
 
+def is_contended(share: float | None) -> bool:
+    """Whether other work held enough of the machine that the CPU clocks read high (CONTENDED_SHARE or more)."""
+    return share is not None and share >= CONTENDED_SHARE
+
+
 def typical(shares: Sequence[float | None]) -> float | None:
     """The median of the runs that have a reading; None when none has."""
     got = [s for s in shares if s is not None]

@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .. import __version__
-from .contention import CONTENDED_SHARE, typical
+from .contention import is_contended, typical
 from .errors import UsageError
 from .events import RunEvents, read_events
 from .interpreter import missing_warp, no_warp_hint, resolve_interpreter
@@ -259,7 +259,7 @@ def _is_inside(path: str | None, root: str) -> bool:
         return False
 
 
-def other_share(ok: list[SampleData]) -> float | None:
+def machine_share(ok: list[SampleData]) -> float | None:
     """The median share of the machine other work used over the successful samples' runs, cold and warm."""
     return typical([r.other_share for s in ok for r in (s.cold.result, s.warm.result if s.warm else None) if r])
 
@@ -296,8 +296,8 @@ def _warnings(data: list[SampleData], ok: list[SampleData], ref: SampleData | No
         out.append(warn(WarningCode.CACHE_DIR_OWN, path=ev.kernel_cache_dir))
     if ref.warm and ref.warm.result.compiled:
         out.append(warn(WarningCode.WARM_RECOMPILED, modules=ref.warm.result.compiled))
-    share = other_share(ok)
-    if share is not None and share >= CONTENDED_SHARE:
+    share = machine_share(ok)
+    if is_contended(share):
         out.append(warn(WarningCode.CONTENDED, share=share, side=""))
     if len(ok) >= 2:
         cw = [s.cold.result.wall_ms for s in ok]
@@ -371,7 +371,7 @@ def build_report(
         native_compile_cpu_ms=cpu_clock(lambda s: s.cold.result.native_cpu_ms),
         pch_cpu_ms=cpu_clock(lambda s: s.cold.result.pch_cpu_ms),
         cuda_compile_cpu_ms=cpu_clock(_cuda_cpu) if any(s.cold.events.cuda_builds for s in ok) else stat_of([]),
-        other_share=other_share(ok),
+        other_share=machine_share(ok),
         rebuild=next((s.cold.events.rebuild for s in samples if s.cold.events.rebuild is not None), None),
     )
     if ref_any is not None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import time
 
-from .contention import CONTENDED_SHARE
+from .contention import is_contended
 from .fmt import fmt_ms
 from .models import Build, Report
 from .models.diagnosis import Evidence, Finding
@@ -59,7 +59,7 @@ def _one_sample(r: Rebuild, report: Report, step_name: str) -> str:
     limit = f", limit {r.limit_s:g} s" if r.limit_s else ""
     share = report.other_share
     busy = (f"; other work used {share:.0%} of the machine meanwhile, and CPU time runs high on shared cores"
-            if share is not None and share >= CONTENDED_SHARE else "")
+            if is_contended(share) else "")
     step = r.steps.get(step_name)
     n = max((e.samples for e in step.entries), default=1) if step is not None else 1
     each = "one sample of each side per module" if n == 1 else f"each side the lesser of {n} builds per module"

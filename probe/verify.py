@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .contention import CONTENDED_SHARE
+from .contention import is_contended
 from .fix import Engine, FixOptions, run_fix
 from .fix_plan import finding_keys
 from .fmt import fmt_ms
@@ -102,7 +102,7 @@ def contended(m: MeasuredSaving) -> str:
     """What a busy machine does to the figure, when it was busy: CPU time of the same compile rises on shared cores
     and caches (CS-10's saving on the fem example read 10 to 14% high with three compile jobs on two cores)."""
     share = m.other_share
-    if share is None or share < CONTENDED_SHARE or m.saving_ms is None:
+    if not is_contended(share) or m.saving_ms is None:
         return ""
     pct = f" (as a share of the compile, {m.saving_pct:g}%, which moves less)" if m.saving_pct is not None else ""
     return (f"; measured while other work used {share:.0%} of the machine: CPU time runs high on shared cores, so "

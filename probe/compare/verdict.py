@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 
 from .. import stats
-from ..contention import CONTENDED_SHARE
+from ..contention import is_contended
 from ..fmt import fmt_num
 from ..models import Build, Report, Stat, Warn, WarningCode, warn
 from ..models.clocks import CLOCK_TITLES, CPU_TWIN
@@ -212,7 +212,7 @@ def _warnings(before: Report, after: Report, eq: Equivalence) -> list[Warn]:
         if r.hook.errors:
             w.append(warn(WarningCode.HOOK_ERRORS, side=side, count=len(r.hook.errors), first=r.hook.errors[0]))
     busy = [(side, r.other_share) for side, r in (("BEFORE ", before), ("AFTER ", after))
-            if r.other_share is not None and r.other_share >= CONTENDED_SHARE]
+            if is_contended(r.other_share)]
     if busy:
         w.append(warn(WarningCode.CONTENDED, share=max(v for _s, v in busy), side=busy[0][0] if len(busy) == 1 else ""))
     if before.hook.mode != after.hook.mode and "none" not in (before.hook.mode, after.hook.mode):
