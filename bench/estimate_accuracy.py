@@ -39,7 +39,7 @@ APPS: dict[str, tuple[list[str], Path | None]] = {
 
 def _row(name: str, argv: list[str], cwd: Path | None, pairs: int) -> list[dict]:
     from warp_compile.probe.diagnose import diagnose_command
-    from warp_compile.probe.verify import verify
+    from warp_compile.probe.fix.verify import verify
 
     with tempfile.TemporaryDirectory(prefix="warp-compile-bench-") as tmp:
         where = cwd or Path(tmp)

@@ -39,7 +39,7 @@ def _one(source: Path, report: Path) -> dict:
     import resource
 
     from warp_compile.probe.diagnose import diagnose
-    from warp_compile.probe.edits import SourceView
+    from warp_compile.probe.fix.edits import SourceView
     from warp_compile.probe.models import Report
     from warp_compile.probe.scan import scan
 

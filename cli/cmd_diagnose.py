@@ -149,7 +149,7 @@ def _from_command(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
 
     limit = DEFAULT_LIMIT_S if ns.rebuild_limit is None else ns.rebuild_limit
     if ns.verify and samples == 1:
-        from ..probe.fix import diagnose_with_sample, real_engine
+        from ..probe.fix.engine import diagnose_with_sample, real_engine
 
         return diagnose_with_sample(ns.cmd_argv, cwd, source, timeout, progress_printer(ns.quiet), real_engine(None),
                                     ns.cuda_arch, rebuild_limit_s=limit)
@@ -168,7 +168,7 @@ def _from_command(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 
 def _verify(ns: argparse.Namespace, report, diagnosis, sample=None):  # type: ignore[no-untyped-def]
-    from ..probe.verify import verify
+    from ..probe.fix.verify import verify
 
     cwd = Path(report.cwd)
     if not report.command or not cwd.is_dir():
@@ -203,8 +203,8 @@ def run(ns: argparse.Namespace) -> int:
 def diff_text(diagnosis) -> str:  # type: ignore[no-untyped-def]
     """Every finding's edits as one unified diff against the project's files (an edit that no longer applies is
     named instead of shown), then each finding without an edit with why it has none."""
-    from ..probe.edits import EditConflict, SourceView, unified_diff
-    from ..probe.fix_plan import finding_keys, no_edit_reason
+    from ..probe.fix.edits import EditConflict, SourceView, unified_diff
+    from ..probe.fix.policy import finding_keys, no_edit_reason
 
     src = SourceView(diagnosis.source_root) if diagnosis.source_root else None
     chunks = []

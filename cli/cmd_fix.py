@@ -82,7 +82,7 @@ def _saved(path: str):  # type: ignore[no-untyped-def]
 
 
 def options_from(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
-    from ..probe.fix import FixOptions
+    from ..probe.fix.engine import FixOptions
 
     if ns.pairs is not None and ns.until_decided:
         raise UsageError("fix: give --pairs N or --until-decided, not both")
@@ -97,8 +97,8 @@ def options_from(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 
 def run(ns: argparse.Namespace) -> int:
-    from ..probe.fix import run_fix
-    from ..probe.fix_plan import to_write
+    from ..probe.fix.engine import run_fix
+    from ..probe.fix.policy import to_write
     from ..probe.measure import check_inputs
     from ..probe.render.fix import render_fix
 
@@ -115,7 +115,7 @@ def run(ns: argparse.Namespace) -> int:
         if result.write:
             text = result.written_diff
         else:
-            from ..probe.edits import unified_diff
+            from ..probe.fix.edits import unified_diff
 
             text = unified_diff(Path(result.source_root), to_write(result, options.unsafe_fixes)[1])
         emit(result, text or "(no proven fix: empty diff)", ns.json)

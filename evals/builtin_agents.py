@@ -52,7 +52,7 @@ def self_diagnose(ctx: AgentContext) -> None:
 def fix_write(ctx: AgentContext) -> None:
     """`warp-compile fix --write --unsafe-fixes` in the copy, like a user who accepts the review fixes would run it;
     its diagnosis is the answer."""
-    from ..probe.fix import FixOptions, run_fix
+    from ..probe.fix.engine import FixOptions, run_fix
 
     options = FixOptions(write=True, unsafe_fixes=True, timeout_s=ctx.timeout_s)
     result, diagnosis = run_fix(bind_python(ctx.case.command), ctx.copy, options, progress=ctx.progress,

@@ -19,8 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..probe.behaviour import ArmRuns, app_lines, entry_bypassed, first_difference, judge, recording
 from ..probe.errors import UsageError
+from ..probe.fix.behaviour import ArmRuns, app_lines, entry_bypassed, first_difference, judge, recording
 from . import manifest
 from .contract import ENV_ANSWER, ENV_CASE, ENV_PROMPT, agent_prompt
 from .models import AgentRun, Answer, Case, CaseResult, DiagnosisScore, FixScore, MustKeep
@@ -251,7 +251,7 @@ def _judge_fix(case: Case, settings: Settings, files: dict[str, bytes], copy: Pa
     command = bind_python(case.command)
     original, agent = Arm("original", a, command), Arm("agent", b, command)
     ref = Arm("reference", c, command) if c is not None else None
-    from ..probe.fix import SCHEDULING_MECHANISMS
+    from ..probe.fix.engine import SCHEDULING_MECHANISMS
 
     # a fix can act only through what Warp compiles, unless the case is about when modules build (a preload, a
     # worker count): identical work then reads NO_EFFECT instead of a timing verdict of noise (the A/A control)

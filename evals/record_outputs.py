@@ -18,7 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..probe.behaviour import app_lines
+from ..probe.fix.behaviour import app_lines
 from . import manifest
 from .harness import _write_tree, bind_python
 from .scorer import load_cases

@@ -18,8 +18,9 @@ from types import ModuleType
 
 from .composition import compose, join_plans
 from .dependency_advice import address_to_maintainers
-from .edits import SourceView, owned_path
 from .errors import UsageError
+from .fix.edits import SourceView, owned_path
+from .fix.settings import add_settings_edits
 from .fmt import fmt_ms
 from .hashdiff import explain_changes
 from .models import Report, Warn, WarningCode, warn
@@ -29,7 +30,6 @@ from .pricing import as_shares, price
 from .rules import load_rules
 from .rules.context import RuleContext, dedupe_locations, plan_removals
 from .rules.helpers import Claim
-from .settings_fix import add_settings_edits
 
 Progress = Callable[[str], None]
 

@@ -323,7 +323,7 @@ async def _verify(
     cuda_arch: int | None = None,
 ) -> Diagnosis:
     """Run each finding's experiment in the report's own directory (inside the roots), with progress and cancel."""
-    from ..probe.verify import verify
+    from ..probe.fix.verify import verify
 
     server = _server(ctx)
     where = server.confinement.check_dir(rep.cwd, "the report's cwd", roots)
@@ -462,7 +462,7 @@ async def fix(
 ) -> Annotated[CallToolResult, FixResult]:
     """Diagnose, apply each finding's edits to a scratch copy, measure against one shared original until decided;
     check output, launches, must-keep paths. Per fix: verdict, saving, behaviour, diff. Minutes."""
-    from ..probe.fix import FixOptions, run_fix
+    from ..probe.fix.engine import FixOptions, run_fix
     from ..probe.measure import check_inputs
     from ..probe.render.fix import render_fix
 

@@ -454,7 +454,7 @@ def test_help_states_every_default():
 
 def test_verify_limit_on_the_command_line_is_the_engines():
     """`diagnose --verify-max-pairs`'s default and its help are verify's own limit, not a second copy that drifts."""
-    from warp_compile.probe.verify import MAX_ROUNDS
+    from warp_compile.probe.fix.verify import MAX_ROUNDS
 
     parser = cli.build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))

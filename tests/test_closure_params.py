@@ -21,8 +21,8 @@ import pytest
 from tests.helpers import synth_build
 from warp_compile.probe.compare.equivalence import check_equivalence, without_added_args
 from warp_compile.probe.diagnose import diagnose_sources
-from warp_compile.probe.edits import SourceView, apply_edits
-from warp_compile.probe.fix import FixOptions, run_fix
+from warp_compile.probe.fix.edits import SourceView, apply_edits
+from warp_compile.probe.fix.engine import FixOptions, run_fix
 from warp_compile.probe.hashdiff import explain_changes
 from warp_compile.probe.measure import measure
 from warp_compile.probe.models import KernelInfo, Launch, Report, Trigger

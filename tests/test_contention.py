@@ -25,10 +25,10 @@ from warp_compile.probe.contention import (
     read_cpu_times,
     typical,
 )
+from warp_compile.probe.fix.verify import contended
 from warp_compile.probe.models import WarningCode
 from warp_compile.probe.models.diagnosis import MeasuredSaving
 from warp_compile.probe.sandbox import Sandbox
-from warp_compile.probe.verify import contended
 
 STAT = """cpu  1000 20 300 5000 100 10 5 15 0 0
 cpu0 500 10 150 2500 50 5 2 7 0 0

@@ -104,7 +104,7 @@ def test_cs10_priced_by_rebuilding_agrees_with_verify_on_an_app_over_an_installe
     import shutil
 
     from warp_compile.probe.diagnose import diagnose_command
-    from warp_compile.probe.verify import verify
+    from warp_compile.probe.fix.verify import verify
 
     python = _venv_with_solverlib(tmp_path / "venv")
     app = tmp_path / "grid_app"
@@ -132,7 +132,7 @@ def test_fix_proves_and_writes_both_fixes_of_a_late_option_and_a_late_instance(t
     its module loaded) are each about a small share of the compile; on the CPU clock both are proven and written."""
     import shutil
 
-    from warp_compile.probe.fix import FixOptions, run_fix
+    from warp_compile.probe.fix.engine import FixOptions, run_fix
 
     app = tmp_path / "late_pair"
     shutil.copytree(Path(__file__).parent / "apps" / "late_pair", app)

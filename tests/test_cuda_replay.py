@@ -13,7 +13,7 @@ import pytest
 
 from tests.helpers import ROOT, warp110_python
 from warp_compile.probe.diagnose import diagnose
-from warp_compile.probe.edits import SourceView
+from warp_compile.probe.fix.edits import SourceView
 from warp_compile.probe.fmt import fmt_ms
 from warp_compile.probe.measure import measure
 from warp_compile.probe.models import Report

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from warp_compile.probe.edits import (
+from warp_compile.probe.fix.edits import (
     EditConflict,
     SourceView,
     apply_edits,
@@ -171,13 +171,13 @@ def test_crlf_and_bom_are_kept_and_form_feeds_do_not_shift_lines(tmp_path: Path)
 
 def test_a_file_that_does_not_parse_gets_no_edit(tmp_path: Path) -> None:
     assert _edited(tmp_path, "def broken(:\n")[1] == []
-    from warp_compile.probe.placement import place
+    from warp_compile.probe.fix.placement import place
 
     assert place("from __future__ import annotations; import x\n") is None  # no line between the two
 
 
 def test_two_settings_edits_at_one_place_combine_with_one_import(tmp_path: Path) -> None:
-    from warp_compile.probe.edits import merge_edits
+    from warp_compile.probe.fix.edits import merge_edits
 
     (tmp_path / "main.py").write_text(LICENSED)
     src = SourceView(tmp_path)

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from warp_compile.probe.edits import SourceView, apply_edits, settings_edits
+from warp_compile.probe.fix.edits import SourceView, apply_edits, settings_edits
+from warp_compile.probe.fix.placement import risky
 from warp_compile.probe.models import EntryPoint
 from warp_compile.probe.models.diagnosis import Edit
-from warp_compile.probe.placement import risky
 
 CORPUS = Path(__file__).parent / "entry_corpus"
 RUNNER = Path(__file__).parent / "entry_corpus_run.py"

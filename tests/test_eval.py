@@ -13,7 +13,7 @@ from warp_compile.cli import main
 from warp_compile.evals import manifest
 from warp_compile.evals.models import Answer, AnswerFinding, AnswerLocation, CaseResult, FixScore, Reference
 from warp_compile.evals.scorer import case_score, fix_credit, load_cases, score_diagnosis
-from warp_compile.probe.behaviour import ArmRuns, app_lines, first_difference, judge
+from warp_compile.probe.fix.behaviour import ArmRuns, app_lines, first_difference, judge
 from warp_compile.probe.models.diagnosis import normalize_mechanism
 
 FIXTURES = Path(__file__).resolve().parents[1] / "evals" / "fixtures"
@@ -309,7 +309,7 @@ def test_an_original_that_prints_otherwise_here_sets_the_behaviour_to_keep():
 
 
 def test_an_entry_point_replaced_by_prints_is_caught_and_no_reference_fix_is():
-    from warp_compile.probe.behaviour import entry_bypassed
+    from warp_compile.probe.fix.behaviour import entry_bypassed
 
     def tree(root: Path) -> dict[str, bytes]:
         return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*.py")}

@@ -14,14 +14,14 @@ import pytest
 
 from tests.test_compare import build, report
 from warp_compile.probe.compare.multiarm import PRICE_MIN_PAIRS, Arm, multiarm_compare
-from warp_compile.probe.edits import SourceView, insert_before, replace_lines
 from warp_compile.probe.errors import UsageError
-from warp_compile.probe.fix import Engine, FixOptions, launcher_command, map_command, run_fix
-from warp_compile.probe.fix_plan import finding_keys, plan, summarize, to_write
+from warp_compile.probe.fix.edits import SourceView, insert_before, replace_lines
+from warp_compile.probe.fix.engine import Engine, FixOptions, launcher_command, map_command, run_fix
+from warp_compile.probe.fix.policy import finding_keys, plan, summarize, to_write
+from warp_compile.probe.fix.settings import add_settings_edits
 from warp_compile.probe.models import EntryPoint
 from warp_compile.probe.models.diagnosis import Diagnosis, Edit, Finding, RuledOut, UpstreamReport
 from warp_compile.probe.render.fix import render_fix
-from warp_compile.probe.settings_fix import add_settings_edits
 
 MAIN = 'import warp as wp\n\nprint("total 1.2345")\n'
 
@@ -159,7 +159,7 @@ def test_commands_map_into_the_copy_and_through_a_created_launcher(tmp_path: Pat
     assert map_command(["python", str(root / "main.py"), "-n", "3"], root, root, copy) == [
         "python", str(copy / "main.py"), "-n", "3"]
     assert map_command([".venv/bin/python", "x.py"], root, root, copy)[0] == str(root / ".venv/bin/python")
-    from warp_compile.probe.edits import launcher_name, launcher_text, settings_lines
+    from warp_compile.probe.fix.edits import launcher_name, launcher_text, settings_lines
 
     entry = EntryPoint(kind="module", name="warp.examples.fem.example_diffusion")
     e = Edit(file=launcher_name(entry), start_line=1, end_line=0, create=True,
@@ -388,7 +388,7 @@ def test_write_refuses_a_file_changed_since_it_was_measured(tmp_path: Path) -> N
 
 
 def test_a_copy_that_imports_the_real_tree_is_not_measured_as_the_fix(tmp_path: Path) -> None:
-    from warp_compile.probe.fix import imports_from
+    from warp_compile.probe.fix.engine import imports_from
 
     root = _project(tmp_path)
     copy = tmp_path / "copy"
@@ -540,7 +540,7 @@ def test_diagnose_diff_names_each_finding_without_an_edit_and_why(tmp_path: Path
 
 
 def test_edited_spans_follow_the_lines_an_edit_wrote() -> None:
-    from warp_compile.probe.fix_checks import edited_spans, failure_cause
+    from warp_compile.probe.fix.checks import edited_spans, failure_cause
 
     add = Edit(file="m.py", start_line=2, end_line=1, new="import warp as wp\nwp.config.x = 1\n")
     drop = Edit(file="m.py", start_line=5, end_line=6, old="import warp as wp\n\n", new="")
@@ -561,7 +561,7 @@ def _measured(key: str, verdict: str, saving: float, edits: list, on_top_of: str
 def test_a_stack_proven_on_an_undecided_fix_writes_both_layers_and_nothing_else_does(tmp_path: Path) -> None:
     """goal_kernel_swap's plan: CS-9 alone saves little and ends INCONCLUSIVE; CS-12 on the tree it leaves is
     measured against the original, so its IMPROVED covers both layers."""
-    from warp_compile.probe.fix_plan import layers_to_write, tentative_base
+    from warp_compile.probe.fix.policy import layers_to_write, tentative_base
     from warp_compile.probe.models.fix import FixResult
 
     root = _project(tmp_path)

@@ -17,7 +17,7 @@ import pytest
 
 from tests.conftest import FIXTURES, fixture_case
 from warp_compile.probe.diagnose import diagnose
-from warp_compile.probe.edits import SourceView, apply_edits
+from warp_compile.probe.fix.edits import SourceView, apply_edits
 from warp_compile.probe.models import (
     ApiCall,
     Build,

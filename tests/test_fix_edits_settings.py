@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import ROOT, write_tree
-from warp_compile.probe.edits import SourceView, apply_edits
+from warp_compile.probe.fix.edits import SourceView, apply_edits
 from warp_compile.probe.models import (
     ApiCall,
     Build,
@@ -355,7 +355,7 @@ def test_cs11_edit_removes_only_the_raised_budget(tmp_path: Path) -> None:
 
 
 def test_cs3_reorder_refused_when_the_moved_call_reads_what_the_skipped_line_makes(tmp_path: Path) -> None:
-    from warp_compile.probe.transform.statements import move_statement_up_edits
+    from warp_compile.probe.fix.transform.statements import move_statement_up_edits
 
     root = write_tree(tmp_path / "p", {"app/run.py": """
         def go(p):
@@ -466,7 +466,7 @@ LICENSED_MAIN = (
 def test_cs12_and_cs10_on_a_licensed_entry_point_parse_and_point_at_the_line_they_edit(tmp_path: Path) -> None:
     """A license comment above the docstring and `from __future__`: the edits used to go to line 1 (a SyntaxError)
     and the finding's location said line 1; the post-pass (`add_settings_edits`) points it at the edit's line."""
-    from warp_compile.probe.settings_fix import add_settings_edits
+    from warp_compile.probe.fix.settings import add_settings_edits
 
     root = write_tree(tmp_path / "p", {**ONE, "app/__main__.py": LICENSED_MAIN})
     (cs12,) = precompiled_header.evaluate(_ctx(root, _pch_report(root, 1))).findings
@@ -484,7 +484,7 @@ def test_cs12_and_cs10_on_a_licensed_entry_point_parse_and_point_at_the_line_the
 
 
 def test_a_manual_finding_gets_no_settings_edit_and_keeps_saying_why(tmp_path: Path) -> None:
-    from warp_compile.probe.settings_fix import add_settings_edits
+    from warp_compile.probe.fix.settings import add_settings_edits
 
     root = write_tree(tmp_path / "p", ONE)
     f = Finding(mechanism="CS-11", title="t", severity="low", confidence="high", fix="f",

@@ -21,7 +21,7 @@ import pytest
 from tests.golden_render import _load_report
 from tests.helpers import synth_build
 from warp_compile.probe.diagnose import diagnose
-from warp_compile.probe.edits import SourceView, apply_edits
+from warp_compile.probe.fix.edits import SourceView, apply_edits
 from warp_compile.probe.hashdiff import explain_changes
 from warp_compile.probe.models import EntryPoint, FileOwner, KernelInfo, Launch, ModuleCreation, Report, Site, Trigger
 from warp_compile.probe.models.diagnosis import Diagnosis, Finding

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from warp_compile.probe.fix import FixOptions, run_fix
+from warp_compile.probe.fix.engine import FixOptions, run_fix
 
 APPS = Path(__file__).parent / "apps"
 
@@ -78,7 +78,7 @@ def test_the_cache_shape_keeps_the_cache_keeps_rebuild_and_offers_no_header_fix(
 
 def test_write_without_the_flag_holds_a_review_fix_back() -> None:
     """--write alone takes automatic fixes only (ruff's --unsafe-fixes convention); a proven review fix is named."""
-    from warp_compile.probe.fix_plan import held_back, to_write
+    from warp_compile.probe.fix.policy import held_back, to_write
     from warp_compile.probe.models.fix import Behaviour, CandidateFix, FixResult
 
     def cand(key: str, applicability: str, saving: float) -> CandidateFix:

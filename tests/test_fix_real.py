@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from warp_compile.probe.edits import SourceView, replace_lines
-from warp_compile.probe.fix import FixOptions, diagnose_with_sample, real_engine, run_fix
+from warp_compile.probe.fix.edits import SourceView, replace_lines
+from warp_compile.probe.fix.engine import FixOptions, diagnose_with_sample, real_engine, run_fix
+from warp_compile.probe.fix.settings import add_settings_edits
 from warp_compile.probe.models.diagnosis import Finding
-from warp_compile.probe.settings_fix import add_settings_edits
 
 APP = Path(__file__).parent / "apps" / "fix_small"
 CMD = [sys.executable, "main.py"]
@@ -96,7 +96,7 @@ def test_a_dry_run_leaves_the_tree_byte_identical(small) -> None:  # type: ignor
 def test_a_real_copy_that_fails_shows_its_stderr_and_blames_the_edit_it_names(small) -> None:  # type: ignore[no-untyped-def]
     """An edit that parses but fails when it runs (`wp` used above the import that binds it): the real traceback's
     last lines are shown, and the failure is put on the edit because the traceback names a line it wrote."""
-    from warp_compile.probe.edits import insert_before
+    from warp_compile.probe.fix.edits import insert_before
 
     root, _, diagnosis, seed = small
     broken = insert_before(SourceView(root), "main.py", 1, "wp.config.enable_backward = False\n")

@@ -22,11 +22,11 @@ import pytest
 from tests.golden_render import _load_report
 from warp_compile.probe.coherence import contradictions
 from warp_compile.probe.diagnose import diagnose, diagnose_sources
-from warp_compile.probe.fix import FixOptions, run_fix
+from warp_compile.probe.fix.engine import FixOptions, run_fix
+from warp_compile.probe.fix.transform.decorators import unique_decorator
 from warp_compile.probe.models import FileOwner, Report
 from warp_compile.probe.models.diagnosis import Edit, Finding, Location
 from warp_compile.probe.scan import scan
-from warp_compile.probe.transform.decorators import unique_decorator
 
 ROOT = Path(__file__).resolve().parents[1]
 APPS = ROOT / "tests" / "apps"
@@ -211,7 +211,7 @@ def test_a_library_s_tape_in_code_the_run_did_not_reach_is_named(tmp_path: Path)
     """Issue 22 item 5: a forward-only setting is never called safe for every use of a library that differentiates
     its own kernels elsewhere; its tests are not such a use, and a tape the run did create is not 'unreached'."""
     from tests.helpers import synth_build
-    from warp_compile.probe.edits import SourceView
+    from warp_compile.probe.fix.edits import SourceView
     from warp_compile.probe.models import KernelInfo, Site
     from warp_compile.probe.rules.backward_paths import differentiation
     from warp_compile.probe.rules.context import RuleContext

@@ -16,7 +16,7 @@ import pytest
 
 from warp_compile.probe.composition import PRICED, compose
 from warp_compile.probe.diagnose import diagnose_sources
-from warp_compile.probe.edits import apply_edits
+from warp_compile.probe.fix.edits import apply_edits
 from warp_compile.probe.measure import measure
 from warp_compile.probe.models.diagnosis import Edit, Finding
 

@@ -105,7 +105,7 @@ def test_try_backward_off_on_a_forward_only_app_is_improved() -> None:
 def test_verify_puts_a_measured_saving_within_a_quarter_of_the_estimate() -> None:
     """The backward code of heavyfwd costs seconds: the estimate (adjoint share of the native compile) and the
     measurement (enable_backward=False applied by the hook, interleaved) agree within 25%."""
-    from warp_compile.probe.verify import verify
+    from warp_compile.probe.fix.verify import verify
 
     argv, cwd = [sys.executable, "-m", "heavyfwd"], APPS / "heavy_forward"
     _, d = _diagnose(argv, cwd)

@@ -21,7 +21,7 @@ import pytest
 
 from tests.helpers import speed_ratio, synth_build
 from warp_compile.probe.diagnose import diagnose_command
-from warp_compile.probe.edits import SourceView
+from warp_compile.probe.fix.edits import SourceView
 from warp_compile.probe.measure import measure
 from warp_compile.probe.models import Build, KernelInfo, Launch, PchBuild, Report, Trigger
 from warp_compile.probe.models.diagnosis import Cause, HashChange

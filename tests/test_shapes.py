@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from warp_compile.probe.fix import FixOptions, run_fix
+from warp_compile.probe.fix.engine import FixOptions, run_fix
 
 SHAPES = Path(__file__).parent / "shapes"
 APPS = json.loads((SHAPES / "MANIFEST.json").read_text())

@@ -1,4 +1,4 @@
-"""The transformation layer (probe/transform/) on the shapes public Warp code has (issue 28): each transformation's
+"""The transformation layer (probe/fix/transform/) on the shapes public Warp code has (issue 28): each transformation's
 edit applied to a real file and parsed back, and each precondition that fails named.
 
 Synthetic runs against sources written to tmp_path (no Warp run): the slow and heavy tiers run the corpus apps in
@@ -14,15 +14,15 @@ from pathlib import Path
 
 from tests.helpers import synth_build
 from warp_compile.probe.composition import join_plans
-from warp_compile.probe.edits import SourceView, apply_edits
+from warp_compile.probe.fix.edits import SourceView, apply_edits
+from warp_compile.probe.fix.transform.hoist import hoist
+from warp_compile.probe.fix.transform.plan import Plan, Step, failed
 from warp_compile.probe.hashdiff import explain_changes
 from warp_compile.probe.models import KernelInfo, ModuleCreation, Report, Trigger
 from warp_compile.probe.models.diagnosis import Edit, Finding, Location
 from warp_compile.probe.rules import late_kernels, unique_modules
 from warp_compile.probe.rules.context import RuleContext
 from warp_compile.probe.scan import scan
-from warp_compile.probe.transform.hoist import hoist
-from warp_compile.probe.transform.plan import Plan, Step, failed
 
 OPTS = {"fast_math": "False", "mode": "release", "enable_backward": "True"}
 
@@ -416,7 +416,7 @@ def test_the_versions_the_run_made_are_made_at_import_by_the_function_that_made_
     """Seen in NVlabs/curobo, curobo/_src/util/warp.py:24-56 (kernels renamed by a helper before decoration): the
     scan cannot place the kernel, the hook's record names the app frames that made it; the innermost module-level
     function whose arguments source can write (`build`, not the helper's `wrap`) is called at import."""
-    from warp_compile.probe.transform.memoize import made_at_import_from_run
+    from warp_compile.probe.fix.transform.memoize import made_at_import_from_run
 
     root = _write(tmp_path / "p", WRAPPED)
     naming, kernels = root / "app/naming.py", root / "app/kernels.py"
@@ -518,7 +518,7 @@ def test_numbers_a_kernel_captures_become_arguments_before_its_outputs(tmp_path:
                       sources=SourceView(root))
     h = hoist(ctx, kdef, info, as_params=True)
     assert not h.why_not and h.params is not None and h.params.position == 1
-    from warp_compile.probe.transform.hoist import hoist_edits
+    from warp_compile.probe.fix.transform.hoist import hoist_edits
 
     out = _apply(root, hoist_edits(ctx, [h]) + h.params.edits, tmp_path / "copy")["app.py"]
     assert "def clear(mask: wp.array(dtype=bool), masked: bool, force: wp.array(dtype=float)):" in out
@@ -580,7 +580,7 @@ def test_a_register_switch_makes_the_versions_at_import_without_the_data_no_sour
     register_kernels=True before any launch) and tests/shapes/typed_checks: the kernel's maker (a registry keyed on
     a closure) cannot be called at import, its caller takes an array no source can write, but returns right after
     the kernel exists when its switch is set, before anything reads the array."""
-    from warp_compile.probe.transform.memoize import made_at_import_from_run
+    from warp_compile.probe.fix.transform.memoize import made_at_import_from_run
 
     root = _write(tmp_path / "p", REGISTERED)
     made = [_registered(root, f"twice_{d}", d) for d in ("float32", "float64")]
@@ -663,7 +663,7 @@ def test_a_caller_that_launches_or_goes_on_to_work_is_never_called_at_import_a_t
     """Seen in newton-physics/newton, newton/_src/sim/ik/ik_lm_optimizer.py:155-176 (tests/shapes/ik_specializer):
     the kernels are made in a classmethod behind `__new__`, so the innermost module-level frame is the program's
     `run()`, which launches a probe kernel before it builds the solvers; called at import it ran the workload."""
-    from warp_compile.probe.transform.memoize import made_at_import_from_run
+    from warp_compile.probe.fix.transform.memoize import made_at_import_from_run
 
     root = _write(tmp_path / "p", SOLVER)
     solver = root / "app/solver.py"

@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.test_fix import FAST, SLOW, Mock, _diagnosis, _finding, _project, _settings_edit
-from warp_compile.probe.edits import SourceView, replace_lines
+from warp_compile.probe.fix.edits import SourceView, replace_lines
+from warp_compile.probe.fix.verify import verify
 from warp_compile.probe.render.diagnosis import render_text
-from warp_compile.probe.verify import verify
 
 
 def test_verify_measures_withdraws_and_ranks_by_measurement(tmp_path: Path) -> None:
@@ -69,8 +69,8 @@ def test_a_hook_only_experiment_runs_on_the_original_tree_with_the_setting(tmp_p
 def test_an_undecided_saving_is_not_called_no_effect() -> None:
     """Under load the original's own spread can hold a verdict back while the interval lies wholly on the saving
     side (fem, 10 pairs: 1,808 ms saved, 1,271 to 2,409, spread ±1,817): that is undecided, not "no effect"."""
+    from warp_compile.probe.fix.verify import agreement
     from warp_compile.probe.models.diagnosis import MeasuredSaving
-    from warp_compile.probe.verify import agreement
 
     f = _finding("CS-10", estimated_saving_ms=1275.0)
     undecided = MeasuredSaving(settings={}, clock="compile_cpu", saving_ms=1808.0, band_ms=1817.0, saving_low_ms=1271.0,
@@ -87,7 +87,7 @@ def test_a_paired_saving_is_the_centre_of_its_interval() -> None:
     read 1,314 ms beside 1,054 to 2,434 on the fem example); unpaired: the medians' move, as before."""
     from types import SimpleNamespace
 
-    from warp_compile.probe.fix import _saved
+    from warp_compile.probe.fix.engine import _saved
 
     paired = SimpleNamespace(interval=SimpleNamespace(method="paired t", mean_ms=-1744.0), basis_before=None,
                              delta_ms=-1314.0, before=SimpleNamespace(median=10_000.0),

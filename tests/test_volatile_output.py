@@ -4,7 +4,7 @@ the fix (issue 28, item 0)."""
 
 from __future__ import annotations
 
-from warp_compile.probe.behaviour import ArmRuns, first_difference, judge_runs, shape, volatile_fields
+from warp_compile.probe.fix.behaviour import ArmRuns, first_difference, judge_runs, shape, volatile_fields
 
 
 def _runs(*outputs: list[str]) -> ArmRuns:

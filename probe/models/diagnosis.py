@@ -126,7 +126,7 @@ class Finding(_Model):
     experiment: dict[str, bool | int | str | None] | None = None  # `warp-compile try` settings that test the fix
     measured: MeasuredSaving | None = None  # filled by `diagnose --verify`
     applicability: Applicability | None = None  # of `edits` (None: the rule has not said)
-    edits: list[Edit] = Field(default_factory=list)  # the fix as line edits on project files (see probe/edits.py)
+    edits: list[Edit] = Field(default_factory=list)  # the fix as line edits on project files (see probe/fix/edits.py)
     review: str = ""  # applicability review: what a person must judge; manual: why there is no edit
     # the mechanism whose plan carries this finding out (its edits are that plan's, measured and written once)
     plan_with: str | None = None

@@ -21,10 +21,10 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
-from ..edits import replace_lines
+from ..fix.edits import replace_lines
+from ..fix.transform.decorators import takes_module_options, unique_decorator
 from ..models.diagnosis import Edit
 from ..models.scan import KernelDef
-from ..transform.decorators import takes_module_options, unique_decorator
 from . import helpers
 from .context import RuleContext
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..edits import SourceView
+from ..fix.edits import SourceView
 from ..models import Build, KernelInfo, PchBuild, Report
 from ..models.diagnosis import Cause, Evidence, HashChange, Location, Severity
 from ..models.scan import CREATION_OPTIONS, CallFact, ConfigSetFact, ImportRef, KernelDef, ScanFacts
@@ -38,7 +38,7 @@ class RuleContext:
     root: Path | None = None  # the scanned source root; locations are made relative to it
     owners: dict[int, str] = field(default_factory=dict)  # rebuild event (to_seq) -> the mechanism that sizes it
     removals: dict[int, Build | None] = field(default_factory=dict)  # owned event -> the build its fix removes
-    # read-only lines of the project's own files, for the exact text an edit replaces (see probe/edits.py)
+    # read-only lines of the project's own files, for the exact text an edit replaces (see probe/fix/edits.py)
     sources: SourceView = field(default_factory=SourceView)
     guard_index: Any = None  # rules/argv_flags.py: built once per context when the scan did not bring one
     memo: dict[str, Any] = field(default_factory=dict)  # per-context caches of pure queries (helpers.reached)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from ..edits import SourceView, insert_before, owned_path, replace_lines
+from ..fix.edits import SourceView, insert_before, owned_path, replace_lines
 from ..models.diagnosis import Edit
 from ..ownership import owner_of
 

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..edits import SourceView, launcher_name, settings_edits, settings_place
+from ..fix.edits import SourceView, launcher_name, settings_edits, settings_place
 from ..models import EntryPoint
 from ..models.diagnosis import Edit, Location
 from ..models.scan import ModuleInfo

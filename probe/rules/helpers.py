@@ -14,19 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from ..fmt import fmt_ms  # noqa: F401 (re-exported for the rules)
-from ..models import Build
-from ..models.diagnosis import (
-    Cause,
-    Evidence,
-    HashChange,
-    Location,
-    RuledOut,
-    RuleResult,
-    UpstreamReport,
-)
-from ..stats import band, median
-from ..transform.syntax import (  # noqa: F401 (re-exported for the rules)
+from ..fix.transform.syntax import (  # noqa: F401 (re-exported for the rules)
     bound_names,
     dedent_lines,
     def_at,
@@ -39,12 +27,24 @@ from ..transform.syntax import (  # noqa: F401 (re-exported for the rules)
     span_of,
     top_statement,
 )
-from ..transform.syntax import parsed as _parsed
+from ..fix.transform.syntax import parsed as _parsed
+from ..fmt import fmt_ms  # noqa: F401 (re-exported for the rules)
+from ..models import Build
+from ..models.diagnosis import (
+    Cause,
+    Evidence,
+    HashChange,
+    Location,
+    RuledOut,
+    RuleResult,
+    UpstreamReport,
+)
+from ..stats import band, median
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from ..edits import SourceView
+    from ..fix.edits import SourceView
     from ..models import Report
 
 

@@ -21,6 +21,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from ..fix.transform.hoist import Hoist, hoist, hoist_edits, moved_text, siblings, took_text
+from ..fix.transform.memoize import made_at_import
+from ..fix.transform.plan import Plan, Step
 from ..hashdiff import unique_family
 from ..models import Build, KernelInfo
 from ..models.diagnosis import (
@@ -34,9 +37,6 @@ from ..models.diagnosis import (
     UpstreamReport,
 )
 from ..models.scan import KernelDef
-from ..transform.hoist import Hoist, hoist, hoist_edits, moved_text, siblings, took_text
-from ..transform.memoize import made_at_import
-from ..transform.plan import Plan, Step
 from . import helpers
 from .closure_kernels import isolated_closure
 from .context import RuleContext, dedupe_locations, fmt_ms, superseded_by

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import re
 
+from ..fix.transform.options import merge_into_module_call, module_scope_call
+from ..fix.transform.statements import move_statement_up_edits
 from ..models import Build
 from ..models.diagnosis import (
     Applicability,
@@ -28,8 +30,6 @@ from ..models.diagnosis import (
     RuleResult,
 )
 from ..models.scan import ConfigSetFact, ImportRef, ModuleOptionsFact
-from ..transform.options import merge_into_module_call, module_scope_call
-from ..transform.statements import move_statement_up_edits
 from .context import (
     LateConfig,
     RuleContext,

@@ -27,7 +27,7 @@ import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from ..edits import replace_lines
+from ..fix.edits import replace_lines
 from ..hashdiff import unique_family
 from ..models import Build
 from ..models.diagnosis import Edit, Evidence, Finding, RuleResult

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..fix.transform.options import NUMERICS_OPTIONS  # noqa: F401 (re-exported for late_options)
 from ..models import Build
 from ..models.diagnosis import (
     Evidence,
@@ -16,7 +17,6 @@ from ..models.diagnosis import (
     Location,
 )
 from ..models.scan import KernelDef, ModuleOptionsFact, ScanFacts
-from ..transform.options import NUMERICS_OPTIONS  # noqa: F401 (re-exported for late_options)
 from .context import (
     RuleContext,
     dedupe_locations,

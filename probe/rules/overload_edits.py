@@ -13,7 +13,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from ..edits import insert_before
+from ..fix.edits import insert_before
 from ..models import Build, KernelInfo, Site
 from ..models.diagnosis import Edit, UpstreamReport
 from ..models.scan import CREATION_OPTIONS, KernelDef

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 
+from ..fix.transform.statements import remove_statement_edit
 from ..fmt import fmt_ms
 from ..models import Build, PchBuild
 from ..models.diagnosis import (
@@ -29,7 +30,6 @@ from ..models.diagnosis import (
     RuleResult,
 )
 from ..models.scan import SettingFact
-from ..transform.statements import remove_statement_edit
 from . import cuda_pricing
 from .backward_cost import concurrency
 from .context import RuleContext

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..edits import create_file, launcher_name, launcher_text
+from ..fix.edits import create_file, launcher_name, launcher_text
 from ..models.diagnosis import Edit
 from . import cuda_edits as ce
 from .context import RuleContext

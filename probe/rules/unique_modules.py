@@ -20,7 +20,7 @@ Fires when at least 2 stable unique modules were built in the cold run. The scan
 a literal `module="unique"`, or a factory whose `module` parameter defaults to it (where it silently spreads).
 Estimate: (n - 1) x the median load of those modules (they would share one module's fixed cost).
 
-Edits, one plan in the order it needs (probe/transform/plan.py): when the kernels are made by factories called
+Edits, one plan in the order it needs (probe/fix/transform/plan.py): when the kernels are made by factories called
 after their module would first load, the factories are cached and their versions created at import first; then the
 module step (a declared `module="unique"` removed; a factory's default "unique" changed to None, review: callers rely
 on it); then, when the shared module has options the unique modules never got, those options are set before its
@@ -33,14 +33,14 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from ..fix.transform.decorators import default_to_shared, drop_unique
+from ..fix.transform.memoize import made_at_import, made_at_import_from_run
+from ..fix.transform.options import before_first_load
+from ..fix.transform.plan import Plan, Step, failed
 from ..hashdiff import unique_family
 from ..models import Build, KernelCreation
 from ..models.diagnosis import Edit, Evidence, Finding, Location, RuleResult
 from ..models.scan import FactoryCallFact, KernelDef
-from ..transform.decorators import default_to_shared, drop_unique
-from ..transform.memoize import made_at_import, made_at_import_from_run
-from ..transform.options import before_first_load
-from ..transform.plan import Plan, Step, failed
 from . import helpers, unique_arguments
 from .context import RuleContext, dedupe_locations, fmt_ms, norm_value, warp_key
 from .helpers import app_side_options, installed_owners, median, ruled_out

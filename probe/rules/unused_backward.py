@@ -36,7 +36,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..edits import reuse_warp_import, top_insert
+from ..fix.edits import reuse_warp_import, top_insert
+from ..fix.transform.statements import after_statement_edit, move_line_edits
 from ..fmt import fmt_ms
 from ..models import Build
 from ..models.diagnosis import Applicability, Edit, Evidence, Finding, Location, RuledOut, RuleResult
@@ -49,7 +50,6 @@ from ..models.scan import (
     ScanFacts,
     TapeFact,
 )
-from ..transform.statements import after_statement_edit, move_line_edits
 from . import context as _context
 from . import cuda_pricing
 from .backward_cost import (

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import ast
 
+from ...models.diagnosis import Edit
 from ..edits import SourceView, insert_before, replace_lines
-from ..models.diagnosis import Edit
 
 
 def _source(view: SourceView, file: str) -> tuple[list[str], ast.Module | None]:

@@ -22,11 +22,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .compare.multiarm import Arm, multiarm_compare
+from ..compare.multiarm import Arm, multiarm_compare
+from ..errors import RunFailed, UsageError
+from ..models.comparison import Comparison
+from ..models.diagnosis import Diagnosis, Edit, Finding
+from ..models.fix import Behaviour, CandidateFix, ClockSaving, Costs, FixResult, KeptPath
+from .checks import failure_cause, parse_problem, stderr_tail
 from .edits import EditConflict, apply_edits, merge_edits, new_texts, unified_diff
-from .errors import RunFailed, UsageError
-from .fix_checks import failure_cause, parse_problem, stderr_tail
-from .fix_plan import (
+from .policy import (
     finding_keys,
     fix_clock,
     fix_findings,
@@ -39,9 +42,6 @@ from .fix_plan import (
     tentative_base,
     to_write,
 )
-from .models.comparison import Comparison
-from .models.diagnosis import Diagnosis, Edit, Finding
-from .models.fix import Behaviour, CandidateFix, ClockSaving, Costs, FixResult, KeptPath
 
 Progress = Callable[[str], None]
 
@@ -49,7 +49,7 @@ SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", ".venv", "venv", ".tox", ".no
              ".ruff_cache", "node_modules", ".warp-compile", ".cache", "build", "dist", ".eggs"}
 SKIP_SUFFIXES = (".pyc", ".pyo")
 MAX_COPY_BYTES = 200_000_000
-TOLERANCE = ("numbers equal within two units of their last printed digit plus 1e-4 relative (probe/behaviour.py); "
+TOLERANCE = ("numbers equal within two units of their last printed digit plus 1e-4 relative (probe/fix/behaviour.py); "
              "Warp's banner and module-load lines ignored")
 
 
@@ -60,7 +60,7 @@ class Scratch:
     """A private temp root for the copies, registered with the sandbox so shutdown and Ctrl-C remove it."""
 
     def __init__(self) -> None:
-        from . import sandbox
+        from .. import sandbox
 
         base = os.environ.get("TMPDIR") or tempfile.gettempdir()
         self.root = Path(tempfile.mkdtemp(prefix="warp-compile-fix-", dir=base))
@@ -73,7 +73,7 @@ class Scratch:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        from . import sandbox
+        from .. import sandbox
 
         shutil.rmtree(self.root, ignore_errors=True)
         with sandbox._registry_lock:
@@ -212,8 +212,8 @@ class Engine:
 
 
 def real_engine(cancel: threading.Event | None) -> Engine:
-    from . import measure
-    from .sandbox import Sandbox
+    from .. import measure
+    from ..sandbox import Sandbox
 
     def sample(*args: Any, **kw: Any) -> Any:
         return measure.run_sample(*args, cancel=cancel, **kw)
@@ -240,7 +240,7 @@ def _saved(k: Any) -> float:
 
 
 def _clock_saving(c: CandidateFix, comparison: Comparison) -> None:
-    from .clocks import finding_clock, saving_interval
+    from ..clocks import finding_clock, saving_interval
 
     name = finding_clock(comparison, c.clock or "compile_elapsed")  # the one clock diagnose --verify reads too
     k = comparison.clock(name)
@@ -388,9 +388,9 @@ def diagnose_with_sample(command: list[str], cwd: Path, source: Path | None, tim
     """Measure once (cold + warm) and diagnose: (report, diagnosis, sample); the sample can serve as the baseline's
     first. `rebuild_limit_s` asks its cold run for the settings rebuilds that price CS-10 / CS-12 (probe/pricing.py;
     they run after the app, outside its clocks)."""
-    from .diagnose import diagnose_sources
-    from .measure import attach_places
-    from .pricing import rebuild_env
+    from ..diagnose import diagnose_sources
+    from ..measure import attach_places
+    from ..pricing import rebuild_env
 
     kw: dict[str, Any] = {"cuda_arch": cuda_arch} if cuda_arch else {}
     if rebuild_env(rebuild_limit_s):
@@ -465,7 +465,7 @@ def run_fix(
                     arms.append((c, arm))
                 continue
             if c.settings is not None:  # the hook applies the experiment to the original tree
-                from .experiment import settings_env
+                from ..experiment import settings_env
 
                 arms.append((c, Arm(name=c.key, cwd=base.cwd, command=base.command, env=settings_env(c.settings))))
                 continue
@@ -642,8 +642,8 @@ def _next_round(result: FixResult, diagnosis: Diagnosis, files: dict[str, bytes]
                 command: list[str], cwd: Path, scratch: Scratch, base: Arm, options: FixOptions, engine: Engine,
                 progress: Progress | None, cuda_arch: int | None) -> None:
     """Diagnose the kept tree from its own samples; measure each new finding's edits on top of it."""
-    from .composition import PRICED
-    from .fix_rounds import diagnose_kept, layered, new_findings, stacked_candidate
+    from ..composition import PRICED
+    from .rounds import diagnose_kept, layered, new_findings, stacked_candidate
 
     kept = _kept(result)
     arm = scratch.arms.get(kept.key) if kept is not None else None
@@ -689,7 +689,7 @@ def _next_combination(result: FixResult, good: list[tuple[CandidateFix, Finding]
                       cuda_arch: int | None) -> None:
     """Measure the improved next-round fixes together on top of the kept tree; it is written instead of the best
     single one only when it saves more than that one."""
-    from .fix_plan import fix_clock
+    from .policy import fix_clock
 
     edits = merge_edits([e for c, _f in good for e in c.edits])
     mechs = list(dict.fromkeys(m for c, _f in good for m in c.mechanisms))
@@ -732,7 +732,7 @@ def _write(result: FixResult, root: Path, files: dict[str, bytes], unsafe_fixes:
         elif path.exists():
             raise UsageError(f"fix --write: {rel} appeared since the copy was made; nothing was written")
     if layers is not None:  # a next-round fix on top: its lines refer to the tree the first layer leaves
-        from .fix_rounds import layered, tree_diff
+        from .rounds import layered, tree_diff
 
         before = {rel: files[rel] for rel in touched if rel in files}
         after = layered(before, layers[1])

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
+from ..models.diagnosis import Edit
 from .edits import split_lines
-from .models.diagnosis import Edit
 
 TAIL_LINES = 6
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')

@@ -21,10 +21,10 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from ...models import KernelInfo
+from ...models.diagnosis import Edit
+from ...models.scan import KernelDef
 from ..edits import insert_before, replace_lines
-from ..models import KernelInfo
-from ..models.diagnosis import Edit
-from ..models.scan import KernelDef
 from . import constants, params, syntax
 from .context import Project
 from .graph import import_targets, imports_back, package_of

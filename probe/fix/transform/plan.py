@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ...models.diagnosis import Edit
 from ..edits import merge_edits
-from ..models.diagnosis import Edit
 
 # the order steps apply in (a plan lists them so): kernels exist first, then they share a module, then that module
 # gets its options, then the process-wide header

@@ -1,6 +1,6 @@
 """Which findings become candidates, which clock judges each, and what --write may take: pure over the models.
 
-Split from probe/fix.py (the I/O: copies, runs, writes) so probe/fix_rounds.py and the front ends read the policy
+Split from probe/fix/engine.py (the I/O: copies, runs, writes) so probe/fix/rounds.py and the front ends read the policy
 without importing the runner.
 """
 
@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .errors import UsageError
-from .models.diagnosis import Diagnosis, Edit, Finding
-from .models.fix import CandidateFix, FixResult, HeldBack
+from ..errors import UsageError
+from ..models.diagnosis import Diagnosis, Edit, Finding
+from ..models.fix import CandidateFix, FixResult, HeldBack
 
 # mechanisms whose fix acts on CUDA compiles only (judged on the --cuda-arch clock where it was measured)
 CUDA_ONLY = {"CS-5", "CS-7", "CS-13"}
@@ -32,7 +32,7 @@ def finding_keys(findings: Sequence[Finding]) -> list[str]:
 
 
 def _wanted(key: str, mech: str, wanted: Sequence[str]) -> bool:
-    from .models.diagnosis import normalize_mechanism
+    from ..models.diagnosis import normalize_mechanism
 
     for w in wanted:
         head, _, k = w.partition("#")
@@ -74,7 +74,7 @@ def plan(diagnosis: Diagnosis, wanted: Sequence[str] | None = None, settings_arm
     findings = fix_findings(diagnosis, with_below_line)
     keys = finding_keys(findings)
     if wanted:
-        from .models.diagnosis import normalize_mechanism
+        from ..models.diagnosis import normalize_mechanism
 
         for w in wanted:
             if not any(_wanted(k, f.mechanism, [w]) for k, f in zip(keys, findings, strict=True)):

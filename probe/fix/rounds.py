@@ -19,11 +19,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .compare.multiarm import Arm
+from ..compare.multiarm import Arm
+from ..models.diagnosis import Edit, Finding
+from ..models.fix import CandidateFix
 from .edits import EditConflict, patched
-from .fix_plan import BELOW_LINE, fix_clock, fix_findings
-from .models.diagnosis import Edit, Finding
-from .models.fix import CandidateFix
+from .policy import BELOW_LINE, fix_clock, fix_findings
 
 Progress = Callable[[str], None]
 
@@ -103,8 +103,8 @@ def diagnose_kept(arm: Arm, tree: Path, engine: Any, progress: Progress | None,
                   with_below_line: bool = False) -> list[Finding]:
     """Diagnose the kept tree from the samples its arm already ran (no extra program run); with_below_line adds the
     edits it ruled out as small (fix_plan.fix_findings)."""
-    from .diagnose import diagnose_sources
-    from .measure import attach_places
+    from ..diagnose import diagnose_sources
+    from ..measure import attach_places
 
     ok = [s for s in arm.samples if getattr(s, "ok", False)]
     if not ok:

@@ -22,10 +22,10 @@ import copy
 import re
 from dataclasses import dataclass, field
 
+from ...models import KernelInfo
+from ...models.diagnosis import Edit
+from ...scan.common import last_ident
 from ..edits import replace_lines
-from ..models import KernelInfo
-from ..models.diagnosis import Edit
-from ..scan.common import last_ident
 from . import syntax
 from .context import Project
 

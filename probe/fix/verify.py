@@ -1,4 +1,4 @@
-"""`diagnose --verify`: every finding with an edit or a setting is measured through the fix engine (probe/fix.py).
+"""`diagnose --verify`: every finding with an edit or a setting is measured through the fix engine (probe/fix/engine.py).
 
 An estimate tells an agent where to look; a measurement tells it whether the change is worth making. Each finding's
 edits are applied to a scratch copy (a finding with only a hook-applied experiment runs on the original copy with
@@ -24,12 +24,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .contention import is_contended
-from .fix import Engine, FixOptions, run_fix
-from .fix_plan import finding_keys
-from .fmt import fmt_ms
-from .models.diagnosis import Diagnosis, Finding, MeasuredSaving, Verification, Withdrawn
-from .models.fix import CandidateFix
+from ..contention import is_contended
+from ..fmt import fmt_ms
+from ..models.diagnosis import Diagnosis, Finding, MeasuredSaving, Verification, Withdrawn
+from ..models.fix import CandidateFix
+from .engine import Engine, FixOptions, run_fix
+from .policy import finding_keys
 
 ESTIMATE_CLOCK = "compile_cpu"  # where a comparison has no other: see `measured_saving`
 AGREE_SHARE = 0.25  # estimate within a quarter of the measurement (or within the band) counts as agreeing

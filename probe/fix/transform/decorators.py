@@ -11,10 +11,10 @@ import ast
 import re
 from dataclasses import dataclass
 
+from ...models.diagnosis import Edit
+from ...models.scan import KernelDef
+from ...scan.common import last_ident
 from ..edits import SourceView, replace_lines
-from ..models.diagnosis import Edit
-from ..models.scan import KernelDef
-from ..scan.common import last_ident
 
 # module_options= on @wp.kernel (it requires module="unique"): present in 1.15 and 1.19, absent in 1.10
 _MODULE_OPTIONS_SINCE = (1, 15)

@@ -25,9 +25,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from ...models.scan import FactoryCallFact, KernelDef
+from ...scan.common import last_ident
 from ..edits import insert_before
-from ..models.scan import FactoryCallFact, KernelDef
-from ..scan.common import last_ident
 from . import syntax
 from .context import Project
 from .graph import imports_back

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..experiment import SETTINGS
+from ..models import EntryPoint
+from ..models.diagnosis import Finding, Location
 from .edits import SourceView, settings_edits
-from .experiment import SETTINGS
-from .models import EntryPoint
-from .models.diagnosis import Finding, Location
 
 
 def config_settings(f: Finding) -> dict[str, bool | int | str | None] | None:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import re
 
+from ...models.diagnosis import Edit
+from ...models.scan import ModuleOptionsFact
 from ..edits import replace_lines
-from ..models.diagnosis import Edit
-from ..models.scan import ModuleOptionsFact
 from .context import Project
 from .plan import Step, failed
 from .statements import after_statement_edit, remove_statement_edit, statement_end

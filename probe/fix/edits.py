@@ -16,8 +16,8 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
 
-from .models import EntryPoint
-from .models.diagnosis import Edit
+from ..models import EntryPoint
+from ..models.diagnosis import Edit
 from .placement import Placement, place, warp_bound_before
 
 _INSTALLED_PARTS = {"site-packages", "dist-packages"}

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 
-from ..models.scan import FactoryCallFact
+from ...models.scan import FactoryCallFact
 from . import memoize
 from .context import Project
 from .params import bound_arguments, captured_sources, mentions

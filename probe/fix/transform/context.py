@@ -8,9 +8,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from ...models import KernelInfo, Report
+    from ...models.scan import KernelDef, ScanFacts
     from ..edits import SourceView
-    from ..models import KernelInfo, Report
-    from ..models.scan import KernelDef, ScanFacts
 
 
 class Project(Protocol):
