@@ -312,9 +312,12 @@ def test_cs9_declared_unique_is_removed_and_the_traps_stop_the_edit(tmp_path: Pa
     # an option call on the shared module that never reached the unique kernels
     fast = 'import warp as wp\n\nwp.set_module_options({"fast_math": True})\n'
     _write(tmp_path / "b", {"app.py": UNIQUE.replace("import warp as wp\n", fast)})
-    # (one plan: the module-scope call already runs at import, so sharing needs no move, only a review of numerics)
+    # (the module plan: each kernel keeps the options it compiled with, so they share a named module that no option
+    # call names instead of the file's module, where fast_math would start to apply)
     (f,) = unique_modules.evaluate(_ctx(_unique_report(tmp_path / "b"), tmp_path / "b")).findings
-    assert f.applicability == "review" and len(f.edits) == 3 and "numerics: fast_math=True now applies" in f.review
+    assert f.applicability == "automatic" and len(f.edits) == 3 and "fast_math" not in f.review
+    assert all(e.new == '@wp.kernel(module="app.kernels")\n' for e in f.edits), [e.new for e in f.edits]
+    assert "no option call names" in f.fix
 
 
 SPLIT = {

@@ -336,6 +336,28 @@ def merge_edits(edits: Iterable[Edit]) -> list[Edit]:
         lead, core, trail = _blank_ends(out[i].new)
         core += [ln for ln in _blank_ends(e.new)[1] if ln not in core]
         out[i] = out[i].model_copy(update={"new": "".join(lead + core + trail)})
+    return _imports_once(out)
+
+
+def _is_insert(e: Edit) -> bool:
+    return not e.create and not e.old and e.end_line == e.start_line - 1
+
+
+def _imports_once(edits: list[Edit]) -> list[Edit]:
+    """A module-level import line that an insertion higher up the same file already adds is left out of a lower one
+    (two findings on one entry point each bring `import warp as wp`): the name is bound before the lower lines run."""
+    added: dict[str, set[str]] = {}
+    out = list(edits)
+    for i in sorted(range(len(out)), key=lambda k: (out[k].file, out[k].start_line)):
+        e = out[i]
+        if not _is_insert(e):
+            continue
+        have = added.setdefault(e.file, set())
+        lines = e.new.splitlines(keepends=True)
+        kept = [ln for ln in lines if not (ln.startswith(("import ", "from ")) and ln.strip() in have)]
+        have |= {ln.strip() for ln in lines if ln.startswith(("import ", "from "))}
+        if len(kept) != len(lines) and any(ln.strip() for ln in kept):
+            out[i] = e.model_copy(update={"new": "".join(kept)})
     return out
 
 

@@ -1,4 +1,4 @@
-"""`diagnose --verify`: every finding with an edit or a setting is measured through the fix engine (probe/fix/engine.py).
+"""`diagnose --verify`: every finding with an edit or a setting is measured through the fix engine (fix/engine.py).
 
 An estimate tells an agent where to look; a measurement tells it whether the change is worth making. Each finding's
 edits are applied to a scratch copy (a finding with only a hook-applied experiment runs on the original copy with

@@ -39,7 +39,7 @@ class Behaviour(_Model):
     output: str = ""  # "same" or the first difference
     topology: str = ""  # the comparison's equivalence status ("equivalent", "changed", "unverified")
     kept: list[KeptPath] = Field(default_factory=list)
-    flags: list[str] = Field(default_factory=list)  # probe/fix/behaviour.py flags: output_changed, launches_removed, ...
+    flags: list[str] = Field(default_factory=list)  # fix/behaviour.py flags: output_changed, launches_removed, ...
     tolerance: str = ""  # how numbers were compared
     note: str = ""
     error_tail: list[str] = Field(default_factory=list)  # a failed run of the fixed copy: its stderr's last lines

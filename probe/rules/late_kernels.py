@@ -241,6 +241,14 @@ def _own_fix(
                     made.append(memo)
                     continue
                 not_as_params.append(f"{kdef.name}'s versions at import: {memo.why_not}")
+                # then: the calls that made its versions in this run (an object built on first use, a registry),
+                # repeated at import; a module of its own per version is the last resort
+                recorded = versions_plan(ctx, module, {key})
+                if recorded is not None and recorded.ok:
+                    made.append(recorded)
+                    continue
+                if recorded is not None:
+                    not_as_params.append(f"{kdef.name}'s versions from the run's record: {recorded.why_not}")
             own = isolated_closure(ctx, kdef) if h.captures else None
             if own is not None:
                 isolated.append(own)

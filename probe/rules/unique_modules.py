@@ -31,18 +31,19 @@ with that precondition.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..fix.module_plan import Target, shared_target
+from ..fix.realise import create_before_load
 from ..fix.transform.decorators import default_to_shared, drop_unique
-from ..fix.transform.memoize import made_at_import, made_at_import_from_run
-from ..fix.transform.options import before_first_load
 from ..fix.transform.plan import Plan, Step, failed
 from ..hashdiff import unique_family
 from ..models import Build, KernelCreation
 from ..models.diagnosis import Edit, Evidence, Finding, Location, RuleResult
 from ..models.scan import FactoryCallFact, KernelDef
 from . import helpers, unique_arguments
-from .context import RuleContext, dedupe_locations, fmt_ms, norm_value, warp_key
+from .context import RuleContext, dedupe_locations, fmt_ms, warp_key
 from .helpers import app_side_options, installed_owners, median, ruled_out
 
 MECHANISM = "CS-9"
@@ -198,14 +199,10 @@ def _judge(ctx: RuleContext, fam: _Family) -> None:
         )
         return
     _early, late = _creations(ctx, fam)
-    if late:
-        fam.verdict = "lazy"
-        fam.why = (
-            f"{len(late)} of its versions were created after the first of them loaded, so one shared module would be "
-            "rebuilt for each new version (CS-1): create them all before the first launch before sharing"
-        )
-        return
     fam.verdict = "stable"
+    if late:  # a gate on the program as it is: the plan's first step (create at import) is what makes it hold
+        fam.why = (f"{len(late)} of its versions were created after the first of them loaded: the plan creates them "
+                   "at import before they share a module")
 
 
 def _collect(ctx: RuleContext) -> list[_Family]:
@@ -245,29 +242,17 @@ def _left_unique_text(fams: list[_Family]) -> str:
 # ---------------------------------------------------------------------------------------------- the edit
 
 
-def _traps(ctx: RuleContext, defs: list[KernelDef], builds: list[Build]) -> tuple[list[str], dict[str, str]]:
-    """What sharing one module would make worse unless the plan handles it: kernels created after that module first
-    loads (each would rebuild it, CS-1), and options the shared module has that the unique modules never got (an
-    option call that never reached these kernels would start to apply, e.g. fast_math changing numerics):
-    (the late kernels, option -> the shared module's value)."""
+def _late(ctx: RuleContext, defs: list[KernelDef], builds: list[Build]) -> list[str]:
+    """The kernels created after the module they would share first loads: each would rebuild it (CS-1), so the plan
+    creates them at import first."""
     targets = sorted({k.python_module for k in defs})
     shared = [b for b in ctx.report.builds if b.module in targets and b.status in ("compiled", "cached")]
     starts = [b.start_ms for b in [*shared, *builds] if b.start_ms > 0]
-    first = min(starts) if starts else None
+    if not starts:
+        return []
+    first = min(starts)
     names = {k.name for k in defs}
-    late: list[str] = []
-    if first is not None:
-        late = sorted({c.module for c in ctx.report.module_creations if c.module in names and c.start_ms > first})
-    mine = {k: v for b in builds for k, v in b.options.items() if k != "block_dim"}
-    theirs: dict[str, str] = {}
-    for b in shared:
-        theirs.update({k: v for k, v in b.options.items() if k != "block_dim"})
-    if ctx.scan is not None:
-        for f in ctx.scan.module_options:
-            if f.target in targets:
-                theirs.update({k: norm_value(v) or v for k, v in f.options.items()})
-    differ = {k: theirs[k] for k in sorted(theirs) if k in mine and norm_value(mine[k]) != norm_value(theirs[k])}
-    return late, differ
+    return sorted({c.module for c in ctx.report.module_creations if c.module in names and c.start_ms > first})
 
 
 def _of_families(c: KernelCreation, fams: list[_Family]) -> bool:
@@ -291,21 +276,25 @@ def _versions_made(fams: list[_Family]) -> dict[str, int]:
     return out
 
 
-def _share_step(ctx: RuleContext, defs: list[KernelDef]) -> Step:
-    """The module step: a factory's `module` default "unique" -> None, a declared module="unique" dropped."""
+def _share_step(ctx: RuleContext, defs: list[KernelDef], target: Target, moved: list[KernelDef]) -> Step:
+    """The module step: a factory's `module` default "unique" -> the target (None: the Python module), a declared
+    module="unique" dropped or naming the target; `moved` definitions got theirs in the moved text already."""
     step = Step(what="module")
+    value = target.decorator_value
     for k in defs:
         if k.module_options:
             return failed("module", f"{k.name} sets module_options=, which Warp allows only with module=\"unique\"")
+        if k in moved:
+            continue
         if k.module_from_default:
-            e = default_to_shared(ctx.sources, k)
+            e = default_to_shared(ctx.sources, k, value)
             why = f"the module parameter default of {_factory(k)}() is not on one line"
             step.review.append(
                 f"{_factory(k)}() is public API of its callers (a plugin contract): its default changes from "
-                '"unique" to None, and a caller that relies on isolation must now pass module="unique"'
+                f'"unique" to {value}, and a caller that relies on isolation must now pass module="unique"'
             )
         else:
-            e = drop_unique(ctx.sources, k)
+            e = drop_unique(ctx.sources, k, value)
             why = (f"no project source of {k.file} to edit" if ctx.sources.lines(k.file) is None
                    else f"the module argument of {k.name} at {k.file}:{k.module_arg_line or k.line} is not one line")
         if e is None:
@@ -313,40 +302,45 @@ def _share_step(ctx: RuleContext, defs: list[KernelDef]) -> Step:
                           else why)
         if all((x.file, x.start_line) != (e.file, e.start_line) for x in step.edits):
             step.edits.append(e)
-    targets = sorted({k.python_module for k in defs})
-    step.done = f"let them join {', '.join(targets)} (module=\"unique\" no longer their default)"
+    step.done = (f"let them join {target.label} (module=\"unique\" no longer their default)" if target.named is None
+                 else f"let them share the named module {target.named} ({target.why})")
+    if not step.edits and moved:
+        step.edits = []  # every kernel was moved with its module written in: nothing left to edit here
     return step
 
 
+def _creations_of(ctx: RuleContext, fams: list[_Family]) -> Callable[[list[KernelDef]], list[KernelCreation]]:
+    def late(defs: list[KernelDef]) -> list[KernelCreation]:
+        names = {k.name for k in defs}
+        return [c for c in ctx.report.kernel_creations if not c.at_import and _of_families(c, fams)
+                and c.key.rsplit(".", 1)[-1].split("__")[-1] in names]
+    return late
+
+
 def _edits(ctx: RuleContext, defs: list[KernelDef], builds: list[Build],
-           fams: list[_Family]) -> tuple[list[Edit], str, str, Plan]:
-    """(edits, applicability, review, the plan) for the stable unique kernels of the project's own files: the kernels
-    made at import first when they are created late, then the shared module, then its options before the first
-    load; a failed step leaves the finding manual with that step's precondition."""
-    late, options = _traps(ctx, defs, builds)
+           fams: list[_Family]) -> tuple[list[Edit], str, str, Plan, Target]:
+    """(edits, applicability, review, the plan) for the stable unique kernels of the project's own files: where they
+    go is decided once (module_plan.shared_target: a named module where an option call would otherwise reach them),
+    then each is made at import by the first candidate that holds (realise.py), then the module step; a failed step
+    leaves the finding manual with that step's precondition."""
+    late = _late(ctx, defs, builds)
+    target = shared_target(ctx.report, ctx.scan, defs, builds)
     plan = Plan()
     nested = [k for k in defs if k.nested]
+    moved: list[KernelDef] = []
     if nested and (late or any(not k.module_from_default for k in nested)):
-        step = made_at_import(ctx, nested, _factory_calls(ctx, nested), _versions_made(fams))
-        if step.why_not:  # a wrapper the scan takes for the factory: the function whose call made them, recorded
-            made = [c for c in ctx.report.kernel_creations if not c.at_import and _of_families(c, fams)]
-            alt = made_at_import_from_run(ctx, made) if made else None
-            if alt is not None and alt.ok:
-                step = alt
-        plan.add(step)
+        got = create_before_load(ctx, nested, _factory_calls(ctx, nested), _versions_made(fams),
+                                 _creations_of(ctx, fams), target.decorator_value)
+        plan.add(got.step)
+        moved = [k for k in defs if got.moved(k)]
     elif late:
         plan.add(failed("create at import", _late_text(late)))
-    plan.add(_share_step(ctx, defs))
-    if options:
-        targets = sorted({k.python_module for k in defs})
-        facts = [f for f in (ctx.scan.module_options if ctx.scan is not None else [])
-                 if f.target in targets and set(f.options) & set(options)]
-        for module in targets:
-            mine = [f for f in facts if f.target == module]
-            plan.add(before_first_load(ctx, mine, module, set(options), [k.name for k in defs]))
+    step = _share_step(ctx, defs, target, moved)
+    if step.edits or step.why_not:
+        plan.add(step)
     if plan.why_not:
-        return [], "manual", "not proposed as an edit: " + plan.why_not, plan
-    return plan.edits, plan.applicability, plan.review, plan
+        return [], "manual", "not proposed as an edit: " + plan.why_not, plan, target
+    return plan.edits, plan.applicability, plan.review, plan, target
 
 
 def _argument_finding(ctx: RuleContext, arg: unique_arguments.ArgumentPlan) -> Finding:
@@ -518,7 +512,10 @@ def evaluate(ctx: RuleContext) -> RuleResult:
             estimated=f"sharing one module would save at most about {fmt_ms(saving)}",
         )
     elif defs:
-        edits, applicability, review, plan = _edits(ctx, defs, builds, stable_fams)
+        edits, applicability, review, plan, target = _edits(ctx, defs, builds, stable_fams)
+        if target.named is not None:
+            fix += (f' Where they go: the named module {target.named} (module="{target.named}"), not their Python '
+                    f"module{'s' if len(target.python_modules) > 1 else ''}: {target.why}.")
         if review.startswith("not proposed"):
             fix += f" {review[0].upper()}{review[1:]}."
         elif len([s for s in plan.steps if s.edits]) > 1:

@@ -116,26 +116,51 @@ def _replaced(lines: list[str], d: ast.Call, named: list[ast.keyword], kwargs: d
     return DecoratorChange(d.lineno, d.end_lineno or d.lineno, "".join(rows))
 
 
-def drop_unique(view: SourceView, k: KernelDef) -> Edit | None:
-    """`@wp.kernel(module="unique")` (or `wp.kernel(f, module="unique")`) without the module argument."""
+_UNIQUE_KW = r'module\s*=\s*["\']unique["\']'
+
+
+def unique_to(text: str, value: str) -> str | None:
+    """One line with `module="unique"` changed to `module=<value>` (a string literal naming a module), or dropped
+    when `value` is "None" (the kernel joins its Python module); None when the line has no such keyword."""
+    if value != "None":
+        new, n = re.subn(_UNIQUE_KW, f"module={value}", text, count=1)
+        return new if n else None
+    for pat in (rf"\(\s*{_UNIQUE_KW}\s*\)", rf",\s*{_UNIQUE_KW}", rf"{_UNIQUE_KW}\s*,\s*"):
+        new, n = re.subn(pat, "", text, count=1)
+        if n:
+            return new
+    return None
+
+
+def moved_to(text: list[str], value: str) -> list[str]:
+    """A moved definition (hoisted text) whose decorator says `module="unique"`, sent to `value` instead."""
+    out = list(text)
+    for i, line in enumerate(out):
+        if line.lstrip().startswith("@"):
+            new = unique_to(line, value)
+            if new is not None:
+                out[i] = new
+                break
+    return out
+
+
+def drop_unique(view: SourceView, k: KernelDef, value: str = "None") -> Edit | None:
+    """`@wp.kernel(module="unique")` (or `wp.kernel(f, module="unique")`) without the module argument, or with
+    `module=<value>` when the kernels go to a named module."""
     line = k.module_arg_line or k.line
     lines = view.lines(k.file)
     if lines is None or line > len(lines):
         return None
-    text = lines[line - 1]
-    unique = r'module\s*=\s*["\']unique["\']'
-    for pat in (rf"\(\s*{unique}\s*\)", rf",\s*{unique}", rf"{unique}\s*,\s*"):
-        new, n = re.subn(pat, "", text, count=1)
-        if n:
-            return replace_lines(view, k.file, line, line, new)
-    return None
+    new = unique_to(lines[line - 1], value)
+    return replace_lines(view, k.file, line, line, new) if new is not None else None
 
 
-def default_to_shared(view: SourceView, k: KernelDef) -> Edit | None:
-    """A factory's `module="unique"` parameter default changed to None."""
+def default_to_shared(view: SourceView, k: KernelDef, value: str = "None") -> Edit | None:
+    """A factory's `module="unique"` parameter default changed to None (or to a named module's literal)."""
     line = k.module_default_line if k.module_default_line and k.module_default_line > 0 else None
     lines = view.lines(k.file)
     if line is None or lines is None or line > len(lines):
         return None
-    new, n = re.subn(r'(\bmodule\s*(?::[^=,)]*)?=\s*)["\']unique["\']', r"\1None", lines[line - 1], count=1)
+    target = value.replace("\\", "\\\\")
+    new, n = re.subn(r'(\bmodule\s*(?::[^=,)]*)?=\s*)["\']unique["\']', rf"\g<1>{target}", lines[line - 1], count=1)
     return replace_lines(view, k.file, line, line, new) if n else None

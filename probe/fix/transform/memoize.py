@@ -400,8 +400,8 @@ _PURE_BUILTINS = {"len", "range", "str", "int", "float", "bool", "tuple", "dict"
 
 def _root(func: ast.expr) -> str:
     """The name a call's dotted function starts from: "wp" for wp.types.matrix(...), "len" for len(...)."""
-    while isinstance(func, ast.Attribute):
-        func = func.value
+    while isinstance(func, (ast.Attribute, ast.Call)):
+        func = func.value if isinstance(func, ast.Attribute) else func.func
     return func.id if isinstance(func, ast.Name) else ""
 
 
@@ -417,7 +417,8 @@ def _thin(stmt: ast.stmt) -> bool:
             return False
         if isinstance(n, ast.Call):
             root, last = _root(n.func), last_ident(n.func)
-            if last in _LAUNCHES or not (root in _PURE_ROOTS or (root == last and root in _PURE_BUILTINS)):
+            if last in _LAUNCHES or not (root in _PURE_ROOTS or (root == last and root in _PURE_BUILTINS)
+                                         or (root == "super" and last in ("__new__", "__init__", "super"))):
                 return False
     return True
 
@@ -464,6 +465,87 @@ def _busy(stmts: list[ast.stmt], line: int, strict: bool) -> ast.stmt | None:
     return None
 
 
+def _def_by_qualname(tree: ast.Module, qualname: str) -> ast.FunctionDef | None:
+    """The function or method `qualname` names (`Pipeline.run`, `make`), outside any function body."""
+    scope: list[ast.stmt] = tree.body
+    parts = qualname.split(".")
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        kinds = (ast.FunctionDef,) if last else (ast.ClassDef,)
+        node = next((s for s in scope if isinstance(s, kinds) and s.name == part), None)
+        if node is None:
+            return None
+        if last:
+            assert isinstance(node, ast.FunctionDef)
+            return node
+        scope = node.body
+    return None
+
+
+def _thin_class(tree: ast.Module | None, name: str) -> bool:
+    """Constructing class `name` of `tree` does nothing but store what it is given: a dataclass, or an `__init__`
+    with no work of its own (`own_work`, strict)."""
+    node = next((s for s in (tree.body if tree is not None else []) if isinstance(s, ast.ClassDef) and s.name == name),
+                None)
+    if node is None:
+        return False
+    init = next((s for s in node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+    if init is None:
+        return any(last_ident(d.func if isinstance(d, ast.Call) else d) == "dataclass" for d in node.decorator_list)
+    return not own_work(init, init.lineno, "outer")
+
+
+def _call_line_work(node: ast.FunctionDef, line: int, callee: str, callee_tree: ast.Module | None = None) -> str:
+    """What the statement on `line` of `node` does besides calling `callee` (the next frame in), or "": a call at import
+    of `node` runs that statement whole (`print(pipeline.run(values))` runs the pipeline). Constructing the callee's
+    class on that line (`Effect(name).kernel()`) is part of reaching it when the construction does no work."""
+    inner = callee.split(".")
+    allowed = {inner[-1]}
+    if len(inner) > 1 and (inner[-1] in ("__init__", "__new__") or _thin_class(callee_tree, inner[-2])):
+        allowed.add(inner[-2])
+    held = [s for s in ast.walk(node) if isinstance(s, ast.stmt) and s is not node
+            and s.lineno <= line <= (s.end_lineno or s.lineno)
+            and not any(isinstance(getattr(s, f, None), list) for f in ("body", "orelse", "finalbody", "handlers"))]
+    for stmt in held:
+        for n in ast.walk(stmt):
+            if not isinstance(n, ast.Call):
+                continue
+            root, last = _root(n.func), last_ident(n.func)
+            if last in allowed or root in _PURE_ROOTS or (root == last and root in _PURE_BUILTINS):
+                continue
+            return (f"{node.name}() calls {last or 'a function'}() on the line that leads to the kernel (line {line}), "
+                    "so a call at import would run that too")
+    return ""
+
+
+def chain_work(ctx: Project, frames: list[dict], frame: dict, node: ast.FunctionDef, line: int) -> str:
+    """Why calling `node` (the function of `frame`) at import would run the program's own work through the frames
+    between it and the kernel's maker, or "". Every frame in between runs whole when the outer one is called, so each
+    must do nothing but lead to the kernel (`own_work` with the strict role), and the outer one's call line must call
+    nothing but the next frame in. c01's chain: `main()` -> `ParticlePipeline.run()` -> `Plugin.make_kernel()`;
+    `main()` at import would run the whole pipeline."""
+    if frame is frames[0]:
+        return ""
+    at = next(i for i, f in enumerate(frames) if f is frame)
+    callee_rel = ctx.sources.rel(str(frames[at - 1].get("file", "")))
+    callee_src = syntax.parsed(ctx.sources, callee_rel) if callee_rel is not None else None
+    work = _call_line_work(node, line, str(frames[at - 1].get("function", "")),
+                           callee_src[1] if callee_src is not None else None)
+    if work:
+        return work
+    for inner in frames[1:at]:
+        fn = str(inner.get("function", ""))
+        rel = ctx.sources.rel(str(inner.get("file", "")))
+        src = syntax.parsed(ctx.sources, rel) if rel is not None else None
+        between = _def_by_qualname(src[1], fn) if src is not None else None
+        if between is None:
+            return f"{fn}() lies between {node.name}() and the kernel and could not be read, so its work is unknown"
+        work = own_work(between, int(inner.get("line") or 0), "outer")
+        if work:
+            return f"{node.name}() reaches the kernel through {fn}(), and {work}"
+    return ""
+
+
 def made_at_import_from_run(ctx: Project, creations: list) -> Step:
     """The step for kernels or instances the run made late (`Report.kernel_creations`): the app function whose call
     made them (the innermost module-level one: `make_stretch`, not its `_renamed` helper), called at import with the
@@ -486,6 +568,7 @@ def made_at_import_from_run(ctx: Project, creations: list) -> Step:
             home = homes.setdefault(file, home_of(ctx, file, tree))
             line = int(frame.get("line") or 0)
             work = own_work(node, line, "maker" if frame is frames[0] else "outer" if i else "first")
+            work = work or chain_work(ctx, frames, frame, node, line)
             if work:
                 whys.append(work)
                 continue
