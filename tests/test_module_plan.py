@@ -149,3 +149,28 @@ def test_the_c01_shape_gets_one_plan_that_keeps_options_and_runs_nothing_at_impo
         ast.parse(p.read_text())
     effects = (fixed / "effect_chain" / "effects.py").read_text()
     assert effects.index("def shift_effect") < effects.index("class Effect")  # made at import, before the class
+
+
+@pytest.fixture(scope="module")
+def relax_objects_diagnosis(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    from warp_compile.probe.diagnose import diagnose_sources
+    from warp_compile.probe.measure import measure
+
+    root = tmp_path_factory.mktemp("relax") / "relax_objects"
+    shutil.copytree(APP.parent / "relax_objects", root, ignore=shutil.ignore_patterns("__pycache__"))
+    report = measure([sys.executable, "-m", "relax_objects"], root, samples=1, timeout_s=300)
+    return root, diagnose_sources(report, root)
+
+
+@pytest.mark.slow
+def test_objects_built_on_first_use_are_built_at_import_not_isolated(relax_objects_diagnosis) -> None:  # type: ignore[no-untyped-def]
+    """tests/apps/relax_objects: a pass object builds its kernel in __init__ through a method closing over its sweep
+    count (used in wp.static, so it cannot become an argument), and the objects are made on first use after the first
+    launch. Constructing them up front, through the registry function the run recorded, builds the module once; a
+    module of its own per version (what CS-1 once wrote) is the last resort."""
+    root, d = relax_objects_diagnosis
+    (cs1,) = [f for f in d.findings if f.mechanism == "CS-1"]
+    assert cs1.edits, cs1.review
+    added = "".join(e.new for e in cs1.edits)
+    assert "smoothing(2)" in added and "smoothing(3)" in added, added
+    assert "unique" not in added and "main()" not in added

@@ -13,7 +13,6 @@ from ...models.diagnosis import Edit
 from ...models.scan import ModuleOptionsFact
 from ..edits import replace_lines
 from .context import Project
-from .plan import Step, failed
 from .statements import after_statement_edit, remove_statement_edit, statement_end
 from .syntax import literal_dict
 
@@ -66,43 +65,3 @@ def module_scope_call(ctx: Project, f: ModuleOptionsFact, module: str, opts: dic
     if add is None or drop is None or (add.file == drop.file and add.start_line == drop.start_line):
         return []
     return [add, drop]
-
-
-def before_first_load(ctx: Project, facts: list[ModuleOptionsFact], module: str, keys: set[str],
-                      kernels: list[str]) -> Step:
-    """The step that gives `module` the options `keys` before its first load, from the writes `facts` (the calls
-    that set them): a call at module scope already runs at import and needs no edit; a call inside a function moves
-    to module scope (joined to the file's module-scope call when it has one). The review names what starts to apply
-    to `kernels`, which never ran with it."""
-    step = Step(what=STEP)
-    moved: list[str] = []
-    applies: dict[str, str] = {}
-    for f in facts:
-        opts = {k: v for k, v in f.options.items() if k in keys}
-        if not opts:
-            continue
-        applies.update(opts)
-        if f.scope == "module":
-            continue
-        if f.options_text is not None or not sets_only(f, set(f.options)):
-            return failed(STEP, f"the call at {f.file}:{f.line} computes its options or sets others too: it cannot "
-                                "move to module scope as it is")
-        host = next((h for h in (ctx.scan.module_options if ctx.scan is not None else [])
-                     if h.api == "set_module_options" and h.scope == "module" and h.target == module), None)
-        edits = merge_into_module_call(ctx, f, host, f.options) if host is not None else []
-        edits = edits or module_scope_call(ctx, f, module, f.options)
-        if not edits:
-            return failed(STEP, f"the call at {f.file}:{f.line} could not be moved to module scope of {module}'s file")
-        step.edits += edits
-        moved.append(f"{f.file}:{f.line}")
-    if not applies:
-        return failed(STEP, f"no call that sets {', '.join(sorted(keys))} on {module} was found")
-    shown = ", ".join(f"{k}={v}" for k, v in applies.items())
-    names = ", ".join(kernels[:4]) + (" ..." if len(kernels) > 4 else "")
-    if moved:
-        step.done = f"set {shown} on {module} at import (moved from {', '.join(moved)})"
-    numeric = sorted(k for k in applies if k in NUMERICS_OPTIONS)
-    what = "numerics: " if numeric else ""
-    step.review.append(f"{what}{shown} now applies to {names} from their first launch (they never ran with it): "
-                       "confirm the printed results still match")
-    return step
