@@ -34,7 +34,8 @@ def _copy(tmp: Path) -> Path:
     return dest
 
 
-def _ctx(root: Path, report: Report) -> RuleContext:
+def _ctx(root: Path, report: Report | None = None) -> RuleContext:
+    report = report or Report(command=["python"], cwd=str(root), samples=1)
     return RuleContext(report=report, scan=scan(root), root=root, sources=SourceView(root))
 
 
@@ -62,14 +63,14 @@ def _effect_creation(root: Path, main_line: str = "print(") -> KernelCreation:
 def test_no_plan_runs_the_programs_own_work_at_import(tmp_path: Path) -> None:
     """c01's frame chain: the innermost module-level frame is main(), and calling it at import runs the pipeline."""
     root = _copy(tmp_path)
-    step = made_at_import_from_run(_ctx(root, Report(command=["python"], cwd=str(root), samples=1)), [_effect_creation(root)])
+    step = made_at_import_from_run(_ctx(root), [_effect_creation(root)])
     assert not step.edits and "main() calls print()" in step.why_not, step.why_not
     # the same chain without the print: what refuses main() is the work Chain.process() does on the way
     main = root / "effect_chain" / "__main__.py"
     main.write_text(main.read_text().replace("    print(np.round(chain.process(signal), 5))",
                                              "    out = chain.process(signal)\n    return out"))
     creation = _effect_creation(root, main_line="chain.process(signal)")
-    step = made_at_import_from_run(_ctx(root, Report(command=["python"], cwd=str(root), samples=1)), [creation])
+    step = made_at_import_from_run(_ctx(root), [creation])
     assert not step.edits and "through Chain.process()" in step.why_not, step.why_not
 
 
@@ -83,7 +84,7 @@ def test_a_thin_chain_to_the_maker_is_still_called_at_import(tmp_path: Path) -> 
     creation.outer = [{"file": str(pkg / "effects.py"), "line": _line(pkg, "effects.py", "return Effect(name)"),
                        "function": "effect_kernel", "args": {"name": {"kind": "str", "text": "'shift'"}}},
                       *creation.outer]
-    step = made_at_import_from_run(_ctx(root, Report(command=["python"], cwd=str(root), samples=1)), [creation])
+    step = made_at_import_from_run(_ctx(root), [creation])
     assert step.ok, step.why_not
     assert any("effect_kernel('shift')" in e.new for e in step.edits)
     assert all("main()" not in e.new and "process(" not in e.new for e in step.edits)
