@@ -494,7 +494,7 @@ def test_a_manual_finding_gets_no_settings_edit_and_keeps_saying_why(tmp_path: P
 
 
 def test_entry_line_fix_names_the_place_and_reuses_the_files_import(tmp_path: Path) -> None:
-    from warp_compile.probe.rules.entry_fix import entry_line_fix
+    from warp_compile.probe.fix.place.entry_fix import entry_line_fix
 
     main = '"""Run."""\nimport numpy as np\nimport warp as W\nfrom .kernels import k\n'
     root = write_tree(tmp_path / "p", {**ONE, "app/__main__.py": main})

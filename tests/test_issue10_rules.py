@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from warp_compile.probe.diagnose import _rank_key, _stamp_owners
+from warp_compile.probe.fix.place.entry_fix import entry_line_fix, module_lines
 from warp_compile.probe.models import EntryPoint, FileOwner, Report
 from warp_compile.probe.models.diagnosis import Finding, Location
 from warp_compile.probe.rules.context import RuleContext
-from warp_compile.probe.rules.entry_fix import entry_line_fix, module_lines
 from warp_compile.probe.rules.helpers import content_hashed, installed_owners, reached
 
 SITE = "/venv/lib/python3.11/site-packages"

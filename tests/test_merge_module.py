@@ -172,7 +172,7 @@ def test_a_kernel_made_again_later_exists_at_the_merged_load_only_where_the_run_
     the versions at import, each request makes the same kernel again after its module loaded, with no rebuild."""
     from types import SimpleNamespace
 
-    from warp_compile.probe.rules.merge_module import _made_before
+    from warp_compile.probe.fix.place.merge_module import _made_before
 
     ctx = SimpleNamespace(report=SimpleNamespace(kernel_creations=[_made("dist_3", t) for t in creations]))
     assert _made_before(ctx, "dist_3", 100.0, 500.0) is exists  # type: ignore[arg-type]

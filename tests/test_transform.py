@@ -455,7 +455,7 @@ def test_the_versions_the_run_made_are_made_at_import_by_the_function_that_made_
 def test_a_late_import_whose_module_made_the_instances_runs_at_module_scope_too(tmp_path: Path) -> None:
     """Seen in isaac-sim/IsaacLab, isaaclab/utils/warp/index_kernel.py (overloads registered when a module is
     imported) with a late `from . import joints` inside a method: the import runs at module scope too."""
-    from warp_compile.probe.rules.recorded_versions import versions_plan
+    from warp_compile.probe.fix.place.recorded_versions import versions_plan
 
     root = _write(tmp_path / "p", {
         "app/__init__.py": "",

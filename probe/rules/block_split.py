@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..fix.place import cuda_edits as ce
 from ..models.diagnosis import Applicability, Edit, UpstreamReport
 from ..ownership import owner_of
-from . import cuda_edits as ce
 from .context import RuleContext
 
 LAUNCH_APIS = {"launch", "launch_tiled"}

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..fix.place.entry_fix import can_edit
 from ..fix.transform.statements import remove_statement_edit
 from ..models import ApiCall, Build
 from ..models.diagnosis import Applicability, Edit, Evidence, Finding, Location, RuleResult
 from ..models.scan import CacheOp
 from .argv_flags import flags_guarding
 from .context import RuleContext, dedupe_locations, fmt_ms
-from .entry_fix import can_edit
 from .helpers import median, reached, ruled_out
 
 MECHANISM = "CS-2"

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import re
 
+from ..fix.place import cuda_edits as ce
 from ..fmt import fmt_ms, fmt_span
 from ..models import ApiCall, Build
 from ..models.diagnosis import Edit, Evidence, Finding, Location, RuleResult, UpstreamReport
 from ..models.scan import LoadCallFact, SettingFact
-from . import cuda_edits as ce
 from .context import RuleContext, dedupe_locations
 from .helpers import is_cpu, parallel_value, ruled_out
 

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from ..fix.place.closure_kernels import isolated_closure
+from ..fix.place.recorded_versions import versions_plan
 from ..fix.transform.hoist import Hoist, hoist, hoist_edits, moved_text, siblings, took_text
 from ..fix.transform.memoize import made_at_import
 from ..fix.transform.plan import Plan, Step
@@ -38,10 +40,8 @@ from ..models.diagnosis import (
 )
 from ..models.scan import KernelDef
 from . import helpers
-from .closure_kernels import isolated_closure
 from .context import RuleContext, dedupe_locations, fmt_ms, superseded_by
 from .helpers import Claim, Events, claims_of, events_by_module, first_load, sized_here
-from .recorded_versions import versions_plan
 
 MECHANISM = "CS-1"
 TITLE = "Kernels defined after their module loaded"

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 
+from ..fix.place.entry_fix import can_edit
 from ..fix.transform.options import merge_into_module_call, module_scope_call
 from ..fix.transform.statements import move_statement_up_edits
 from ..models import Build
@@ -39,7 +40,6 @@ from .context import (
     norm_value,
     superseded_by,
 )
-from .entry_fix import can_edit
 from .helpers import (
     MEDIUM_SHARE,
     Claim,

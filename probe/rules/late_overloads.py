@@ -30,6 +30,18 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
+from ..fix.place.overload_edits import (
+    RANK,
+    Plan,
+    dep_plan,
+    load_frames,
+    overload_upstream_report,
+    own_plan,
+    signature_matches,
+    type_suffix,
+    wp_type,
+)
+from ..fix.place.recorded_versions import versions_plan
 from ..models import Build, KernelInfo, Site
 from ..models.diagnosis import (
     Cause,
@@ -50,18 +62,6 @@ from .context import (
     dedupe_locations,
     superseded_by,
 )
-from .overload_edits import (
-    RANK,
-    Plan,
-    dep_plan,
-    load_frames,
-    overload_upstream_report,
-    own_plan,
-    signature_matches,
-    type_suffix,
-    wp_type,
-)
-from .recorded_versions import versions_plan
 
 MECHANISM = "CS-6"
 

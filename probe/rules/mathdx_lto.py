@@ -9,11 +9,11 @@ only); the reason names the tile op sites.
 
 from __future__ import annotations
 
+from ..fix.place import cuda_edits as ce
 from ..fmt import fmt_ms
 from ..models import Build
 from ..models.diagnosis import Edit, Evidence, Finding, Location, NotReached, RuledOut, RuleResult
 from ..models.scan import ScanFacts, TileOpFact
-from . import cuda_edits as ce
 from . import cuda_replay as cr
 from .context import RuleContext
 from .helpers import (

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..fix.place.entry_fix import (
+    can_edit,
+)
 from ..fix.transform.options import NUMERICS_OPTIONS  # noqa: F401 (re-exported for late_options)
 from ..models import Build
 from ..models.diagnosis import (
@@ -22,9 +25,6 @@ from .context import (
     dedupe_locations,
     fmt_ms,
     norm_value,
-)
-from .entry_fix import (
-    can_edit,
 )
 from .helpers import (
     literal_dict,

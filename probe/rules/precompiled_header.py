@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import re
 
+from ..fix.place.entry_fix import can_edit, entry_settings_edits
+from ..fix.place.merge_module import MergePlan, plan_merge
 from ..fix.transform.statements import remove_statement_edit
 from ..fmt import fmt_ms
 from ..models import Build, PchBuild
@@ -33,7 +35,6 @@ from ..models.scan import SettingFact
 from . import cuda_pricing
 from .backward_cost import concurrency
 from .context import RuleContext
-from .entry_fix import can_edit, entry_settings_edits
 from .helpers import (
     HIGH_SHARE,
     MEDIUM_SHARE,
@@ -46,7 +47,6 @@ from .helpers import (
     ruled_out,
     share_of_compile,
 )
-from .merge_module import MergePlan, plan_merge
 
 MECHANISM = "CS-12"
 

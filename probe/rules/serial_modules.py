@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from ..fix.place.preload import preload_edit
 from ..fmt import fmt_ms
 from ..models import Build, CudaConcurrent
 from ..models.diagnosis import Evidence, Finding, NotReached, RuledOut, RuleResult
@@ -18,7 +19,6 @@ from ..stats import overlap_factor
 from . import cuda_replay as cr
 from .context import RuleContext
 from .helpers import MEDIUM_SHARE, NOTHING_COMPILED, is_cpu, parallel_value, ruled_out, share_of_compile
-from .preload import preload_edit
 
 MECHANISM = "CS-13"
 

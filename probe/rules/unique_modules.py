@@ -35,6 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..fix.module_plan import Target, shared_target
+from ..fix.place import unique_arguments
 from ..fix.realise import create_before_load
 from ..fix.transform.decorators import default_to_shared, drop_unique
 from ..fix.transform.plan import Plan, Step, failed
@@ -42,7 +43,7 @@ from ..hashdiff import unique_family
 from ..models import Build, KernelCreation
 from ..models.diagnosis import Edit, Evidence, Finding, Location, RuleResult
 from ..models.scan import FactoryCallFact, KernelDef
-from . import helpers, unique_arguments
+from . import helpers
 from .context import RuleContext, dedupe_locations, fmt_ms, warp_key
 from .helpers import app_side_options, installed_owners, median, ruled_out
 

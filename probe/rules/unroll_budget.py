@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import math
 
+from ..fix.place.entry_fix import can_edit
 from ..fix.transform.statements import remove_statement_edit
 from ..models import Build
 from ..models.diagnosis import Applicability, Edit, Evidence, Finding, Location, RuleResult
 from ..models.scan import LoopFact, ScanFacts, SettingFact
 from . import cuda_pricing
 from .context import RuleContext, dedupe_locations
-from .entry_fix import can_edit
 from .helpers import NOTHING_COMPILED, ruled_out, warp_key
 
 MECHANISM = "CS-11"

@@ -37,6 +37,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..fix.edits import reuse_warp_import, top_insert
+from ..fix.place.entry_fix import (
+    can_edit,
+    entry_line_fix,
+    entry_point,
+    entry_settings_edits,
+    module_lines,
+    scanned_entry,
+)
 from ..fix.transform.statements import after_statement_edit, move_line_edits
 from ..fmt import fmt_ms
 from ..models import Build
@@ -62,7 +70,6 @@ from .backward_cost import (
 )
 from .backward_paths import differentiation, paths_text
 from .context import RuleContext
-from .entry_fix import can_edit, entry_line_fix, entry_point, entry_settings_edits, module_lines, scanned_entry
 from .helpers import (
     MEDIUM_SHARE,
     NOTHING_COMPILED,

@@ -13,13 +13,13 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from ..fix.edits import insert_before
-from ..models import Build, KernelInfo, Site
-from ..models.diagnosis import Edit, UpstreamReport
-from ..models.scan import CREATION_OPTIONS, KernelDef
-from . import helpers
+from ...models import Build, KernelInfo, Site
+from ...models.diagnosis import Edit, UpstreamReport
+from ...models.scan import CREATION_OPTIONS, KernelDef
+from ...rules import helpers
+from ...rules.context import RuleContext
+from ..edits import insert_before
 from .closure_kernels import own_closure_plan, upstream_closure_change
-from .context import RuleContext
 
 SCALAR_CODES = {
     "float16": "f2",

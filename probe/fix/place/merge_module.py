@@ -18,15 +18,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..fix.edits import replace_lines
-from ..fix.transform.decorators import decorator_with
-from ..fix.transform.hoist import Hoist, hoist, hoist_edits
-from ..hashdiff import unique_family
-from ..models import Build
-from ..models.diagnosis import Edit
-from ..models.scan import KernelDef
-from . import helpers
-from .context import RuleContext
+from ...hashdiff import unique_family
+from ...models import Build
+from ...models.diagnosis import Edit
+from ...models.scan import KernelDef
+from ...rules import helpers
+from ...rules.context import RuleContext
+from ..edits import replace_lines
+from ..transform.decorators import decorator_with
+from ..transform.hoist import Hoist, hoist, hoist_edits
 
 
 @dataclass

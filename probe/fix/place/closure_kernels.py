@@ -21,12 +21,12 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
-from ..fix.edits import replace_lines
-from ..fix.transform.decorators import takes_module_options, unique_decorator
-from ..models.diagnosis import Edit
-from ..models.scan import KernelDef
-from . import helpers
-from .context import RuleContext
+from ...models.diagnosis import Edit
+from ...models.scan import KernelDef
+from ...rules import helpers
+from ...rules.context import RuleContext
+from ..edits import replace_lines
+from ..transform.decorators import takes_module_options, unique_decorator
 
 
 def carried_options(ctx: RuleContext, kdef: KernelDef) -> dict[str, str]:

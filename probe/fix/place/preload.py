@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..fix.edits import create_file, launcher_name, launcher_text
-from ..models.diagnosis import Edit
+from ...models.diagnosis import Edit
+from ...rules.context import RuleContext
+from ..edits import create_file, launcher_name, launcher_text
 from . import cuda_edits as ce
-from .context import RuleContext
 
 MAX_WORKERS = 8
 

@@ -9,12 +9,12 @@ the transformation layer picks the function whose call made them and writes that
 
 from __future__ import annotations
 
-from ..fix.transform.imports import import_at_module_scope
-from ..fix.transform.memoize import made_at_import_from_run
-from ..fix.transform.plan import Step
-from ..models import KernelCreation
-from .context import RuleContext
-from .helpers import warp_key
+from ...models import KernelCreation
+from ...rules.context import RuleContext
+from ...rules.helpers import warp_key
+from ..transform.imports import import_at_module_scope
+from ..transform.memoize import made_at_import_from_run
+from ..transform.plan import Step
 
 
 def late_creations(ctx: RuleContext, module: str, keys: set[str] | None = None,

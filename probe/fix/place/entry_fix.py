@@ -11,14 +11,14 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..fix.edits import SourceView, launcher_name, settings_edits, settings_place
-from ..models import EntryPoint
-from ..models.diagnosis import Edit, Location
-from ..models.scan import ModuleInfo
-from .helpers import content_hashed
+from ...models import EntryPoint
+from ...models.diagnosis import Edit, Location
+from ...models.scan import ModuleInfo
+from ...rules.helpers import content_hashed
+from ..edits import SourceView, launcher_name, settings_edits, settings_place
 
 if TYPE_CHECKING:
-    from .context import RuleContext
+    from ...rules.context import RuleContext
 
 LINE = "wp.config.enable_backward = False  # forward-only run; delete to revert"
 

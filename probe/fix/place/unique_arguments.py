@@ -15,11 +15,11 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
-from ..fix.transform.hoist import Hoist, hoist, hoist_edits, took_text
-from ..fix.transform.params import SCALARS
-from ..models import Build
-from ..models.scan import KernelDef
-from .context import RuleContext
+from ...models import Build
+from ...models.scan import KernelDef
+from ...rules.context import RuleContext
+from ..transform.hoist import Hoist, hoist, hoist_edits, took_text
+from ..transform.params import SCALARS
 
 _UNIQUE = re.compile(r'(\(\s*)?module\s*=\s*["\']unique["\']\s*(,\s*)?')
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from ..fix.edits import SourceView, insert_before, owned_path, replace_lines
-from ..models.diagnosis import Edit
-from ..ownership import owner_of
+from ...models.diagnosis import Edit
+from ...ownership import owner_of
+from ..edits import SourceView, insert_before, owned_path, replace_lines
 
 if TYPE_CHECKING:
-    from .context import RuleContext
+    from ...rules.context import RuleContext
 
 
 def is_dependency(ctx: RuleContext, file: str) -> bool:
