@@ -138,3 +138,21 @@ def test_the_particle_package_as_its_authors_ship_it_gets_one_plan_proven_and_wr
     assert "def kernel(self):\n        if self.kind" in plugins and "@wp.kernel\n        def" not in plugins
     for rel in result.written:
         compile((root / rel).read_text(), rel, "exec")
+
+
+@pytest.mark.heavy
+def test_the_c01_shape_is_proven_and_written_with_its_options_kept(tmp_path: Path) -> None:
+    """tests/apps/effect_chain (the shape of NVIDIA's c01 task, written here): `fix` alone writes the module plan (a
+    named module, the factories memoized at import, the effect kernels hoisted), proven with the same output, and
+    what the next round finds on that tree; `main()` is never called at import and fast_math reaches no kernel."""
+    root = _copy("effect_chain", tmp_path)
+    result, _diagnosis = run_fix([sys.executable, "-m", "effect_chain"], root,
+                                 FixOptions(write=True, unsafe_fixes=True, timeout_s=600))
+    by = {c.key: c for c in result.candidates}
+    assert by["CS-9"].improved and by["CS-9"].behaviour is not None and by["CS-9"].behaviour.ok
+    assert "CS-9" in result.applied and result.written
+    filters = (root / "effect_chain" / "filters.py").read_text()
+    effects = (root / "effect_chain" / "effects.py").read_text()
+    assert filters.count('module="effect_chain.kernels"') == 3 and 'module="effect_chain.kernels"' in effects
+    assert 'wp.set_module_options({"fast_math": True})' in filters  # left where it was: it reaches no kernel
+    assert "main()\n" not in (root / "effect_chain" / "__main__.py").read_text().split("if __name__")[0]

@@ -175,3 +175,33 @@ def test_objects_built_on_first_use_are_built_at_import_not_isolated(relax_objec
     added = "".join(e.new for e in cs1.edits)
     assert "smoothing(2)" in added and "smoothing(3)" in added, added
     assert "unique" not in added and "main()" not in added
+
+
+@pytest.fixture(scope="module")
+def solver_step_diagnosis(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    from warp_compile.probe.diagnose import diagnose_sources
+    from warp_compile.probe.measure import measure
+
+    root = tmp_path_factory.mktemp("solver") / "solver_step"
+    shutil.copytree(APP.parent / "solver_step", root, ignore=shutil.ignore_patterns("__pycache__"))
+    report = measure([sys.executable, "-m", "solver_step"], root, samples=1, timeout_s=300)
+    return root, diagnose_sources(report, root)
+
+
+@pytest.mark.slow
+def test_a_methods_kernels_that_late_import_their_helpers_are_hoisted_with_the_import(solver_step_diagnosis) -> None:  # type: ignore[no-untyped-def]
+    """tests/apps/solver_step: two module="unique" kernels defined in Solver.step(), which imports the wp.func helpers
+    they call when it runs. They capture nothing, so the plan moves them to module scope with that import; they join
+    their file's module (nothing sets an option on it)."""
+    root, d = solver_step_diagnosis
+    (cs9,) = [f for f in d.findings if f.mechanism == "CS-9"]
+    assert cs9.edits and cs9.applicability == "review", cs9.review
+    fixed = root.parent / "applied"
+    shutil.copytree(root, fixed)
+    apply_edits(fixed, cs9.edits)
+    text = (fixed / "solver_step" / "solver.py").read_text()
+    tree = ast.parse(text)
+    top = [s for s in tree.body if isinstance(s, ast.FunctionDef)]
+    assert {f.name for f in top} == {"relax", "settle"} and "unique" not in text
+    assert any(isinstance(s, ast.ImportFrom) and s.module == "physics" and s.level == 1 for s in tree.body)
+    assert "late import" in cs9.review and "The edit does it in order" in cs9.fix

@@ -519,7 +519,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
                     f"module{'s' if len(target.python_modules) > 1 else ''}: {target.why}.")
         if review.startswith("not proposed"):
             fix += f" {review[0].upper()}{review[1:]}."
-        elif len([s for s in plan.steps if s.edits]) > 1:
+        elif any(s.what != "module" for s in plan.steps if s.edits):
             fix += f" The edit does it in order: {plan.summary}."
     else:
         edits, applicability, review = [], "manual", "no scanned definition carries the module argument"
