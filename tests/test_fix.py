@@ -588,3 +588,37 @@ def test_a_stack_proven_on_an_undecided_fix_writes_both_layers_and_nothing_else_
     proven = _measured("CS-1", "IMPROVED", 300.0, [a])
     result.candidates.append(proven)
     assert tentative_base(result) is None and layers_to_write(result, unsafe_fixes=True) is None
+
+
+# ------------------------------------------------------------------------------------------------ generate and test
+
+
+def test_a_findings_other_realisations_are_measured_beside_it_and_only_the_best_is_written(tmp_path: Path) -> None:
+    """Generate and test (issue 39): a finding whose plan can be realised more than one way carries the others as
+    `alternatives`; fix measures each on the same baseline (at most MAX_ALTERNATIVES), keeps the one that saves most
+    among those proven, never combines two realisations of one finding, and writes only the winner."""
+    from warp_compile.probe.fix.policy import MAX_ALTERNATIVES
+    from warp_compile.probe.models.diagnosis import Alternative
+
+    root = _project(tmp_path)
+    own = replace_lines(SourceView(root), "lib.py", 1, 1, "X = 1  # memoized\n")
+    hoisted = replace_lines(SourceView(root), "lib.py", 1, 1, "X = 1  # hoisted\n")
+    neither = replace_lines(SourceView(root), "lib.py", 1, 1, "X = 1  # neither\n")
+    extra = replace_lines(SourceView(root), "lib.py", 1, 1, "X = 1  # over the bound\n")
+    assert own and hoisted and neither and extra
+    alts = [Alternative(label="hoist", edits=[hoisted], applicability="automatic"),
+            Alternative(label="from the record", edits=[neither], applicability="automatic"),
+            Alternative(label="a third", edits=[extra], applicability="automatic")]
+    d = _diagnosis(root, [_finding("CS-9", [own], applicability="automatic", alternatives=alts)])
+    cands = plan(d)
+    assert [c.key for c in cands] == ["CS-9", "CS-9/1", "CS-9/2"] and MAX_ALTERNATIVES == 2
+    assert [c.alternative_of for c in cands] == [None, "CS-9", "CS-9"]
+    # fix1 is the finding's own edits, fix2 the hoist (faster still), fix3 the run's record (no faster than before)
+    mock = Mock({"original": {"elapsed": SLOW}, "fix1": {"elapsed": FAST},
+                 "fix2": {"elapsed": [900.0, 905.0, 895.0, 902.0]}, "fix3": {"elapsed": SLOW, "same_work": True}})
+    result, _ = run_fix(["python", "main.py"], root, FixOptions(write=True, min_rounds=4), diagnosis=d,
+                        engine=mock.engine())
+    by = {c.key: c for c in result.candidates}
+    assert by["CS-9/1"].improved and not by["CS-9"].improved and "CS-9/1" in by["CS-9"].reason
+    assert not by["CS-9/2"].improved and result.combination is None
+    assert result.applied == ["CS-9/1"] and (root / "lib.py").read_text() == "X = 1  # hoisted\n"

@@ -692,3 +692,27 @@ def test_a_caller_that_launches_or_goes_on_to_work_is_never_called_at_import_a_t
     assert step.ok, step.why_not
     out = _apply(root, step.edits, tmp_path / "copy")["app/solver.py"]
     assert "make(1)\nmake(2)" in out and "run(8)" not in out
+
+
+def test_a_factory_both_memoize_and_hoist_can_realise_carries_the_other_as_an_alternative(tmp_path: Path) -> None:
+    """Generate and test (issue 39): factories that take no module parameter and capture nothing can be cached and
+    called at import, or have their kernels moved out; the first is the finding's edit, the other an alternative
+    that `fix` measures beside it. Both write the same kernels, at import, into one module."""
+    files = {k: v.replace('(*, module="unique")', "()").replace("@wp.kernel(module=module)",
+                                                                 '@wp.kernel(module="unique")')
+             for k, v in UNIQUE_LATE.items()}
+    files["app/stages.py"] = files["app/stages.py"].replace('    wp.set_module_options({"fast_math": True})\n',
+                                                            "    pass\n")
+    root = _write(tmp_path / "p", files)
+    (f,) = unique_modules.evaluate(_unique_run(root)).findings
+    assert f.edits and f.alternatives, f.review
+    own = _apply(root, f.edits, tmp_path / "own")["app/stages.py"]
+    assert "@functools.lru_cache(maxsize=None)" in own and "make_push()\n" in own
+    labels = [a.label for a in f.alternatives]
+    assert labels[0] == "make_push() by hoist, make_pull() by hoist instead", labels
+    assert "make_push() by hoist instead of memoize from the source's calls" in labels[1:], labels
+    alt = f.alternatives[0]
+    moved = _apply(root, alt.edits, tmp_path / "alt")["app/stages.py"]
+    tree = ast.parse(moved)
+    assert {s.name for s in tree.body if isinstance(s, ast.FunctionDef)} >= {"push", "pull"}
+    assert "unique" not in moved and "lru_cache" not in moved

@@ -35,6 +35,7 @@ from .policy import (
     fix_findings,
     held_back,
     improved,
+    keep_best_realisation,
     layers_to_write,
     plan,
     pointing_right,
@@ -446,6 +447,7 @@ def run_fix(
     result.not_offered = [f"{r.mechanism}: {r.signal}" for r in diagnosis.ruled_out  # why not, even with no fix
                           if not any(r.candidate is f for f in measured)]
     findings = dict(zip(finding_keys(measured), measured, strict=True))
+    findings.update({c.key: findings[c.alternative_of] for c in result.candidates if c.alternative_of})
     todo = [c for c in result.candidates if c.status == "measured"]
     if not todo:
         result.costs = _costs(costs, engine, seeds, t0, 0)
@@ -479,9 +481,11 @@ def run_fix(
         _measure(base, [a for _, a in arms], options, engine, progress, skip_first=len(seeds), cuda_arch=cuda_arch)
         for c, arm in arms:
             _fill(c, arm, engine, base, findings[c.key].must_keep, options.timeout_s, root)
+        keep_best_realisation(result.candidates)
         good = [c for c in result.candidates if c.improved and c.edits]
         parts = _parts_of_one_problem(good, result.candidates, findings)
         parts += [c for c in pointing_right(result.candidates) if c not in good and c not in parts]
+        parts = _one_realisation_each(good, parts)
         if options.combine and len(good) + len(parts) >= 2:
             result.combination = _combination(good + parts, findings, files, root, rel_cwd, command, cwd, scratch,
                                               base, options, engine, progress, cuda_arch)
@@ -600,6 +604,18 @@ def _parts_of_one_problem(good: list[CandidateFix], candidates: list[CandidateFi
             continue
         f = findings.get(c.key)
         if f is not None and any((m, mod) in mods for m in c.mechanisms for mod in f.modules):
+            out.append(c)
+    return out
+
+
+def _one_realisation_each(good: list[CandidateFix], parts: list[CandidateFix]) -> list[CandidateFix]:
+    """`parts` without a second realisation of a finding already among `good` or earlier parts: two realisations of
+    one plan change the same lines, so a combination holds one."""
+    taken = {c.alternative_of or c.key for c in good}
+    out = []
+    for c in parts:
+        if (c.alternative_of or c.key) not in taken:
+            taken.add(c.alternative_of or c.key)
             out.append(c)
     return out
 

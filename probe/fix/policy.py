@@ -16,6 +16,8 @@ from ..models.fix import CandidateFix, FixResult, HeldBack
 CUDA_ONLY = {"CS-5", "CS-7", "CS-13"}
 CACHE_FIX = {"CS-2"}  # a cache fix shows on the repeat run
 BELOW_LINE = "under diagnose's line for a finding: measured, written only if proven"
+# the cost bound of generate-and-test: a finding's own edits plus at most this many other realisations are measured
+MAX_ALTERNATIVES = 2
 
 
 def finding_keys(findings: Sequence[Finding]) -> list[str]:
@@ -105,7 +107,37 @@ def plan(diagnosis: Diagnosis, wanted: Sequence[str] | None = None, settings_arm
             c.status = "skipped"
             c.reason = f"one plan with {same.key}: the same edits, measured and written as {same.key}"
         out.append(c)
+        if c.status == "measured" and not c.upstream and c.settings is None:
+            out += alternatives_of(key, f)
     return out
+
+
+def alternatives_of(key: str, f: Finding) -> list[CandidateFix]:
+    """The finding's other realisations as candidates (`KEY/1`, `KEY/2`), at most MAX_ALTERNATIVES: measured beside
+    its own edits on the same baseline, and only the one that saves most stays improved (`keep_best_realisation`)."""
+    return [CandidateFix(key=f"{key}/{i}", mechanisms=[f.mechanism], title=f"{f.title} ({alt.label})",
+                         applicability=alt.applicability, review=alt.review, edits=list(alt.edits),
+                         estimated_saving_ms=f.estimated_saving_ms, clock=fix_clock([f.mechanism]),
+                         below_line=f.below_line, alternative_of=key, status="measured")
+            for i, alt in enumerate(f.alternatives[:MAX_ALTERNATIVES], 1) if alt.edits]
+
+
+def keep_best_realisation(candidates: Sequence[CandidateFix]) -> None:
+    """Of each finding's realisations that improved, only the one saving most stays improved; the others say which
+    won, so a combination and --write take one realisation per finding."""
+    groups: dict[str, list[CandidateFix]] = {}
+    for c in candidates:
+        groups.setdefault(c.alternative_of or c.key, []).append(c)
+    for group in groups.values():
+        won = [c for c in group if c.improved]
+        if len(won) < 2:
+            continue
+        best = max(won, key=lambda c: c.saving_ms or 0.0)
+        for c in won:
+            if c is not best:
+                c.improved = False
+                c.reason = (f"another realisation of the same finding, {best.key}, saved more "
+                            f"({best.saving_ms or 0:.0f} ms against {c.saving_ms or 0:.0f} ms); kept that one")
 
 
 def no_edit_reason(f: Finding) -> str:

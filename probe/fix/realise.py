@@ -73,48 +73,75 @@ def _hoist_group(ctx: Project, group: list[KernelDef], target_value: str) -> tup
     return plans, ""
 
 
-def create_before_load(ctx: Project, nested: list[KernelDef], calls: list[FactoryCallFact],
-                       versions_made: dict[str, int], creations: Callable[[list[KernelDef]], list[KernelCreation]],
-                       target_value: str) -> Realised:
-    """The "create at import" step for `nested` kernels, one making function at a time (see the module docstring).
-    `creations(defs)`: the run's records of the late kernels among `defs`; `target_value`: what `module=` of a moved
-    definition becomes."""
-    groups: dict[tuple[str, str], list[KernelDef]] = {}
-    for k in nested:
-        groups.setdefault((k.file, _maker(k)), []).append(k)
+Choice = tuple[str, Step, list[Hoist]]  # (the candidate's name, its step, the definitions it moves)
+
+
+def _choices(ctx: Project, maker: str, group: list[KernelDef], calls: list[FactoryCallFact],
+             versions_made: dict[str, int], creations: Callable[[list[KernelDef]], list[KernelCreation]],
+             target_value: str) -> tuple[list[Choice], list[str]]:
+    """Every candidate that realises `group` (one making function's kernels), in order, and why the others do not."""
+    held: list[Choice] = []
+    whys: list[str] = []
+    if maker and "." not in maker:
+        got = made_at_import(ctx, group, calls, versions_made)
+        if got.ok:
+            held.append(("memoize from the source's calls", got, []))
+        else:
+            whys.append(f"memoize: {got.why_not}")
+    plans, why = _hoist_group(ctx, group, target_value)
+    if plans:
+        step = Step(what=STEP, edits=hoist_edits(ctx, plans),
+                    done=f"move {', '.join(h.name for h in plans)} out of {maker}() to module scope")
+        step.review += [t for t in (moved_text(h) for h in plans) if t]
+        held.append(("hoist", step, plans))
+    else:
+        whys.append(f"hoist: {why}")
+    made = creations(group)
+    got = made_at_import_from_run(ctx, made) if made else failed(STEP, "the run recorded no late creation")
+    if got.ok:
+        held.append(("memoize from the run's record", got, []))
+    else:
+        whys.append(f"from the run's record: {got.why_not}")
+    return held, whys
+
+
+def _compose(picked: dict[str, Choice]) -> Realised:
     out = Realised(step=Step(what=STEP))
     done: list[str] = []
-    for (file, maker), group in groups.items():
-        whys: list[str] = []
-        step: Step | None = None
-        if maker and "." not in maker:
-            got = made_at_import(ctx, group, calls, versions_made)
-            if got.ok:
-                step, out.how[maker] = got, "memoize from the source's calls"
-            else:
-                whys.append(f"memoize: {got.why_not}")
-        if step is None:
-            plans, why = _hoist_group(ctx, group, target_value)
-            if plans:
-                step = Step(what=STEP, edits=hoist_edits(ctx, plans),
-                            done=f"move {', '.join(h.name for h in plans)} out of {maker}() to module scope")
-                step.review += [t for t in (moved_text(h) for h in plans) if t]
-                out.hoisted += plans
-                out.how[maker] = "hoist"
-            else:
-                whys.append(f"hoist: {why}")
-        if step is None:
-            made = creations(group)
-            got = made_at_import_from_run(ctx, made) if made else failed(STEP, "the run recorded no late creation")
-            if got.ok:
-                step, out.how[maker] = got, "memoize from the run's record"
-            else:
-                whys.append(f"from the run's record: {got.why_not}")
-        if step is None:
-            return Realised(step=failed(STEP, f"{maker or file}(): " + "; ".join(whys)))
+    for maker, (how, step, hoisted) in picked.items():
         out.step.edits += [e for e in step.edits if not any(_same(e, x) for x in out.step.edits)]
         out.step.review += step.review
+        out.hoisted += hoisted
+        out.how[maker] = how
         if step.done:
             done.append(step.done)
     out.step.done = "; ".join(done)
     return out
+
+
+def create_before_load(ctx: Project, nested: list[KernelDef], calls: list[FactoryCallFact],
+                       versions_made: dict[str, int], creations: Callable[[list[KernelDef]], list[KernelCreation]],
+                       target_value: str, alternatives: int = 0) -> tuple[Realised, list[tuple[str, Realised]]]:
+    """The "create at import" step for `nested` kernels, one making function at a time (see the module docstring),
+    and up to `alternatives` other realisations: the same plan with one making function realised by its next
+    candidate that holds (`fix` measures them beside it and keeps the best). `creations(defs)`: the run's records of
+    the late kernels among `defs`; `target_value`: what `module=` of a moved definition becomes."""
+    groups: dict[tuple[str, str], list[KernelDef]] = {}
+    for k in nested:
+        groups.setdefault((k.file, _maker(k)), []).append(k)
+    options: dict[str, list[Choice]] = {}
+    for (file, maker), group in groups.items():
+        held, whys = _choices(ctx, maker, group, calls, versions_made, creations, target_value)
+        if not held:
+            return Realised(step=failed(STEP, f"{maker or file}(): " + "; ".join(whys))), []
+        options[maker or file] = held
+    first = {maker: held[0] for maker, held in options.items()}
+    swaps = [(maker, choice) for maker, held in options.items() for choice in held[1:]]
+    variants: list[tuple[str, dict[str, Choice]]] = []
+    second = {maker: held[1] for maker, held in options.items() if len(held) > 1}
+    if len(second) > 1:  # every function that can, by its next candidate: the one other whole plan
+        variants.append((", ".join(f"{m}() by {c[0]}" for m, c in second.items()) + " instead",
+                         {**first, **second}))
+    variants += [(f"{maker}() by {choice[0]} instead of {options[maker][0][0]}", {**first, maker: choice})
+                 for maker, choice in swaps]
+    return _compose(first), [(label, _compose(picked)) for label, picked in variants[:alternatives]]

@@ -100,6 +100,16 @@ class MeasuredSaving(_Model):
     other_share: float | None = None
 
 
+class Alternative(_Model):
+    """Another way to carry out a finding's fix (a kernel hoisted instead of its factory memoized): `fix` measures it
+    beside the finding's own edits and keeps the one that saves most, proven (generate and test)."""
+
+    label: str  # what differs from the finding's own edits, in a clause
+    edits: list[Edit] = Field(default_factory=list)
+    applicability: Applicability | None = None
+    review: str = ""
+
+
 class Finding(_Model):
     mechanism: str  # "CS-n"
     title: str
@@ -135,6 +145,8 @@ class Finding(_Model):
     must_keep: list[list[str]] = Field(default_factory=list)
     # its estimate fell under the line for a finding: it appears only as a ruled-out's candidate, for `fix` to measure
     below_line: bool = False
+    # other realisations of the same plan, measured beside `edits` by `fix` (at most MAX_ALTERNATIVES)
+    alternatives: list[Alternative] = Field(default_factory=list)
 
 
 class Withdrawn(_Model):

@@ -82,6 +82,9 @@ class CandidateFix(_Model):
     # offered though diagnose ruled it out as small (its estimate under the line for a finding): written only if the
     # measurement proves it
     below_line: bool = False
+    # another realisation of the finding `alternative_of` (its Finding.alternatives): of a finding's realisations,
+    # only the one that saves most stays improved
+    alternative_of: str | None = None
     status: CandidateStatus = "skipped"
     reason: str = ""  # why it was skipped, did not apply, or failed
     verdict: str | None = None  # the comparison's verdict (IMPROVED / INCONCLUSIVE / REGRESSION / INVALID / ...)

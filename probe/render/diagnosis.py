@@ -133,6 +133,10 @@ def _finding_lines(i: int, f: Finding) -> list[str]:
         files = sorted({e.file for e in f.edits})
         edits = f" ({len(f.edits)} edit{'s' if len(f.edits) != 1 else ''} in {', '.join(files)})" if files else ""
         out += _wrap(f"{f.applicability}{edits}{': ' + f.review if f.review else ''}", "   ", "applies  ")
+    if f.alternatives:
+        ways = "; ".join(a.label for a in f.alternatives)
+        out += _wrap(f"{len(f.alternatives)} other way(s) to carry it out ({ways}): `fix` measures them beside it "
+                     "and keeps the one that saves most", "   ", "or       ")
     up = f.upstream
     if up is not None:
         est = f" ~{fmt_ms(up.estimated_ms)}" if up.estimated_ms is not None else ""

@@ -36,12 +36,13 @@ from dataclasses import dataclass, field
 
 from ..fix.module_plan import Target, shared_target
 from ..fix.place import unique_arguments
-from ..fix.realise import create_before_load
+from ..fix.policy import MAX_ALTERNATIVES
+from ..fix.realise import Realised, create_before_load
 from ..fix.transform.decorators import default_to_shared, drop_unique
 from ..fix.transform.plan import Plan, Step, failed
 from ..hashdiff import unique_family
 from ..models import Build, KernelCreation
-from ..models.diagnosis import Edit, Evidence, Finding, Location, RuleResult
+from ..models.diagnosis import Alternative, Edit, Evidence, Finding, Location, RuleResult
 from ..models.scan import FactoryCallFact, KernelDef
 from . import helpers
 from .context import RuleContext, dedupe_locations, fmt_ms, warp_key
@@ -318,30 +319,46 @@ def _creations_of(ctx: RuleContext, fams: list[_Family]) -> Callable[[list[Kerne
     return late
 
 
-def _edits(ctx: RuleContext, defs: list[KernelDef], builds: list[Build],
-           fams: list[_Family]) -> tuple[list[Edit], str, str, Plan, Target]:
-    """(edits, applicability, review, the plan) for the stable unique kernels of the project's own files: where they
-    go is decided once (module_plan.shared_target: a named module where an option call would otherwise reach them),
-    then each is made at import by the first candidate that holds (realise.py), then the module step; a failed step
-    leaves the finding manual with that step's precondition."""
-    late = _late(ctx, defs, builds)
-    target = shared_target(ctx.report, ctx.scan, defs, builds)
+def _plan(ctx: RuleContext, defs: list[KernelDef], target: Target, late: list[str],
+          made: Realised | None) -> Plan:
     plan = Plan()
-    nested = [k for k in defs if k.nested]
     moved: list[KernelDef] = []
-    if nested and (late or any(not k.module_from_default for k in nested)):
-        got = create_before_load(ctx, nested, _factory_calls(ctx, nested), _versions_made(fams),
-                                 _creations_of(ctx, fams), target.decorator_value)
-        plan.add(got.step)
-        moved = [k for k in defs if got.moved(k)]
+    if made is not None:
+        plan.add(made.step)
+        moved = [k for k in defs if made.moved(k)]
     elif late:
         plan.add(failed("create at import", _late_text(late)))
     step = _share_step(ctx, defs, target, moved)
     if step.edits or step.why_not:
         plan.add(step)
+    return plan
+
+
+def _edits(ctx: RuleContext, defs: list[KernelDef], builds: list[Build],
+           fams: list[_Family]) -> tuple[list[Edit], str, str, Plan, Target, list[Alternative]]:
+    """(edits, applicability, review, the plan, where they go, other realisations) for the stable unique kernels of
+    the project's own files: where they go is decided once (module_plan.shared_target: a named module where an
+    option call would otherwise reach them), then each is made at import by the first candidate that holds
+    (realise.py), then the module step; a failed step leaves the finding manual with that step's precondition. The
+    plan with one making function realised by its next candidate is an alternative `fix` measures beside it."""
+    late = _late(ctx, defs, builds)
+    target = shared_target(ctx.report, ctx.scan, defs, builds)
+    nested = [k for k in defs if k.nested]
+    made: Realised | None = None
+    others: list[tuple[str, Realised]] = []
+    if nested and (late or any(not k.module_from_default for k in nested)):
+        made, others = create_before_load(ctx, nested, _factory_calls(ctx, nested), _versions_made(fams),
+                                          _creations_of(ctx, fams), target.decorator_value, MAX_ALTERNATIVES)
+    plan = _plan(ctx, defs, target, late, made)
     if plan.why_not:
-        return [], "manual", "not proposed as an edit: " + plan.why_not, plan, target
-    return plan.edits, plan.applicability, plan.review, plan, target
+        return [], "manual", "not proposed as an edit: " + plan.why_not, plan, target, []
+    alternatives = []
+    for label, alt in others:
+        p = _plan(ctx, defs, target, late, alt)
+        if not p.why_not and p.edits != plan.edits:
+            alternatives.append(Alternative(label=label, edits=p.edits, applicability=p.applicability,  # type: ignore[arg-type]
+                                            review=p.review))
+    return plan.edits, plan.applicability, plan.review, plan, target, alternatives
 
 
 def _argument_finding(ctx: RuleContext, arg: unique_arguments.ArgumentPlan) -> Finding:
@@ -501,6 +518,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
     title_text = f'{n} stable kernels each build a module="unique" module of their own'
     installed = installed_owners(ctx, [loc.file for loc in locations if loc is not None])
     upstream = None
+    alternatives: list[Alternative] = []
     if installed:
         fix = app_side_options(installed) + " The upstream report with this measurement is ready for its maintainers."
         edits, applicability = [], "manual"
@@ -513,7 +531,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
             estimated=f"sharing one module would save at most about {fmt_ms(saving)}",
         )
     elif defs:
-        edits, applicability, review, plan, target = _edits(ctx, defs, builds, stable_fams)
+        edits, applicability, review, plan, target, alternatives = _edits(ctx, defs, builds, stable_fams)
         if target.named is not None:
             fix += (f' Where they go: the named module {target.named} (module="{target.named}"), not their Python '
                     f"module{'s' if len(target.python_modules) > 1 else ''}: {target.why}.")
@@ -556,6 +574,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
                 edits=edits,
                 review=review,
                 upstream=upstream,
+                alternatives=alternatives,
             )
         ]
     )
