@@ -312,10 +312,17 @@ def _share_step(ctx: RuleContext, defs: list[KernelDef], target: Target, moved: 
 
 
 def _creations_of(ctx: RuleContext, fams: list[_Family]) -> Callable[[list[KernelDef]], list[KernelCreation]]:
+    """The run's late creations of these families that one making function's `defs` made: by the kernel's name, else
+    by the file that made it (a kernel renamed by a helper, `wp.kernel(fn, ...)` under another key), else all of
+    them (the record cannot tell the makers apart; the frames it holds decide)."""
+    made = [c for c in ctx.report.kernel_creations if not c.at_import and _of_families(c, fams)]
+
     def late(defs: list[KernelDef]) -> list[KernelCreation]:
         names = {k.name for k in defs}
-        return [c for c in ctx.report.kernel_creations if not c.at_import and _of_families(c, fams)
-                and c.key.rsplit(".", 1)[-1].split("__")[-1] in names]
+        files = {k.file for k in defs}
+        by_name = [c for c in made if c.key.rsplit(".", 1)[-1].split("__")[-1] in names]
+        by_file = [c for c in made if ctx.rel(c.file) in files]
+        return by_name or by_file or made
     return late
 
 
