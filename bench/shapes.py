@@ -100,6 +100,18 @@ def plain_pairs(py: str, module: str, before: Path, after: Path, pairs: int, max
             "faster": same and ca < cb and cpu_iv[1] < 0}
 
 
+def fix_alone(tool: str, py: str, module: str, cwd: Path, out: Path, row: dict) -> dict:
+    """`warp-compile fix --write --unsafe-fixes --json OUT -- PY -m MODULE` in `cwd`, as a user runs it; its time, exit
+    status and first line go into `row`; returns its JSON result ({} when it wrote none)."""
+    start = time.perf_counter()
+    done = run_gently([tool, "fix", "--write", "--unsafe-fixes", "--json", str(out), "--", py, "-m", module],
+                      cwd=cwd, timeout=3600)
+    row["fix_s"] = round(time.perf_counter() - start, 1)
+    row["fix_exit"] = done.returncode
+    row["summary"] = done.stdout.splitlines()[0] if done.stdout else done.stderr.strip()[-300:]
+    return json.loads(out.read_text()) if out.is_file() else {}
+
+
 def run_one(app: dict, pairs: int, py: str, tool: str) -> dict:
     name = app["name"]
     row: dict = {"name": name, "shape": app.get("shape", ""), "seen_in": app.get("seen_in", "")}
@@ -107,12 +119,7 @@ def run_one(app: dict, pairs: int, py: str, tool: str) -> dict:
         copy = Path(tmp) / name
         shutil.copytree(SHAPES / name, copy)
         out = Path(tmp) / "fix.json"
-        start = time.perf_counter()
-        done = run_gently([tool, "fix", "--write", "--unsafe-fixes", "--json", str(out), "--", py, "-m", name],
-                          cwd=copy, timeout=3600)
-        row["fix_s"] = round(time.perf_counter() - start, 1)
-        row["fix_exit"] = done.returncode
-        row["summary"] = done.stdout.splitlines()[0] if done.stdout else done.stderr.strip()[-300:]
+        fix_alone(tool, py, name, copy, out, row)
         if not out.is_file():
             row["fixed"] = False
             row["why"] = row["summary"]

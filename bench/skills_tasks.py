@@ -31,8 +31,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 import shapes  # noqa: E402
-from gentle import exit_on_sigterm, run_gently  # noqa: E402
-from shapes import _warp, plain_pairs  # noqa: E402
+from gentle import exit_on_sigterm  # noqa: E402
+from shapes import _warp, fix_alone, plain_pairs  # noqa: E402
 
 TASKS = {"c01_particle_preprocessing": "particle_prep", "c04_batch_signals": "batch_signals"}
 # the clock each task is about: c01 pays at every cold start; c04 throws its cache away, so what it costs is the
@@ -130,14 +130,7 @@ def run_task(task: str, folder: Path, pairs: int, py: str, tool: str) -> dict:
         copy = Path(tmp) / task
         shutil.copytree(folder, copy)
         src = copy / "src"
-        out = Path(tmp) / "fix.json"
-        start = time.perf_counter()
-        done = run_gently([tool, "fix", "--write", "--unsafe-fixes", "--json", str(out), "--", py, "-m", module],
-                          cwd=src, timeout=3600)
-        row["fix_s"] = round(time.perf_counter() - start, 1)
-        row["fix_exit"] = done.returncode
-        row["summary"] = done.stdout.splitlines()[0] if done.stdout else done.stderr.strip()[-300:]
-        result = json.loads(out.read_text()) if out.is_file() else {}
+        result = fix_alone(tool, py, module, src, Path(tmp) / "fix.json", row)
         row["applied"], row["written"] = result.get("applied", []), result.get("written", [])
         row["program_runs"] = (result.get("costs") or {}).get("program_runs")
         row["diff"] = subprocess.run(["diff", "-ru", str(folder / "src"), str(src), "-x", "__pycache__"],

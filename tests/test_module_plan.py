@@ -121,14 +121,20 @@ def test_the_target_keeps_every_kernels_options(tmp_path: Path) -> None:
     assert target.named == "effect_chain.kernels" and "2 Python modules" in target.why
 
 
-@pytest.fixture(scope="module")
-def effect_chain_diagnosis(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+def _diagnosed(tmp_path_factory: pytest.TempPathFactory, name: str):  # type: ignore[no-untyped-def]
+    """(a scratch copy of tests/apps/NAME, its diagnosis from one real measured run)."""
     from warp_compile.probe.diagnose import diagnose_sources
     from warp_compile.probe.measure import measure
 
-    root = _copy(tmp_path_factory.mktemp("effect-chain"))
-    report = measure([sys.executable, "-m", "effect_chain"], root, samples=1, timeout_s=300)
+    root = tmp_path_factory.mktemp(name) / name
+    shutil.copytree(APP.parent / name, root, ignore=shutil.ignore_patterns("__pycache__"))
+    report = measure([sys.executable, "-m", name], root, samples=1, timeout_s=300)
     return root, diagnose_sources(report, root)
+
+
+@pytest.fixture(scope="module")
+def effect_chain_diagnosis(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    return _diagnosed(tmp_path_factory, "effect_chain")
 
 
 @pytest.mark.slow
@@ -143,8 +149,8 @@ def test_the_c01_shape_gets_one_plan_that_keeps_options_and_runs_nothing_at_impo
     # nothing of the program's own work at import, nothing in the entry point, fast_math reaches no kernel
     assert not any(e.file.endswith("__main__.py") or "main()" in e.new or "process(" in e.new for e in cs9.edits)
     assert "fast_math" not in cs9.review
-    fixed = tmp_path_copy = root.parent / "applied"
-    shutil.copytree(root, tmp_path_copy)
+    fixed = root.parent / "applied"
+    shutil.copytree(root, fixed)
     apply_edits(fixed, cs9.edits)
     for p in (fixed / "effect_chain").glob("*.py"):
         ast.parse(p.read_text())
@@ -154,13 +160,7 @@ def test_the_c01_shape_gets_one_plan_that_keeps_options_and_runs_nothing_at_impo
 
 @pytest.fixture(scope="module")
 def relax_objects_diagnosis(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    from warp_compile.probe.diagnose import diagnose_sources
-    from warp_compile.probe.measure import measure
-
-    root = tmp_path_factory.mktemp("relax") / "relax_objects"
-    shutil.copytree(APP.parent / "relax_objects", root, ignore=shutil.ignore_patterns("__pycache__"))
-    report = measure([sys.executable, "-m", "relax_objects"], root, samples=1, timeout_s=300)
-    return root, diagnose_sources(report, root)
+    return _diagnosed(tmp_path_factory, "relax_objects")
 
 
 @pytest.mark.slow
@@ -179,13 +179,7 @@ def test_objects_built_on_first_use_are_built_at_import_not_isolated(relax_objec
 
 @pytest.fixture(scope="module")
 def solver_step_diagnosis(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    from warp_compile.probe.diagnose import diagnose_sources
-    from warp_compile.probe.measure import measure
-
-    root = tmp_path_factory.mktemp("solver") / "solver_step"
-    shutil.copytree(APP.parent / "solver_step", root, ignore=shutil.ignore_patterns("__pycache__"))
-    report = measure([sys.executable, "-m", "solver_step"], root, samples=1, timeout_s=300)
-    return root, diagnose_sources(report, root)
+    return _diagnosed(tmp_path_factory, "solver_step")
 
 
 @pytest.mark.slow
