@@ -10,8 +10,20 @@ and how many samples that rests on.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Protocol
 
-from .models.diagnosis import Finding, UpstreamReport
+from .models import Report
+from .models.diagnosis import Finding, Location, UpstreamReport
+from .ownership import owner_of
+
+
+class Project(Protocol):
+    """What the ownership questions read: the run's record and the scanned root."""
+
+    report: Report
+    root: Path | None
 
 INSTALLED_PATH = re.compile(r"(?<![\w/])(/[^\s`'\"()]*/(?:site|dist)-packages/([^\s`'\":()]+))")
 
@@ -62,3 +74,55 @@ def address_to_maintainers(f: Finding) -> None:
             samples=f.samples,
             text=text,
         )
+
+
+def installed_owners(ctx: Project, files: Iterable[str]) -> list[str] | None:
+    """The distributions that own `files` when every one of them lies in an installed distribution (recorded when
+    measuring); None when any is the project's or unknown. A fix must then not ask the user to edit them."""
+    root = str(ctx.root) if ctx.root is not None else ctx.report.cwd
+    dists: list[str] = []
+    listed = list(files)
+    for f in listed:
+        hit = owner_of(f, ctx.report.owners, root)
+        if hit is None or hit.owner != "dependency":
+            return None
+        name = hit.distribution or "an installed package"
+        if name not in dists:
+            dists.append(name)
+    return dists if listed else None
+
+
+def dist_relative(path: str) -> str:
+    """An installed file as its maintainers name it (`pkg/mod.py`), without the site-packages prefix of this
+    machine: what an upstream report quotes, never a path for the user to open and edit."""
+    p = path.replace("\\", "/")
+    for marker in ("/site-packages/", "/dist-packages/"):
+        if marker in p:
+            return p.rsplit(marker, 1)[1]
+    return p.rsplit("/", 2)[-2] + "/" + p.rsplit("/", 1)[-1] if p.count("/") >= 2 else p
+
+
+def dependency_of(ctx: Project, file: str | None) -> str | None:
+    """The installed distribution that owns `file` ("an installed package" when unnamed); None for the project's
+    files and for files whose owner is unknown."""
+    if not file:
+        return None
+    dists = installed_owners(ctx, [file])
+    return dists[0] if dists else None
+
+
+def upstream_report(
+    dist: str, title: str, places: list[tuple[str, int, str]], measured_ms: float, measured: str, change: str,
+    estimated: str = "",
+) -> UpstreamReport:
+    """The report for a library's maintainers: what was measured (`measured_ms` and `measured`: figures of the run
+    only), what is estimated from them (`estimated`, said as such: never called measured), where in their code
+    (`places`: file as they name it, line, note), the change that removes the cost, and the text ready to paste."""
+    where = "\n".join(f"- {f}:{n}: {note}" for f, n, note in places)
+    guess = f"\n\nEstimated, not measured: {estimated}." if estimated else ""
+    text = (
+        f"{title}\n\nMeasured with warp-compile (cold Warp kernel cache): {measured}.{guess}\n\nWhere, in {dist}:\n"
+        f"{where}\n\nSuggested change in {dist}: {change}\n"
+    )
+    locs = [Location(file=f, line=n, note=note, owner="dependency", distribution=dist) for f, n, note in places]
+    return UpstreamReport(distribution=dist, places=locs, measured_ms=round(measured_ms, 1), change=change, text=text)

@@ -344,3 +344,18 @@ def explain_changes(report: Report, rel: Rel | None = None) -> list[HashChange]:
 
 def _short(file: str | None) -> str:
     return file or "?"
+
+
+def warp_key(qualname: str) -> str:
+    """The key Warp gives a kernel with this Python qualname (`a.<locals>.k` -> `a__locals__k`), as
+    codegen.make_full_qualified_name builds it."""
+    return re.sub("[^0-9a-zA-Z_]+", "", qualname.replace(".", "__"))
+
+
+_CONTENT_HASH = re.compile(r"_[0-9a-f]{8}$")
+
+
+def content_hashed(module: str) -> bool:
+    """A module name Warp derived from a content hash (`..._e9110762`): it changes whenever the kernel does, so a
+    fix must never name it."""
+    return bool(_CONTENT_HASH.search(module))

@@ -8,12 +8,17 @@ from __future__ import annotations
 
 import ast
 import posixpath
-import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from ..dependency_advice import (  # noqa: F401 (re-exported for the rules)
+    dependency_of,
+    dist_relative,
+    installed_owners,
+    upstream_report,
+)
 from ..fix.transform.syntax import (  # noqa: F401 (re-exported for the rules)
     bound_names,
     dedent_lines,
@@ -29,15 +34,14 @@ from ..fix.transform.syntax import (  # noqa: F401 (re-exported for the rules)
 )
 from ..fix.transform.syntax import parsed as _parsed
 from ..fmt import fmt_ms  # noqa: F401 (re-exported for the rules)
+from ..hashdiff import content_hashed, warp_key  # noqa: F401 (re-exported for the rules)
 from ..models import Build
 from ..models.diagnosis import (
     Cause,
     Evidence,
     HashChange,
-    Location,
     RuledOut,
     RuleResult,
-    UpstreamReport,
 )
 from ..stats import band, median
 
@@ -151,12 +155,6 @@ def ruled_out(mechanism: str, signal: str) -> RuleResult:
     return RuleResult(ruled_out=[RuledOut(mechanism=mechanism, signal=signal)])
 
 
-def warp_key(qualname: str) -> str:
-    """The key Warp gives a kernel with this Python qualname (`a.<locals>.k` -> `a__locals__k`), as
-    codegen.make_full_qualified_name builds it."""
-    return re.sub("[^0-9a-zA-Z_]+", "", qualname.replace(".", "__"))
-
-
 def is_cpu(device: str) -> bool:
     """A CPU device alias (`cpu`, or a `cpu...` spelling)."""
     return device == "cpu" or device.startswith("cpu")
@@ -254,15 +252,6 @@ def material(ctx: RuleContext, ms: float) -> bool:
 
 # ---- what the measured process reached, and names a user can write down ---------------------------------------
 
-_CONTENT_HASH = re.compile(r"_[0-9a-f]{8}$")
-
-
-def content_hashed(module: str) -> bool:
-    """A module name Warp derived from a content hash (`..._e9110762`): it changes whenever the kernel does, so a
-    fix must never name it."""
-    return bool(_CONTENT_HASH.search(module))
-
-
 def reached(ctx: RuleContext, file: str) -> bool | None:
     """Did the measured process import `file` (relative to the scanned root, or absolute)? From the hook's record of
     imported files; None when the report has no such record (an older hook, or the log fallback)."""
@@ -293,24 +282,6 @@ def _norm_path(path: str) -> str:
     return posixpath.normpath(path)
 
 
-def installed_owners(ctx: RuleContext, files: Iterable[str]) -> list[str] | None:
-    """The distributions that own `files` when every one of them lies in an installed distribution (recorded when
-    measuring); None when any is the project's or unknown. A fix must then not ask the user to edit them."""
-    from ..ownership import owner_of
-
-    root = str(ctx.root) if ctx.root is not None else ctx.report.cwd
-    dists: list[str] = []
-    listed = list(files)
-    for f in listed:
-        hit = owner_of(f, ctx.report.owners, root)
-        if hit is None or hit.owner != "dependency":
-            return None
-        name = hit.distribution or "an installed package"
-        if name not in dists:
-            dists.append(name)
-    return dists if listed else None
-
-
 def app_side_options(dists: list[str]) -> str:
     """What an application can do about compile cost that lives in code it does not own."""
     who = " and ".join(dists)
@@ -332,42 +303,6 @@ def app_side_options(dists: list[str]) -> str:
 def parsed(ctx: RuleContext, file: str) -> tuple[list[str], ast.Module] | None:
     """(lines, module AST) of a project file, or None (not the project's, unreadable, not valid Python)."""
     return _parsed(ctx.sources, file)
-
-
-def dist_relative(path: str) -> str:
-    """An installed file as its maintainers name it (`pkg/mod.py`), without the site-packages prefix of this
-    machine: what an upstream report quotes, never a path for the user to open and edit."""
-    p = path.replace("\\", "/")
-    for marker in ("/site-packages/", "/dist-packages/"):
-        if marker in p:
-            return p.rsplit(marker, 1)[1]
-    return p.rsplit("/", 2)[-2] + "/" + p.rsplit("/", 1)[-1] if p.count("/") >= 2 else p
-
-
-def dependency_of(ctx: RuleContext, file: str | None) -> str | None:
-    """The installed distribution that owns `file` ("an installed package" when unnamed); None for the project's
-    files and for files whose owner is unknown."""
-    if not file:
-        return None
-    dists = installed_owners(ctx, [file])
-    return dists[0] if dists else None
-
-
-def upstream_report(
-    dist: str, title: str, places: list[tuple[str, int, str]], measured_ms: float, measured: str, change: str,
-    estimated: str = "",
-) -> UpstreamReport:
-    """The report for a library's maintainers: what was measured (`measured_ms` and `measured`: figures of the run
-    only), what is estimated from them (`estimated`, said as such: never called measured), where in their code
-    (`places`: file as they name it, line, note), the change that removes the cost, and the text ready to paste."""
-    where = "\n".join(f"- {f}:{n}: {note}" for f, n, note in places)
-    guess = f"\n\nEstimated, not measured: {estimated}." if estimated else ""
-    text = (
-        f"{title}\n\nMeasured with warp-compile (cold Warp kernel cache): {measured}.{guess}\n\nWhere, in {dist}:\n"
-        f"{where}\n\nSuggested change in {dist}: {change}\n"
-    )
-    locs = [Location(file=f, line=n, note=note, owner="dependency", distribution=dist) for f, n, note in places]
-    return UpstreamReport(distribution=dist, places=locs, measured_ms=round(measured_ms, 1), change=change, text=text)
 
 
 def place(ctx: RuleContext, file: str, line: int) -> str:

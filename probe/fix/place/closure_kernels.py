@@ -23,13 +23,13 @@ from dataclasses import dataclass
 
 from ...models.diagnosis import Edit
 from ...models.scan import KernelDef
-from ...rules import helpers
-from ...rules.context import RuleContext
 from ..edits import replace_lines
+from ..transform import syntax
+from ..transform.context import Project
 from ..transform.decorators import takes_module_options, unique_decorator
 
 
-def carried_options(ctx: RuleContext, kdef: KernelDef) -> dict[str, str]:
+def carried_options(ctx: Project, kdef: KernelDef) -> dict[str, str]:
     """Options the shared module gets from `wp.set_module_options` at the top of the kernel's file: a module of its
     own starts from the defaults, so these must travel with the kernel (as module_options=)."""
     out: dict[str, str] = {}
@@ -41,7 +41,7 @@ def carried_options(ctx: RuleContext, kdef: KernelDef) -> dict[str, str]:
     return out
 
 
-def _extra_kwargs(ctx: RuleContext, kdef: KernelDef) -> tuple[dict[str, str], str]:
+def _extra_kwargs(ctx: Project, kdef: KernelDef) -> tuple[dict[str, str], str]:
     """(keywords to add beside module="unique", what a reviewer must check about options)."""
     opts = carried_options(ctx, kdef)
     if not opts:
@@ -55,11 +55,11 @@ def _extra_kwargs(ctx: RuleContext, kdef: KernelDef) -> tuple[dict[str, str], st
     )
 
 
-def isolated_closure(ctx: RuleContext, kdef: KernelDef) -> Edit | None:
+def isolated_closure(ctx: Project, kdef: KernelDef) -> Edit | None:
     """`module="unique"` on a closure kernel's decorator (with its file's module options), as an edit; None when the
     decorator cannot take it or the file is not the project's."""
-    src = helpers.parsed(ctx, kdef.file)
-    node = helpers.def_at(src[1], kdef.line, kdef.name) if src is not None else None
+    src = syntax.parsed(ctx.sources, kdef.file)
+    node = syntax.def_at(src[1], kdef.line, kdef.name) if src is not None else None
     if src is None or node is None:
         return None
     change = unique_decorator(src[0], node, _extra_kwargs(ctx, kdef)[0])
@@ -97,11 +97,11 @@ def instance_types(per_sig: dict[str, list[str] | None]) -> list[str]:
 
 
 def own_closure_plan(
-    ctx: RuleContext, kdef: KernelDef, module: str, per_sig: dict[str, list[str] | None]
+    ctx: Project, kdef: KernelDef, module: str, per_sig: dict[str, list[str] | None]
 ) -> ClosurePlan:
     """The project's own closure kernel: module="unique" on its decorator (review), or why no edit is made."""
-    src = helpers.parsed(ctx, kdef.file)
-    node = helpers.def_at(src[1], kdef.line, kdef.name) if src is not None else None
+    src = syntax.parsed(ctx.sources, kdef.file)
+    node = syntax.def_at(src[1], kdef.line, kdef.name) if src is not None else None
     if src is None or node is None:
         return ClosurePlan([], "manual", f"{kdef.file}:{kdef.line} could not be read back as {kdef.name}", "")
     extra, options_note = _extra_kwargs(ctx, kdef)
@@ -132,7 +132,7 @@ def own_closure_plan(
 
 
 def upstream_closure_change(
-    ctx: RuleContext, path: str, dist_path: str, line: int, name: str
+    ctx: Project, path: str, dist_path: str, line: int, name: str
 ) -> tuple[Edit, str, str] | None:
     """The decorator change on an installed file (read through the source view, never written): (the edit, with
     the path as its maintainers name it, `pkg/mod.py`; its unified diff `a/pkg/mod.py`; the directory that path is
@@ -142,7 +142,7 @@ def upstream_closure_change(
         return None
     lines, tree = read
     base = path[: -len(dist_path) - 1]
-    node = helpers.def_at(tree, line, name)
+    node = syntax.def_at(tree, line, name)
     change = unique_decorator(lines, node, {}) if node is not None else None
     if change is None:
         return None

@@ -17,10 +17,10 @@ from ...ownership import owner_of
 from ..edits import SourceView, insert_before, owned_path, replace_lines
 
 if TYPE_CHECKING:
-    from ...rules.context import RuleContext
+    from ..transform.context import Project
 
 
-def is_dependency(ctx: RuleContext, file: str) -> bool:
+def is_dependency(ctx: Project, file: str) -> bool:
     """A file an installed distribution owns (as resolved when measuring), or inside one by its path. A project
     file the view cannot read (no sources given) is not a dependency's: it just gets no edit."""
     root = str(ctx.root) if ctx.root is not None else None

@@ -11,14 +11,14 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ...hashdiff import content_hashed
 from ...models import EntryPoint
 from ...models.diagnosis import Edit, Location
 from ...models.scan import ModuleInfo
-from ...rules.helpers import content_hashed
 from ..edits import SourceView, launcher_name, settings_edits, settings_place
 
 if TYPE_CHECKING:
-    from ...rules.context import RuleContext
+    from ..transform.context import Project
 
 LINE = "wp.config.enable_backward = False  # forward-only run; delete to revert"
 
@@ -45,7 +45,7 @@ def launcher(entry: EntryPoint, src: SourceView | None = None) -> str:
     )
 
 
-def entry_line_fix(ctx: RuleContext, why: str) -> tuple[str, Location | None]:
+def entry_line_fix(ctx: Project, why: str) -> tuple[str, Location | None]:
     """One line where the measured command enters Python, or a launcher when that file is an installed one. The
     text and the location name the place the edit goes (`placement`): after the file's header, or right after its
     own `import warp`, which it then reuses."""
@@ -86,12 +86,12 @@ def module_lines(names: list[str]) -> tuple[str, list[str]]:
 # ------------------------------------------------------------------------------------------------ the fix as edits
 
 
-def can_edit(ctx: RuleContext) -> bool:
+def can_edit(ctx: Project) -> bool:
     """The diagnosis was given the project's sources (without them no rule can quote the text an edit replaces)."""
     return ctx.sources.available
 
 
-def entry_point(ctx: RuleContext, scanned: ModuleInfo | None = None) -> EntryPoint | None:
+def entry_point(ctx: Project, scanned: ModuleInfo | None = None) -> EntryPoint | None:
     """The measured entry point; for a report that did not record one, the scanned file the command runs."""
     if ctx.report.entry is not None:
         return ctx.report.entry
@@ -104,7 +104,7 @@ def entry_point(ctx: RuleContext, scanned: ModuleInfo | None = None) -> EntryPoi
 
 
 def entry_settings_edits(
-    ctx: RuleContext, settings: dict[str, object], comment: str = "", scanned: ModuleInfo | None = None
+    ctx: Project, settings: dict[str, object], comment: str = "", scanned: ModuleInfo | None = None
 ) -> list[Edit]:
     """Process settings at the top of the entry point (or a launcher of the app's own when that is installed)."""
     if not can_edit(ctx):
@@ -115,7 +115,7 @@ def entry_settings_edits(
     return settings_edits(ctx.sources, entry, settings, comment)
 
 
-def scanned_entry(ctx: RuleContext) -> ModuleInfo | None:
+def scanned_entry(ctx: Project) -> ModuleInfo | None:
     """The scanned module the measured command runs as __main__."""
     scan = ctx.scan
     if scan is None:

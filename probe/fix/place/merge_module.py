@@ -18,13 +18,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...hashdiff import unique_family
+from ...dependency_advice import dependency_of
+from ...hashdiff import unique_family, warp_key
 from ...models import Build
 from ...models.diagnosis import Edit
 from ...models.scan import KernelDef
-from ...rules import helpers
-from ...rules.context import RuleContext
 from ..edits import replace_lines
+from ..transform import syntax
+from ..transform.context import Project
 from ..transform.decorators import decorator_with
 from ..transform.hoist import Hoist, hoist, hoist_edits
 
@@ -39,35 +40,35 @@ class MergePlan:
     hoists: list[Hoist] = field(default_factory=list)  # kernels made per call, moved to module scope to join it
 
 
-def _created(ctx: RuleContext) -> dict[str, float]:
+def _created(ctx: Project) -> dict[str, float]:
     out: dict[str, float] = {}
     for c in ctx.report.module_creations:
         out.setdefault(c.module, c.start_ms)
     return out
 
 
-def _made_at_import(ctx: RuleContext, factory: str) -> bool:
+def _made_at_import(ctx: Project, factory: str) -> bool:
     """Some module-scope statement of the project calls this kernel factory (its kernels exist after import)."""
     top = factory.split(".<locals>.")[0]
     return ctx.scan is not None and any(c.factory == top and c.scope == "module" for c in ctx.scan.factory_calls)
 
 
-def _made_before(ctx: RuleContext, key: str, start_ms: float, built_ms: float) -> bool:
+def _made_before(ctx: Project, key: str, start_ms: float, built_ms: float) -> bool:
     """The run recorded this kernel made before `start_ms` (the merged module's first load), so it would be in the
     merged module when it loads. A factory called again later makes the same kernel again (a memoized version, then
     the caller's own call, seen in curobo's pose cost); that is harmless only where the run shows it: made after its
     own module (built at `built_ms`, once) had loaded, which did not rebuild it."""
-    made = [c for c in ctx.report.kernel_creations if c.key == key or helpers.warp_key(c.key) == key]
+    made = [c for c in ctx.report.kernel_creations if c.key == key or warp_key(c.key) == key]
     if not made or min(c.start_ms for c in made) >= start_ms:
         return False
     return all(c.start_ms < start_ms or c.start_ms > built_ms for c in made)
 
 
-def _exists_by(ctx: RuleContext, key: str, kd: KernelDef | None, loads: float, built_ms: float) -> bool:
+def _exists_by(ctx: Project, key: str, kd: KernelDef | None, loads: float, built_ms: float) -> bool:
     """The kernel exists when the merged module first loads: by the run's record of its creations where there is one
     (a module-scope call that runs after the first launch is not early enough), else by the scan (defined at module
     scope, or by a factory some module-scope statement calls)."""
-    if any(c.key == key or helpers.warp_key(c.key) == key for c in ctx.report.kernel_creations):
+    if any(c.key == key or warp_key(c.key) == key for c in ctx.report.kernel_creations):
         return _made_before(ctx, key, loads, built_ms)
     return kd is not None and (not kd.nested or _made_at_import(ctx, kd.enclosing_function or ""))
 
@@ -82,7 +83,7 @@ def _option_changes(target: Build, others: list[Build]) -> list[str]:
     return [f"{k}: {old} -> {new} for the kernels of {', '.join(mods)}" for (k, old, new), mods in changes.items()]
 
 
-def plan_merge(ctx: RuleContext, cpu: list[Build]) -> MergePlan:
+def plan_merge(ctx: Project, cpu: list[Build]) -> MergePlan:
     """Merge the modules of `cpu` (the run's CPU module builds) into the first-loaded one (or, where that cannot take
     the others, into the first of the others that can), or say why not."""
     p = MergePlan()
@@ -108,7 +109,7 @@ def plan_merge(ctx: RuleContext, cpu: list[Build]) -> MergePlan:
     return first
 
 
-def _plan_into(ctx: RuleContext, cpu: list[Build], target: Build) -> MergePlan:
+def _plan_into(ctx: Project, cpu: list[Build], target: Build) -> MergePlan:
     """The merge of `cpu`'s modules into `target`, or why not."""
     p = MergePlan()
     others = [b for b in cpu if b is not target]
@@ -139,12 +140,12 @@ def _plan_into(ctx: RuleContext, cpu: list[Build], target: Build) -> MergePlan:
             p.why_not = f"the measurement names no kernel of {b.module}"
             return p
         for k in b.kernels:
-            if helpers.dependency_of(ctx, k.file):
+            if dependency_of(ctx, k.file):
                 p.why_not = f"{b.module} is an installed library's"
                 return p
             kd = ctx.scan_kernel(k)
-            src = helpers.parsed(ctx, kd.file) if kd is not None else None
-            node = helpers.def_at(src[1], kd.line, kd.name) if src is not None and kd is not None else None
+            src = syntax.parsed(ctx.sources, kd.file) if kd is not None else None
+            node = syntax.def_at(src[1], kd.line, kd.name) if src is not None and kd is not None else None
             if kd is None or src is None or node is None or kd.form != "decorator":
                 p.why_not = f"{k.key} of {b.module} is not a @wp.kernel definition in the project's files"
                 return p
@@ -165,7 +166,7 @@ def _plan_into(ctx: RuleContext, cpu: list[Build], target: Build) -> MergePlan:
     return p
 
 
-def _hoisted_into(ctx: RuleContext, late: list[Build], target: str) -> tuple[list[Hoist], str]:
+def _hoisted_into(ctx: Project, late: list[Build], target: str) -> tuple[list[Hoist], str]:
     """Modules made only when a function is called (a kernel defined inside it, capturing nothing): their kernels
     moved to module scope of their file with module="<target>" on the moved decorator, so they exist at import and
     join the merged module before it loads; ([], why not) when one cannot move."""
@@ -176,16 +177,16 @@ def _hoisted_into(ctx: RuleContext, late: list[Build], target: str) -> tuple[lis
             return [], f"the measurement names no kernel of {b.module}"
         for k in b.kernels:
             kd = ctx.scan_kernel(k)
-            if kd is None or not kd.nested or helpers.dependency_of(ctx, k.file):
+            if kd is None or not kd.nested or dependency_of(ctx, k.file):
                 return [], f"{k.key} is not a kernel the project makes inside a function"
             h = hoist(ctx, kd, taken=taken.setdefault(kd.file, set()))
-            src = helpers.parsed(ctx, kd.file)
-            node = helpers.def_at(src[1], kd.line, kd.name) if src is not None else None
+            src = syntax.parsed(ctx.sources, kd.file)
+            node = syntax.def_at(src[1], kd.line, kd.name) if src is not None else None
             change = decorator_with(src[0], node, {"module": f'"{target}"'}) if node is not None and src else None
             if h.why_not or change is None or src is None:
                 return [], h.why_not or f"the decorator of {kd.name} names a module or cannot be edited"
-            first = helpers.span_of(node)[0]  # type: ignore[arg-type]
-            decorator = helpers.dedent_lines(change.new.splitlines(keepends=True), helpers.indent_of(src[0][first - 1]))
+            first = syntax.span_of(node)[0]  # type: ignore[arg-type]
+            decorator = syntax.dedent_lines(change.new.splitlines(keepends=True), syntax.indent_of(src[0][first - 1]))
             if decorator is None:
                 return [], f"the decorator of {kd.name} is not uniformly indented"
             h.text = decorator + h.text[change.end - change.start + 1:]

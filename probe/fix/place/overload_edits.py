@@ -13,12 +13,15 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from ...dependency_advice import dist_relative, upstream_report
+from ...fmt import fmt_ms
+from ...hashdiff import content_hashed
 from ...models import Build, KernelInfo, Site
 from ...models.diagnosis import Edit, UpstreamReport
 from ...models.scan import CREATION_OPTIONS, KernelDef
-from ...rules import helpers
-from ...rules.context import RuleContext
 from ..edits import insert_before
+from ..transform import syntax
+from ..transform.context import Project
 from .closure_kernels import own_closure_plan, upstream_closure_change
 
 SCALAR_CODES = {
@@ -141,7 +144,7 @@ def _binds_warp(tree: ast.Module, before: int) -> bool:
 
 
 def own_plan(
-    ctx: RuleContext, parent: str, kdef: KernelDef | None, module: str, sigs: list[str], types: dict
+    ctx: Project, parent: str, kdef: KernelDef | None, module: str, sigs: list[str], types: dict
 ) -> Plan:
     """A generic kernel of the project's own: the registrations at module scope right after its definition."""
     plan = Plan()
@@ -159,18 +162,18 @@ def own_plan(
             "register its instances right after it is created, before its first launch"
         )
         return plan
-    src = helpers.parsed(ctx, kdef.file)
-    node = helpers.def_at(src[1], kdef.line, kdef.name) if src is not None else None
+    src = syntax.parsed(ctx.sources, kdef.file)
+    node = syntax.def_at(src[1], kdef.line, kdef.name) if src is not None else None
     if src is None or node is None:
         plan.review = f"{kdef.file}:{kdef.line} could not be read back as the definition of {kdef.name}"
         return plan
     lines, tree = src
-    end = helpers.span_of(node)[1]
+    end = syntax.span_of(node)[1]
     if not _binds_warp(tree, end):
         plan.review = f"{kdef.file} does not bind `wp` to warp before {kdef.name}, so the lines are written by hand"
         return plan
     calls, why = _calls(kdef.name, kdef.name, sigs, types, "")
-    taken = helpers.module_bindings(tree)
+    taken = syntax.module_bindings(tree)
     if not why and any(c.split(" = ", 1)[0] in taken for c in calls):
         why = "a name the registrations would bind is already used at module scope"
     if why:
@@ -184,7 +187,7 @@ def own_plan(
     return plan
 
 
-def _entry_insert(ctx: RuleContext) -> tuple[str, list[str], ast.Module, int] | tuple[None, str]:
+def _entry_insert(ctx: Project) -> tuple[str, list[str], ast.Module, int] | tuple[None, str]:
     """(entry file, its lines, its AST, the line after its leading imports and settings) where a registration for a
     dependency's kernel can go, or (None, why not)."""
     entry = ctx.report.entry
@@ -193,7 +196,7 @@ def _entry_insert(ctx: RuleContext) -> tuple[str, list[str], ast.Module, int] | 
     if entry.owner == "dependency":
         return None, f"the entry point {entry.name} is installed ({entry.distribution or 'a dependency'})"
     rel = ctx.sources.rel(entry.file)
-    src = helpers.parsed(ctx, entry.file) if rel is not None else None
+    src = syntax.parsed(ctx.sources, entry.file) if rel is not None else None
     if rel is None or src is None:
         return None, "the entry point is not a file of the project"
     lines, tree = src
@@ -209,26 +212,26 @@ def _entry_insert(ctx: RuleContext) -> tuple[str, list[str], ast.Module, int] | 
 
 
 def dep_plan(
-    ctx: RuleContext, parent: str, info: KernelInfo | None, module: str, dist: str, sigs: list[str], types: dict,
+    ctx: Project, parent: str, info: KernelInfo | None, module: str, dist: str, sigs: list[str], types: dict,
     first: Build | None,
 ) -> Plan:
     """A dependency's generic kernel: `wp.overload(<its importable kernel>, [...])` from the entry point, after its
     imports and settings and before the first launch; an upstream report when the kernel is not importable."""
     plan = Plan()
-    where = (helpers.dist_relative(info.file), info.line or 0) if info is not None and info.file else (module, 0)
+    where = (dist_relative(info.file), info.line or 0) if info is not None and info.file else (module, 0)
     change = (
         f"register the routine instances of {parent.split('__locals__')[-1]} with wp.overload right after its "
         f"definition in {module}, before anything in {module} is launched"
     )
     rel = where[0].removesuffix(".py").removesuffix("/__init__")
-    if rel.replace("/", ".") != module and not ("__locals__" in parent or helpers.content_hashed(module)):
+    if rel.replace("/", ".") != module and not ("__locals__" in parent or content_hashed(module)):
         plan.review = (
             f"{parent} joins the Warp module {module}, not the Python module of its file ({rel.replace('/', '.')}), "
             "so the entry point cannot name it by that module: register it by hand"
         )
         plan.upstream = (dist, *where, change)
         return plan
-    if "__locals__" in parent or not parent.isidentifier() or helpers.content_hashed(module):
+    if "__locals__" in parent or not parent.isidentifier() or content_hashed(module):
         outer = parent.rpartition("__locals__")[0].replace("__", ".").rstrip(".") or "a function"
         name = parent.split("__locals__")[-1].strip("_")
         made = (upstream_closure_change(ctx, info.file, where[0], info.line or 0, name)
@@ -306,12 +309,12 @@ def overload_upstream_report(
     samples: int,
 ) -> UpstreamReport:
     places = [(f, n, "generic kernel launched with new argument types after its module loaded") for _d, f, n, _c in ups]
-    each = ", ".join(helpers.fmt_ms(x) for x in rebuilds)
+    each = ", ".join(fmt_ms(x) for x in rebuilds)
     measured = (
         f"{module} built {len(rebuilds) + 1} times in one cold run; the {len(rebuilds)} superseded build(s) "
-        f"({each}) cost {helpers.fmt_ms(ms)}"
+        f"({each}) cost {fmt_ms(ms)}"
     )
-    rep = helpers.upstream_report(
+    rep = upstream_report(
         ups[0][0],
         f"{module} is rebuilt for every new instance of a generic kernel launched after it loaded",
         places,
@@ -320,7 +323,7 @@ def overload_upstream_report(
         "; ".join(dict.fromkeys(c for *_x, c in ups)),
     )
     rep.estimated_ms, rep.samples = round(ms, 1), samples
-    rep.text += (f"\nEstimated saving: {helpers.fmt_ms(ms)} per cold start"
+    rep.text += (f"\nEstimated saving: {fmt_ms(ms)} per cold start"
                  + (" (one sample: no noise band yet)" if samples <= 1 else "") + ".\n")
     diffs = [p.upstream_diff for p in plans if p.upstream_diff]
     if diffs:

@@ -15,14 +15,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from ...models.diagnosis import Edit
-from ...rules.context import RuleContext
 from ..edits import create_file, launcher_name, launcher_text
+from ..transform.context import Project
 from . import cuda_edits as ce
 
 MAX_WORKERS = 8
 
 
-def _python_modules(ctx: RuleContext, warp_modules: list[str]) -> dict[str, str] | None:
+def _python_modules(ctx: Project, warp_modules: list[str]) -> dict[str, str] | None:
     """Warp module -> the Python module whose import registers its kernels; None when one cannot be imported by name.
 
     A module is its Python module's name unless kernels name it (`module="x"`); then the defining file's module.
@@ -49,7 +49,7 @@ def _python_modules(ctx: RuleContext, warp_modules: list[str]) -> dict[str, str]
     return out
 
 
-def _imported(ctx: RuleContext, file: str, module: str, bound: str) -> bool:
+def _imported(ctx: Project, file: str, module: str, bound: str) -> bool:
     if ctx.scan is None:
         return False
     rel = ctx.rel(file)
@@ -58,7 +58,7 @@ def _imported(ctx: RuleContext, file: str, module: str, bound: str) -> bool:
 
 
 def preload_block(
-    ctx: RuleContext, groups: dict[int | None, list[str]], file: str | None, device_expr: str
+    ctx: Project, groups: dict[int | None, list[str]], file: str | None, device_expr: str
 ) -> str | None:
     """The lines of the preload (with the imports it needs), or None when a module cannot be named safely."""
     mods = sorted({m for ms in groups.values() for m in ms})
@@ -90,7 +90,7 @@ def preload_block(
     return "\n".join(head + body) + "\n"
 
 
-def preload_edit(ctx: RuleContext, groups: dict[int | None, list[str]]) -> tuple[Edit | None, str]:
+def preload_edit(ctx: Project, groups: dict[int | None, list[str]]) -> tuple[Edit | None, str]:
     """(the edit, why there is none) for a preload of `groups` (launch block_dim -> modules) at the entry point."""
     entry = ctx.report.entry
     if entry is None or not entry.file:

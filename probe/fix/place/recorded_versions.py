@@ -9,15 +9,15 @@ the transformation layer picks the function whose call made them and writes that
 
 from __future__ import annotations
 
+from ...hashdiff import warp_key
 from ...models import KernelCreation
-from ...rules.context import RuleContext
-from ...rules.helpers import warp_key
+from ..transform.context import Project
 from ..transform.imports import import_at_module_scope
 from ..transform.memoize import made_at_import_from_run
 from ..transform.plan import Step
 
 
-def late_creations(ctx: RuleContext, module: str, keys: set[str] | None = None,
+def late_creations(ctx: Project, module: str, keys: set[str] | None = None,
                    kind: str | None = None) -> list[KernelCreation]:
     """Kernels (or instances, `kind="overload"`) of `module` the run made after the module first loaded."""
     starts = [b.start_ms for b in ctx.report.builds if b.module == module and b.start_ms > 0]
@@ -36,7 +36,7 @@ def late_creations(ctx: RuleContext, module: str, keys: set[str] | None = None,
     return out
 
 
-def _late_import(ctx: RuleContext, c: KernelCreation) -> tuple[str, int] | None:
+def _late_import(ctx: Project, c: KernelCreation) -> tuple[str, int] | None:
     """(file, line) of the import inside a function whose module body made this kernel or instance, if it was."""
     frames = [{"file": c.file, "line": c.line, "function": c.function}, *c.outer]
     for i, f in enumerate(frames[:-1]):
@@ -50,7 +50,7 @@ def _late_import(ctx: RuleContext, c: KernelCreation) -> tuple[str, int] | None:
     return None
 
 
-def versions_plan(ctx: RuleContext, module: str, keys: set[str] | None = None, kind: str | None = None) -> Step | None:
+def versions_plan(ctx: Project, module: str, keys: set[str] | None = None, kind: str | None = None) -> Step | None:
     """The step that makes at import what the run made late in `module`: the late import that made it, run at
     module scope too; else the function whose call made it, called at import. None when the run recorded nothing
     late (an older report, or a hook without the record)."""

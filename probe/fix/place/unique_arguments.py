@@ -11,17 +11,15 @@ can move to module scope.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from dataclasses import dataclass
 
 from ...models import Build
 from ...models.scan import KernelDef
-from ...rules.context import RuleContext
+from ..transform.context import Project
+from ..transform.decorators import moved_to
 from ..transform.hoist import Hoist, hoist, hoist_edits, took_text
 from ..transform.params import SCALARS
-
-_UNIQUE = re.compile(r'(\(\s*)?module\s*=\s*["\']unique["\']\s*(,\s*)?')
 
 
 @dataclass
@@ -32,18 +30,7 @@ class ArgumentPlan:
     why_not: str = ""
 
 
-def _share(text: list[str]) -> list[str]:
-    """The moved definition without module="unique" on its decorator: one module for the file's kernels."""
-    out = list(text)
-    for i, line in enumerate(out):
-        if line.lstrip().startswith("@") and "unique" in line:
-            fixed = _UNIQUE.sub(lambda m: m.group(1) or "", line, count=1)
-            out[i] = fixed.replace("(, ", "(").replace(", )", ")").replace("()", "")
-            break
-    return out
-
-
-def scalar_families(ctx: RuleContext, fams: list) -> list:
+def scalar_families(ctx: Project, fams: list) -> list:
     """The families (of unique_modules._collect) kept unique for run-time variation whose every version captures
     only numbers (the closure types the hook recorded)."""
     out = []
@@ -56,7 +43,7 @@ def scalar_families(ctx: RuleContext, fams: list) -> list:
     return out
 
 
-def plan_arguments(ctx: RuleContext, fams: list) -> ArgumentPlan | None:
+def plan_arguments(ctx: Project, fams: list) -> ArgumentPlan | None:
     """The plan for these families, or why not; None when there are fewer than two builds to save."""
     builds = sorted((b for f in fams for b in f.compiled), key=lambda b: b.seq)
     if len(builds) < 2:
@@ -77,13 +64,13 @@ def plan_arguments(ctx: RuleContext, fams: list) -> ArgumentPlan | None:
         if h.why_not:
             p.why_not = f"{kdef.name}: {h.why_not}"
             return p
-        h.text = _share(h.text)
+        h.text = moved_to(h.text, "None")  # one module for the file's kernels
         p.hoists.append(h)
         p.kernels.append(kdef.name)
     return p
 
 
-def edits_and_text(ctx: RuleContext, p: ArgumentPlan) -> tuple[list, str, str]:
+def edits_and_text(ctx: Project, p: ArgumentPlan) -> tuple[list, str, str]:
     """(edits, the fix sentence, the review) of a plan without a failed precondition."""
     edits = hoist_edits(ctx, p.hoists) + [e for h in p.hoists for e in (h.params.edits if h.params else [])]
     took = "; ".join(took_text(h) for h in p.hoists if h.params is not None)
