@@ -148,12 +148,18 @@ def run_task(task: str, folder: Path, pairs: int, py: str, tool: str) -> dict:
     return row
 
 
+def _own_commit() -> str:
+    done = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return done.stdout.strip() or "unknown"
+
+
 def render(rows: list[dict], commit: str, pairs: int, started: str, took_min: float) -> str:
     out = [
         "# NVIDIA's CPU eval tasks as they ship, fixed by `warp-compile fix` alone",
         "",
         f"`python bench/skills_tasks.py <NVIDIA/skills checkout> --pairs {pairs}` ({started}, {platform.machine()}, "
-        f"{os.cpu_count()} vCPUs, warp-lang {_warp()}, {took_min:.0f} min; NVIDIA/skills at `{commit}`, "
+        f"{os.cpu_count()} vCPUs, warp-lang {_warp()}, {took_min:.0f} min; warp-compile at `{_own_commit()}`; "
+        f"NVIDIA/skills at `{commit}`, "
         f"`{EVALS}/`). Each task folder copied to a scratch directory, `warp-compile fix --write --unsafe-fixes` run "
         "there alone, then plain runs (no hook, a fresh kernel cache each, interleaved, at least "
         f"{pairs} pairs and until the CPU interval leaves out zero) of the original and the written copy, on the "
