@@ -780,7 +780,6 @@ def class_plain(app: App) -> Result:
                 why.append(f"{cls.name}: {bad or 'a base class or its own __init__/__eq__/__repr__/__hash__'}")
                 continue
             names = [f[0] for f in fields]
-            sentinel = "_MISSING"
             params = ", ".join(f"{n}=None" if fac is not None else f"{n}={ast.unparse(d)}" if d is not None else n
                                for n, _, d, fac in fields)
             assign = "object.__setattr__(self, {n!r}, {v})" if frozen else "self.{n} = {v}"
@@ -803,7 +802,6 @@ def class_plain(app: App) -> Result:
                           "    raise AttributeError(f'cannot assign to field {name!r}')"]
             else:
                 lines += ["__hash__ = None"]
-            del sentinel
             cls.decorator_list.remove(dec)
             keep = [s for s in cls.body if not (isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
                                                  and s.target.id in names)]
