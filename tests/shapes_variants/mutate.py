@@ -16,6 +16,8 @@ from __future__ import annotations
 import argparse
 import ast
 import copy
+import functools
+import importlib.util
 import json
 import os
 import shutil
@@ -25,11 +27,33 @@ import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[2]
 SHAPES = ROOT / "tests" / "shapes"
-sys.path.insert(0, str(ROOT / "bench"))
-from shapes import _app_lines, manifest  # noqa: E402 (bench/shapes.py: the corpus and its printed lines)
+
+
+@functools.cache
+def _bench_shapes() -> ModuleType:
+    """bench/shapes.py (the corpus' manifest and which printed lines are the app's), loaded without leaving bench/
+    on sys.path: its file names (coverage.py, load.py) would shadow packages in a test process."""
+    saved = list(sys.path)
+    try:
+        spec = importlib.util.spec_from_file_location("bench_shapes", ROOT / "bench" / "shapes.py")
+        assert spec and spec.loader
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path[:] = saved
+    return module
+
+
+def manifest() -> list[dict]:
+    return _bench_shapes().manifest()
+
+
+def _app_lines(stdout: str) -> list[str]:
+    return _bench_shapes()._app_lines(stdout)
 
 FuncDef = ast.FunctionDef | ast.AsyncFunctionDef
 CACHE_NAMES = ("cache", "lru_cache")
@@ -55,7 +79,12 @@ class App:
         return cls(name, folder, files)
 
     def trees(self) -> dict[str, ast.Module]:
+        """Fresh syntax trees of the package (each transformation edits its own)."""
         return {path: ast.parse(src) for path, src in self.files.items()}
+
+    @functools.cached_property
+    def makers(self) -> frozenset[str]:
+        return package_makers(self.trees())
 
 
 @dataclass
@@ -148,10 +177,8 @@ def kernel_methods(tree: ast.Module, makers: frozenset[str] = frozenset()) -> li
 
 
 def names_used(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | \
-        {a.arg for n in ast.walk(node) if isinstance(n, ast.arguments)
-         for a in [*n.posonlyargs, *n.args, *n.kwonlyargs, *([n.vararg] if n.vararg else []),
-                   *([n.kwarg] if n.kwarg else [])]}
+    """Every name read, bound or taken as a parameter in node."""
+    return {n.id if isinstance(n, ast.Name) else n.arg for n in ast.walk(node) if isinstance(n, ast.Name | ast.arg)}
 
 
 def insert_after_imports(tree: ast.Module, stmts: list[ast.stmt]) -> None:
@@ -201,7 +228,7 @@ Result = tuple[dict[str, ast.Module], list[str]]
 
 def _per_factory(app: App, edit: Callable[[ast.Module, FuncDef], None], what: str) -> Result:
     trees, out, sites = app.trees(), {}, []
-    makers = package_makers(trees)
+    makers = app.makers
     for path, tree in trees.items():
         facs = module_factories(tree, makers)
         for fn in facs:
@@ -251,7 +278,7 @@ def where_module_function(app: App) -> Result:
     """A method that makes kernels becomes a module-level function the class body binds (as itself, or wrapped in
     staticmethod/classmethod)."""
     trees, out, sites, why = app.trees(), {}, [], []
-    makers = package_makers(trees)
+    makers = app.makers
     for path, tree in trees.items():
         for cls, fn in kernel_methods(tree, makers):
             decs = [d.id for d in fn.decorator_list if isinstance(d, ast.Name)]
@@ -302,6 +329,10 @@ def _module_kernels_used_lazily(app: App) -> Iterator[tuple[str, ast.Module, ast
     trees = app.trees()
     for path, tree in trees.items():
         stem = Path(path).stem
+        local_names = {n.arg if isinstance(n, ast.arg) else n.id
+                       for f in ast.walk(tree) if isinstance(f, FuncDef) and not is_wp_decorated(f)
+                       for n in ast.walk(f)
+                       if isinstance(n, ast.arg) or (isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))}
         for node in tree.body:
             if not is_kernel_def(node):
                 continue
@@ -311,9 +342,7 @@ def _module_kernels_used_lazily(app: App) -> Iterator[tuple[str, ast.Module, ast
             in_decorators = [n for stmt in tree.body if isinstance(stmt, FuncDef | ast.ClassDef)
                              for d in stmt.decorator_list for n in ast.walk(d)
                              if isinstance(n, ast.Name) and n.id == name]
-            bound_locally = [f for f in ast.walk(tree) if isinstance(f, FuncDef) and f is not node and name in {
-                a.arg for a in ast.walk(f.args) if isinstance(a, ast.arg)} | {
-                t.id for t in ast.walk(f) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}]
+            bound_locally = name in local_names
             elsewhere = [p for p, t in trees.items() if p != path and any(
                 (isinstance(n, ast.ImportFrom) and any(a.name == name for a in n.names)) or
                 (isinstance(n, ast.Attribute) and n.attr == name) or
@@ -377,7 +406,7 @@ def when_first_use_global(app: App) -> Result:
 
 def _cached_factories(app: App) -> Iterator[tuple[str, ast.Module, FuncDef, ast.expr]]:
     trees = app.trees()
-    makers = package_makers(trees)
+    makers = app.makers
     for path, tree in trees.items():
         for fn in module_factories(tree, makers):
             dec = cache_decorator(fn)
@@ -881,7 +910,7 @@ def control_branch(app: App) -> Result:
     """Each kernel defined at module level, and each statement of a function that makes a kernel, sits under both
     branches of an `if` on a Warp setting (the same statement in each, so either branch computes the same)."""
     trees, out, sites = app.trees(), {}, []
-    makers = package_makers(trees)
+    makers = app.makers
     for path, tree in trees.items():
         for block, k in _kernel_statements(tree, makers):
             test = ast.parse('wp.config.mode == "release"', mode="eval").body
@@ -897,7 +926,7 @@ def control_loop(app: App) -> Result:
     """Two or more consecutive assignments of one kernel factory's results (`a = make(x); b = make(y)`) become a
     loop over the argument lists, the results unpacked after it."""
     trees, out, sites = app.trees(), {}, []
-    makers = package_makers(trees)
+    makers = app.makers
     factories = {f.name for t in trees.values() for f in module_factories(t, makers)} | \
         {m.name for t in trees.values() for _, m in kernel_methods(t, makers)}
     for path, tree in trees.items():
