@@ -176,7 +176,8 @@ def test_a_failed_precondition_makes_nothing() -> None:
         class_dataclass(App.load("kernel_memo"))
 
 
-def test_every_shape_gets_variants_and_the_generator_is_fast() -> None:
+@pytest.mark.slow  # no Warp run, but every shape's every transformation: seconds of CPU, more on a loaded machine
+def test_every_shape_of_the_corpus_gets_variants() -> None:
     for name in APPS:
         made, skipped = generate(App.load(name))
         assert made, (name, skipped)
@@ -217,3 +218,14 @@ def test_fix_proves_and_writes_an_edit_on_a_variant_with_the_same_output(name: s
     assert row["written"], row.get("why")
     assert row["written_same_output"], row
     assert row["reached"]
+
+
+def test_the_bench_spreads_a_sample_over_transformations_and_reads_mechanisms_from_keys() -> None:
+    bench = _bench()
+    apps = [_variants(n)[0] for n in FEW]
+    made = {n: list(_variants(n)[1].values()) for n in FEW}
+    chosen = bench.select(apps, made, 1, None)  # type: ignore[attr-defined]
+    assert [v.shape for v in chosen] == FEW
+    assert len({(v.family, v.transform) for v in chosen}) == len(chosen)  # no transformation twice while others wait
+    assert bench.mechanisms_of("CS-12@CS-9+CS-10") == {"CS-12", "CS-9", "CS-10"}  # type: ignore[attr-defined]
+    assert bench.mechanisms_of("CS-1#2") == {"CS-1"}  # type: ignore[attr-defined]
