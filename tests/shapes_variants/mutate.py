@@ -778,6 +778,12 @@ def class_plain(app: App) -> Result:
     """A `@dataclass` becomes a plain class with the `__init__`, `__repr__`, `__eq__` (and, frozen, `__hash__` and
     no assignment) the decorator would write."""
     trees, out, sites, why = app.trees(), {}, [], []
+    introspects = sorted({f"{p}:{n.lineno} {ast.unparse(n.func)}()" for p, t in trees.items() for n in ast.walk(t)
+                          if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute | ast.Name)
+                          and (n.func.attr if isinstance(n.func, ast.Attribute) else n.func.id)
+                          in ("fields", "asdict", "astuple", "replace", "is_dataclass")})
+    if introspects:
+        raise NotApplicable("the package reads dataclasses as dataclasses: " + ", ".join(introspects))
     for path, tree in trees.items():
         for cls in [n for n in tree.body if isinstance(n, ast.ClassDef)]:
             dec = _dataclass_decorator(cls)
@@ -912,13 +918,19 @@ def control_branch(app: App) -> Result:
     trees, out, sites = app.trees(), {}, []
     makers = app.makers
     for path, tree in trees.items():
+        if not any(isinstance(n, ast.Import) and any(a.name == "warp" and a.asname == "wp" for a in n.names)
+                   for n in tree.body):
+            continue  # the test reads wp.config: only files that import warp as wp
         for block, k in _kernel_statements(tree, makers):
+            if any(isinstance(n, ast.Lambda) for n in ast.walk(k)):
+                continue  # wp.map reads a lambda's source from its line: the same line twice is not the same
             test = ast.parse('wp.config.mode == "release"', mode="eval").body
             block[block.index(k)] = ast.If(test=test, body=[k], orelse=[copy.deepcopy(k)])
             out[path] = tree
             sites.append(f"{path}:{k.lineno} {k.name if isinstance(k, ast.FunctionDef) else ast.unparse(k)[:60]}")
     if not sites:
-        raise NotApplicable("no kernel is defined at module level and no function statement makes one")
+        raise NotApplicable("no kernel is defined at module level and no function statement makes one, in a file "
+                            "that imports warp as wp")
     return out, sites
 
 
