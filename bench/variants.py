@@ -159,6 +159,8 @@ def render(meta: dict, rows: list[dict], generated: list[dict], dropped: list[di
         "written and the written copy prints the original's lines. Own: what was written includes the shape's own "
         "mechanism (MANIFEST.json).",
         "",
+        *([] if meta.get("complete", True) else [f"**Stopped before the end: {len(ran)} of {len(meta['chosen'])} "
+                                                  "chosen variants were run.**", ""]),
         f"**A sample: {len(ran)} variant(s) run through fix**, of {sum(g['generated'] for g in generated)} "
         f"generated for the {len(generated)} shape(s) asked ({sum(g['same_output'] for g in generated)} of those "
         "checked printed the same). It is a sample, not the corpus: one fix takes a minute or more on this shared "
@@ -223,7 +225,23 @@ def main(argv: list[str] | None = None) -> int:
     if ns.list:
         print("\n".join(f"{v.key}  {'; '.join(v.sites)[:150]}" for v in chosen))
         return 0
-    rows, generated, dropped = [], [], []
+    rows: list[dict] = []
+    generated: list[dict] = []
+    dropped: list[dict] = []
+    corpus = json.loads(Path(ns.generated).read_text()) if ns.generated else None
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                            text=True).stdout.strip()
+    meta = {"command": "python bench/variants.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+            "started": started, "machine": f"{platform.machine()}, {os.cpu_count()} vCPUs", "warp": _warp(),
+            "commit": commit, "took_min": 0.0, "chosen": [v.key for v in chosen]}
+
+    def save() -> None:  # after every variant: a stopped run keeps what it measured
+        meta["took_min"] = (time.perf_counter() - t0) / 60
+        meta["complete"] = len(rows) + len(dropped) == len(chosen)
+        Path(ns.json).write_text(json.dumps({"meta": meta, "generated": generated, "dropped": dropped,
+                                             "rows": rows}, indent=1))
+        Path(ns.out).write_text(render(meta, rows, generated, dropped, corpus))
+
     for app in apps:
         mine = [v for v in chosen if v.shape == app.name]
         if not mine:
@@ -247,15 +265,8 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(row)
             print(f"variants: {v.key}: reached={row.get('reached')} own={row.get('own')} {row.get('why', '')[:200]}",
                   file=sys.stderr, flush=True)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                            text=True).stdout.strip()
-    meta = {"command": "python bench/variants.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-            "started": started, "machine": f"{platform.machine()}, {os.cpu_count()} vCPUs", "warp": _warp(),
-            "commit": commit, "took_min": (time.perf_counter() - t0) / 60}
-    Path(ns.json).write_text(json.dumps({"meta": meta, "generated": generated, "dropped": dropped, "rows": rows},
-                                        indent=1))
-    corpus = json.loads(Path(ns.generated).read_text()) if ns.generated else None
-    Path(ns.out).write_text(render(meta, rows, generated, dropped, corpus))
+            save()
+    save()
     print(Path(ns.out).read_text())
     return 0
 
