@@ -175,11 +175,15 @@ def render(meta: dict, rows: list[dict], generated: list[dict], dropped: list[di
     out += ["", "## Reach per transformation", "", "| transformation | run | reached | own mechanism written |",
             "| --- | ---: | ---: | ---: |"]
     out += [f"| {k} | {c['run']} | {c['reached']} | {c['own']} |" for k, c in _rate(ran, "transform").items()]
-    out += ["", "## Each variant", "", "| shape | variant | original wrote | variant wrote | reached | own |",
-            "| --- | --- | --- | --- | --- | --- |"]
+    out += ["", "## Each variant", "",
+            "The original's columns: bench/shapes-2026-12-06-run6.json (fix on the unchanged shape); own there means "
+            "the same test on what the original got written.", "",
+            "| shape | variant | original wrote | original own | variant wrote | reached | own |",
+            "| --- | --- | --- | --- | --- | --- | --- |"]
     for r in ran:
         before = ", ".join(r.get("original_applied", [])) or "-"
-        out.append(f"| {r['shape']} | {r['family']}/{r['transform']} | {before} | "
+        was_own = set().union(*(mechanisms_of(k) for k in r.get("original_applied", []))) & set(r["expected"])
+        out.append(f"| {r['shape']} | {r['family']}/{r['transform']} | {before} | {'yes' if was_own else 'no'} | "
                    f"{', '.join(r.get('applied', [])) or 'nothing'} | {'yes' if r.get('reached') else 'no'} | "
                    f"{'yes' if r.get('reached') and r.get('own') else 'no'} |")
     out += ["", "## Misses and their named preconditions", ""]
@@ -208,7 +212,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", default=str(ROOT / "bench" / "variants.json"))
     ap.add_argument("--generated", help="mutate.py's --json record of every shape, tabled in --out")
     ap.add_argument("--list", action="store_true", help="print the variants chosen and stop (no Warp run)")
+    ap.add_argument("--rerender", action="store_true", help="write --out again from the records in --json")
     ns = ap.parse_args(argv)
+    if ns.rerender:
+        rec = json.loads(Path(ns.json).read_text())
+        corpus = json.loads(Path(ns.generated).read_text()) if ns.generated else None
+        Path(ns.out).write_text(render(rec["meta"], rec["rows"], rec["generated"], rec["dropped"], corpus))
+        return 0
     exit_on_sigterm()
     py = sys.executable
     tool = str(Path(py).parent / "warp-compile")
