@@ -820,7 +820,7 @@ def class_plain(app: App) -> Result:
             assign = "object.__setattr__(self, {n!r}, {v})" if frozen else "self.{n} = {v}"
             lines = [f"def __init__(self, {params}):" if names else "def __init__(self):"]
             for n, _, _, fac in fields:
-                v = f"{ast.unparse(fac)}() if {n} is None else {n}" if fac is not None else n
+                v = f"({ast.unparse(fac)})() if {n} is None else {n}" if fac is not None else n
                 lines.append("    " + assign.format(n=n, v=v))
             if any(isinstance(s, FuncDef) and s.name == "__post_init__" for s in cls.body):
                 lines.append("    self.__post_init__()")
