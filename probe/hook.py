@@ -599,7 +599,7 @@ def _make_hooks_wrapper(orig):
             try:
                 caller = getframe(2)  # launch's caller: no frame object is made for launch itself
                 st = keys.get((id(result), id(caller.f_code), caller.f_lasti))
-                if st is not None and st[0]:
+                if st is not None and st[0] > 0:  # two threads taking it below 0 make a read
                     st[0] -= 1
                     next(st[1])
                 else:
@@ -615,7 +615,7 @@ def _make_hooks_wrapper(orig):
             try:
                 caller = getframe(2)  # launch's caller: no frame object is made for launch itself
                 st = keys.get((id(result), id(caller.f_code), caller.f_lasti))
-                if st is not None and st[0]:
+                if st is not None and st[0] > 0:  # two threads taking it below 0 make a read
                     st[0] -= 1
                     next(st[1])
                 else:
@@ -657,7 +657,7 @@ def _read_launch(st, frame, kernel, exec_, result):
     else:
         next(counter)
     if counter is _IGNORED:
-        _launch_keys[sig[:3]] = [-1, counter, 0, 0]  # never read again (a negative count stays true)
+        _launch_keys[sig[:3]] = [1 << 62, counter, 0, 0]  # never read again
     elif st is None:
         _launch_keys[sig[:3]] = [0, counter, 1, 0]
     elif counter is not st[1]:  # the place launched another record: read every launch from now on
