@@ -1,8 +1,8 @@
 """Launch records: one per (kernel, call site, module exec) with exact counts, whatever the interleaving.
 
-The hook counts repeats by a cheap signature and reads `launch`'s locals only the first time, so a launch-bound
-loop costs little; these tests check that the aggregated counts and readable fields stay right on both
-supported Warp versions.
+The hook counts repeats by where they come from and reads `launch`'s locals only for some launches (a place's first
+256, every launch of a place whose reads disagreed, then one in ~50), so a launch-bound loop costs little; these
+tests check that the aggregated counts and readable fields stay right on both supported Warp versions.
 """
 
 from __future__ import annotations
