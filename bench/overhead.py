@@ -23,6 +23,19 @@ Speed targets live here, with the recorded output, not in timed tests.
    The first repetition (`--warmup`) only warms the file cache and is not counted. `--rev before=REV` runs the
    tool of that commit (`--tree` an importable `warp_compile` directory), so a before/after comparison sees the
    same load.
+
+    python bench/overhead.py --launch-price PAIRS [--rounds 60] [--before-rev REV] [--out bench/LAUNCH_PRICE.md]
+
+6. Issue 41: the hook's price per launch and on whole runs. (a) In one process with the hook installed as the
+   sandbox installs it (hook.py and its companions, their bytecode), its wrappers on the launch path swapped in and
+   out between blocks of 500 launches of a small kernel (and of a generic one), CPU time per launch
+   (`time.process_time`), plain and hooked blocks interleaved: per round the hooked block minus the plain one,
+   median and spread over the rounds. With --before-rev, the hook of that revision in another process, the
+   processes alternating. (b) PAIRS interleaved pairs, order alternating, of a plain run against
+   `warp-compile measure --samples 1` on a launch-bound app (3 small kernels, 5,000 launches each, warm cache:
+   the warm runs compared) and on a compile-bound app (2 modules built from an empty cache: the cold runs
+   compared); per pair the ratio of wall times and of CPU times (user + system; measure's are its report's, the
+   hook's exit work taken out as measure does).
 """
 
 from __future__ import annotations
@@ -96,6 +109,256 @@ for _ in range(int(sys.argv[1])):
         best[k] = min(best[k], (time.perf_counter() - t0) * 2000.0)
 print("AB_US", best["plain"], best["hook"])
 """
+
+
+LAUNCH_APP = """\
+import sys
+import warp as wp
+
+@wp.kernel
+def scale(a: wp.array(dtype=wp.float32), s: float):
+    i = wp.tid()
+    a[i] = a[i] * s
+
+@wp.kernel
+def shift(a: wp.array(dtype=wp.float32), b: wp.array(dtype=wp.float32)):
+    i = wp.tid()
+    a[i] = a[i] + b[i]
+
+@wp.kernel
+def clamp(a: wp.array(dtype=wp.float32), hi: float):
+    i = wp.tid()
+    a[i] = wp.min(a[i], hi)
+
+n = int(sys.argv[1]) if len(sys.argv) > 1 else 5000
+a = wp.zeros(64, dtype=wp.float32, device="cpu")
+b = wp.ones(64, dtype=wp.float32, device="cpu")
+for _ in range(n):
+    wp.launch(scale, dim=64, inputs=[a, 0.5], device="cpu")
+    wp.launch(shift, dim=64, inputs=[a, b], device="cpu")
+    wp.launch(clamp, dim=64, inputs=[a, 10.0], device="cpu")
+wp.synchronize()
+print("sum", float(a.numpy().sum()))
+"""
+
+PRICE_APP = """\
+import sys, time
+from typing import Any
+import warp as wp
+from warp._src import context as ctx
+
+@wp.kernel
+def shift(a: wp.array(dtype=wp.float32)):
+    i = wp.tid()
+    a[i] = a[i] + 1.0
+
+@wp.kernel
+def gshift(a: wp.array(dtype=Any)):
+    i = wp.tid()
+    a[i] = a[i] + a.dtype(1.0)
+
+a = wp.zeros(8, dtype=wp.float32, device="cpu")
+kern = gshift if sys.argv[2] == "generic" else shift
+wp.launch(kern, dim=8, inputs=[a], device="cpu")
+M, E, K = ctx.Module, ctx.ModuleExec, ctx.Kernel
+hooked = (M.load, E.get_kernel_hooks, K.add_overload, ctx.init)  # launch() calls init() every time
+plain = tuple(getattr(f, "__wrapped__", f) for f in hooked)
+for _ in range(300):  # past the hook's first reads of this launch's place: the steady state is measured
+    wp.launch(kern, dim=8, inputs=[a], device="cpu")
+clock = time.process_time
+for _ in range(int(sys.argv[1])):
+    got = []
+    for load, hooks, overload, init in (plain, hooked):
+        M.load, E.get_kernel_hooks, K.add_overload, ctx.init = load, hooks, overload, init
+        t0 = clock()
+        for _ in range(500):
+            wp.launch(kern, dim=8, inputs=[a], device="cpu")
+        got.append((clock() - t0) * 2000.0)
+    print("ROUND_US", *got)
+"""
+
+
+def _sandbox_hook(dest: Path, rev: str | None = None) -> Path:
+    """A hook directory as the sandbox writes it (hook.py as sitecustomize, its companions, their bytecode), of
+    this checkout or of git revision `rev`."""
+    dest.mkdir(parents=True, exist_ok=True)
+    if rev is None:
+        from warp_compile.probe.sandbox import Sandbox
+
+        with Sandbox() as box:
+            for f in box.hook_dir.rglob("*"):
+                if f.is_file():
+                    (dest / f.relative_to(box.hook_dir)).parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(f, dest / f.relative_to(box.hook_dir))
+        return dest
+    repo = Path(__file__).resolve().parents[1]
+    names = subprocess.run(["git", "-C", str(repo), "ls-tree", "--name-only", rev, "probe/"], check=True,
+                           capture_output=True, text=True).stdout.split()
+    for name in names:
+        base = Path(name).name
+        if base.startswith("hook") and base.endswith(".py") and base != "hook_cuda.py":
+            text = subprocess.run(["git", "-C", str(repo), "show", f"{rev}:{name}"], check=True, capture_output=True,
+                                  text=True).stdout
+            (dest / ("sitecustomize.py" if base == "hook.py" else base)).write_text(text)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", "--invalidation-mode", "checked-hash", str(dest)],
+                   check=True)
+    return dest
+
+
+def _price_rounds(work: Path, hook_dir: Path, kernel: str, rounds: int) -> list[tuple[float, float]]:
+    """(plain, hooked) CPU µs per launch of each round, from one process (item 6a)."""
+    root = Path(tempfile.mkdtemp(prefix="warp-compile-bench-"))
+    try:
+        env = dict(os.environ, WARP_CACHE_PATH=str(root / "cache"), TMPDIR=str(root), PYTHONDONTWRITEBYTECODE="1",
+                   PYTHONPATH=str(hook_dir), WARP_COMPILE_EVENTS=str(root / "events.jsonl"))
+        _, out = _run([sys.executable, "-m", "priceapp", str(rounds), kernel], work, env)
+        return [(float(a), float(b)) for a, b in (ln.split()[1:] for ln in out.splitlines()
+                                                  if ln.startswith("ROUND_US"))]
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _stat(xs: list[float], fmt: str = "{:.2f}") -> str:
+    q = statistics.quantiles(xs, n=4) if len(xs) >= 2 else [xs[0]] * 3
+    f = fmt.format
+    return f"{f(statistics.median(xs))} (IQR {f(q[0])} to {f(q[2])}, range {f(min(xs))} to {f(max(xs))})"
+
+
+def _plain_timed(work: Path, module: str, args: list[str], warm: int,
+                 hook_dir: Path | None = None) -> tuple[float, float, float, float]:
+    """(wall ms, CPU ms, 0, 0) of a plain cold run in a private cache (`warm` 0); else, after an untimed cold run,
+    (wall ms, CPU ms) of a plain warm run and of a warm run in the same cache with `hook_dir` installed as the
+    sandbox installs it, the plain one first for `warm` 1, second for 2."""
+    root = Path(tempfile.mkdtemp(prefix="warp-compile-bench-"))
+    try:
+        env = dict(os.environ, WARP_CACHE_PATH=str(root / "cache"), TMPDIR=str(root), PYTHONDONTWRITEBYTECODE="1")
+        cmd = [sys.executable, "-m", module, *args]
+        if not warm:
+            wall, _out, cpu = _run_cpu(cmd, work, env)
+            return wall, cpu, 0.0, 0.0
+        _run(cmd, work, env)
+        hooked = dict(env, PYTHONPATH=str(hook_dir), WARP_COMPILE_EVENTS=str(root / "events.jsonl"))
+        got = {}
+        for arm in ("plain", "hook") if warm == 1 else ("hook", "plain"):
+            wall, _out, cpu = _run_cpu(cmd, work, env if arm == "plain" else hooked)
+            got[arm] = (wall, cpu)
+        return (*got["plain"], *got["hook"])
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _measured(work: Path, module: str, args: list[str], warm: bool) -> tuple[float, float, int]:
+    """(wall ms, CPU ms, launches) of `measure --samples 1`'s warm (or cold) run, as its report gives them."""
+    out = work / "r.json"
+    subprocess.run([sys.executable, "-m", "warp_compile", "measure", "--samples", "1", "--quiet", "--json", str(out),
+                    "--cwd", str(work), "--", sys.executable, "-m", module, *args], check=True, capture_output=True)
+    run = json.loads(out.read_text())["sample_results"][0]["warm" if warm else "cold"]
+    return run["wall_ms"], run["cpu_ms"], run.get("launches", 0)
+
+
+def launch_price(ns: argparse.Namespace) -> int:
+    """Item 6 of the docstring."""
+    work = Path(tempfile.mkdtemp(prefix="warp-compile-benchapp-"))
+    hooks = Path(tempfile.mkdtemp(prefix="warp-compile-benchhook-"))
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    repo = Path(__file__).resolve().parents[1]
+    commit = subprocess.run(["git", "-C", str(repo), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "probe/", "bench/"],
+                           capture_output=True, text=True).stdout.strip()
+    try:
+        for name, text in (("priceapp", PRICE_APP), ("launchapp", LAUNCH_APP), ("benchapp", APP)):
+            (work / name).mkdir()
+            (work / name / "__init__.py").write_text("")
+            (work / name / "__main__.py").write_text(textwrap.dedent(text))
+        arms = {"this hook": _sandbox_hook(hooks / "this")}
+        if ns.before_rev:
+            arms[f"hook at {ns.before_rev}"] = _sandbox_hook(hooks / "before", ns.before_rev)
+        load_before = os.getloadavg()
+        price: dict[tuple[str, str], list[tuple[float, float]]] = {}
+        for kernel in ("plain", "generic"):
+            for _ in range(3):  # processes alternate between the hooks, so drift hits each alike
+                for arm, d in arms.items():
+                    price.setdefault((arm, kernel), []).extend(_price_rounds(work, d, kernel, ns.rounds // 3))
+        print("per-launch rounds done", flush=True)
+        launch_rows, compile_rows, loads = [], [], []
+        for i in range(ns.launch_price):
+            first_plain = i % 2 == 0
+            pair = {}
+            for arm in ("plain", "measure") if first_plain else ("measure", "plain"):
+                pair[arm] = (_plain_timed(work, "launchapp", ["5000"], 1 if first_plain else 2, arms["this hook"])
+                             if arm == "plain" else _measured(work, "launchapp", ["5000"], True))
+            launch_rows.append(pair)
+            pair = {}
+            for arm in ("plain", "measure") if first_plain else ("measure", "plain"):
+                pair[arm] = (_plain_timed(work, "benchapp", ["1"], 0) if arm == "plain"
+                             else _measured(work, "benchapp", ["1"], False))
+            compile_rows.append(pair)
+            loads.append(os.getloadavg()[0])
+            print(f"pair {i}: launch-bound warm {launch_rows[-1]['measure'][0] / launch_rows[-1]['plain'][0]:.3f}"
+                  f" (direct {launch_rows[-1]['plain'][2] / launch_rows[-1]['plain'][0]:.3f}),"
+                  f" compile-bound cold {compile_rows[-1]['measure'][0] / compile_rows[-1]['plain'][0]:.3f}"
+                  f" (load {loads[-1]:.2f})", flush=True)
+        load_after = os.getloadavg()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(hooks, ignore_errors=True)
+    import warp  # noqa: PLC0415  (only for the version line)
+
+    lines = [
+        f"# The hook's price per launch (issue 41), {time.strftime('%Y-%m-%d %H:%M')} UTC",
+        "",
+        f"machine: {platform.machine()}, {os.cpu_count()} cpu, {platform.platform()}; python"
+        f" {platform.python_version()}; warp-lang {warp.__version__};"
+        f" commit {commit}{' (uncommitted changes)' if dirty else ''}",
+        f"load average (1/5/15 min) before: {' / '.join(f'{x:.2f}' for x in load_before)}, after:"
+        f" {' / '.join(f'{x:.2f}' for x in load_after)}; 1-min load at the pairs: {_stat(loads)}",
+        "",
+        f"## Per launch, in one process ({ns.rounds // 3 * 3} rounds of 500 launches per arm, CPU time)",
+        "",
+        "| hook | kernel | plain block (µs per launch) | hooked block (µs per launch) | hook's cost per launch (µs,"
+        " per-round difference) | fastest blocks' difference |",
+        "|---|---|---|---|---|---|",
+    ]
+    for (arm, kernel), rows in price.items():
+        plain_us, hooked_us = [r[0] for r in rows], [r[1] for r in rows]
+        lines.append(f"| {arm} | {'generic (Any)' if kernel == 'generic' else 'concrete'} | {_stat(plain_us)} |"
+                     f" {_stat(hooked_us)} | {_stat([h - p for p, h in rows])} |"
+                     f" {min(hooked_us) - min(plain_us):.2f} |")
+    lines += [
+        "",
+        f"## Whole runs: a plain run against `measure --samples 1`'s run, {ns.launch_price} interleaved pairs",
+        "",
+        "| app | runs compared | plain wall (median) | measured wall (median) | wall ratio (per pair) | CPU ratio (per"
+        " pair) | fastest run of each side: wall ratio, CPU ratio (a busy machine only slows a run) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+
+    def fastest(rows: list[dict], arm: str, i: int, j: int) -> str:
+        return (f"{min(r[arm][i] for r in rows) / min(r['plain'][0] for r in rows):.3f},"
+                f" {min(r[arm][j] for r in rows) / min(r['plain'][1] for r in rows):.3f}")
+
+    for app, what, rows in (("launch-bound (3 kernels x 5,000 launches)", "warm", launch_rows),
+                            ("compile-bound (2 modules built)", "cold", compile_rows)):
+        walls = [r["measure"][0] / r["plain"][0] for r in rows]
+        cpus = [r["measure"][1] / r["plain"][1] for r in rows]
+        lines.append(f"| {app} | {what} | {statistics.median(r['plain'][0] for r in rows):,.0f} ms |"
+                     f" {statistics.median(r['measure'][0] for r in rows):,.0f} ms | {_stat(walls, '{:.3f}')} |"
+                     f" {_stat(cpus, '{:.3f}')} | {fastest(rows, 'measure', 0, 1)} |")
+    walls = [r["plain"][2] / r["plain"][0] for r in launch_rows]
+    cpus = [r["plain"][3] / r["plain"][1] for r in launch_rows]
+    plain_ms = statistics.median(r["plain"][0] for r in launch_rows)
+    lines.append(f"| launch-bound, the hook installed directly (as the sandbox does; the same warm cache, right"
+                 f" before or after the plain run) | warm | {plain_ms:,.0f} ms |"
+                 f" {statistics.median(r['plain'][2] for r in launch_rows):,.0f} ms | {_stat(walls, '{:.3f}')} |"
+                 f" {_stat(cpus, '{:.3f}')} | {fastest(launch_rows, 'plain', 2, 3)} |")
+    launches = {r["measure"][2] for r in launch_rows}
+    lines += ["", f"Launches the measured warm runs counted: {sorted(launches)}.", ""]
+    text = "\n".join(lines)
+    print(text)
+    if ns.out:
+        Path(ns.out).write_text(text)
+    return 0
 
 
 def _ab(cwd: Path, hook_dir: Path, blocks: int = 60) -> tuple[float, float]:
@@ -292,9 +555,16 @@ def main() -> int:
     ap.add_argument("--launches", type=int, default=20000)
     ap.add_argument("--out", default=str(Path(__file__).with_name("RESULTS.md")))
     ap.add_argument("--baseline-hook", metavar="FILE", help="an older hook.py to run as a third arm (before/after)")
+    ap.add_argument("--launch-price", type=int, default=0, metavar="PAIRS", help="only item 6, PAIRS pairs")
+    ap.add_argument("--rounds", type=int, default=60, help="item 6: rounds of 500 launches per arm")
+    ap.add_argument("--before-rev", metavar="REV", help="item 6: also the hook of this git revision, per launch")
     ns = ap.parse_args()
     if ns.measure_reps:
         return measure_cost(ns)
+    if ns.launch_price:
+        if ns.out == str(Path(__file__).with_name("RESULTS.md")):
+            ns.out = str(Path(__file__).with_name("LAUNCH_PRICE.md"))
+        return launch_price(ns)
 
     work = Path(tempfile.mkdtemp(prefix="warp-compile-benchapp-"))
     hook = Path(tempfile.mkdtemp(prefix="warp-compile-benchhook-"))

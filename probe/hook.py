@@ -53,6 +53,8 @@ _reach = _load_companion("hook_reach.py", "_warp_compile_hook_reach") if _OUT el
 _clocks = _load_companion("hook_clocks.py", "_warp_compile_hook_clocks") if _OUT else None
 _kernels = _load_companion("hook_kernels.py", "_warp_compile_hook_kernels") if _OUT else None
 _cpu = _clocks.thread_cpu if _clocks is not None else (lambda: None)
+_kernel_info = _kernels.kernel_info if _kernels is not None else (lambda k, _h: {"key": str(getattr(k, "key", "?"))})
+_dtype_name = _kernels.dtype_name if _kernels is not None else (lambda a: type(a).__name__)
 _EXPERIMENT = _reach.read_experiment() if _reach is not None else {}
 
 
@@ -347,29 +349,6 @@ def _hex(h):
     return "" if h is None else h.hex() if isinstance(h, (bytes, bytearray)) else str(h)
 
 
-def _kernel_info(kernel):
-    info = {"key": str(getattr(kernel, "key", "?"))}
-    try:
-        info["hash"] = _hex(getattr(kernel, "hash", None))[:16]
-    except Exception:
-        info["hash"] = ""
-    parent = getattr(kernel, "generic_parent", None)
-    if parent is not None:
-        info["generic_parent"] = str(getattr(parent, "key", ""))
-        info["signature"] = str(getattr(kernel, "sig", "") or "")
-    func = getattr(kernel, "func", None)
-    code = getattr(func, "__code__", None)
-    if code is not None:
-        info["file"] = code.co_filename
-        info["line"] = code.co_firstlineno
-        try:  # the types a closure kernel captured: a value per call that could be a kernel argument instead
-            cells = func.__closure__
-            info["closure"] = {n: type(cells[i].cell_contents).__name__ for i, n in enumerate(code.co_freevars)}
-        except Exception:
-            pass
-    return info
-
-
 def _own(obj, name):
     """An instance attribute, read from the instance dict: Warp 1.11's Module.__getattr__ recurses on a missing one."""
     return getattr(obj, "__dict__", {}).get(name)
@@ -389,7 +368,7 @@ def _snapshot(module, block_dim, cfg):
     try:
         unique = getattr(hasher, "unique_kernels", None)
         kernels = unique.values() if isinstance(unique, dict) else getattr(module, "kernels", {}).values()
-        snap["kernels"] = [_kernel_info(k) for k in list(kernels)]
+        snap["kernels"] = [_kernel_info(k, _hex) for k in list(kernels)]
         fh = getattr(hasher, "function_hashes", None) or {}
         snap["functions"] = {str(getattr(f, "key", f)): _hex(h)[:16] for f, h in list(fh.items())}
     except Exception as exc:
@@ -607,34 +586,24 @@ def _record_load(module, args, kwargs, result, rec, exc, warp_mod):
 # ---------------------------------------------------------------------------------------------- launches
 
 
-def _dtype_name(a):
-    dt = getattr(a, "dtype", None)
-    if dt is not None and hasattr(a, "shape"):
-        name = getattr(dt, "__name__", None) or str(dt)
-        ndim = getattr(a, "ndim", None)
-        if ndim is None:
-            try:
-                ndim = len(a.shape)
-            except Exception:
-                ndim = "?"
-        return "%s[%s;%sd]" % (type(a).__name__, name, ndim)
-    struct = getattr(getattr(a, "_cls", None), "key", None)  # a struct instance's class is NewStructInstance
-    return "None" if a is None else struct if isinstance(struct, str) else type(a).__name__
-
-
 def _make_hooks_wrapper(orig):
-    """Count launches by a cheap signature: the hooks Warp returns (one per compiled kernel and exec), the calling
-    code and its offset, and `launch`'s dim, adjoint flag and argument types (read from its frame: a microsecond or
-    two), so every record holds launches alike whichever kernel object ran them. Only a signature's first launch
-    builds the readable record (dtypes, site); repeats cost a frame lookup, two tuples and a counter step."""
-    getframe = sys._getframe
+    """Count launches by where they come from (the hooks Warp returns, one per compiled kernel and exec; the calling
+    code and offset): a frame lookup, a tuple, a dict lookup, a decrement and a counter step. Reading `launch`'s
+    locals costs microseconds (f_locals builds a dict of ~40), so `_read_launch` does it for the launches it asks."""
+    getframe, keys = sys._getframe, _launch_keys
 
     if _plain_params(orig, ("self", "kernel"), ()):
 
         def get_kernel_hooks(self, kernel):
             result = orig(self, kernel)
             try:
-                _count_launch(getframe(1), kernel, self, result)
+                caller = getframe(2)  # launch's caller: no frame object is made for launch itself
+                st = keys.get((id(result), id(caller.f_code), caller.f_lasti))
+                if st is not None and st[0] > 0:  # two threads taking it below 0 make a read
+                    st[0] -= 1
+                    next(st[1])
+                else:
+                    _read_launch(st, getframe(1), kernel, self, result)
             except Exception as exc:
                 _hook_error("launch", exc)
             return result
@@ -644,7 +613,13 @@ def _make_hooks_wrapper(orig):
         def get_kernel_hooks(self, kernel, *args, **kwargs):
             result = orig(self, kernel, *args, **kwargs)
             try:
-                _count_launch(getframe(1), kernel, self, result)
+                caller = getframe(2)  # launch's caller: no frame object is made for launch itself
+                st = keys.get((id(result), id(caller.f_code), caller.f_lasti))
+                if st is not None and st[0] > 0:  # two threads taking it below 0 make a read
+                    st[0] -= 1
+                    next(st[1])
+                else:
+                    _read_launch(st, getframe(1), kernel, self, result)
             except Exception as exc:
                 _hook_error("launch", exc)
             return result
@@ -660,21 +635,39 @@ def _norm_dim(dim):
 
 
 _IGNORED = itertools.repeat(0)  # counter of a signature that is not a `wp.launch`: never reported
+_READ_FIRST, _READ_EVERY = 256, (61, 59, 53, 47)  # primes in turn: a repeating pattern cannot hide between reads
+_launch_keys = {}  # (id(hooks), id(calling code), offset) -> [launches to count unread, counter, reads, unread]
+_late = [0]  # reads past _READ_FIRST that found a record other than the one the place counted into
 
 
 def _dim_key(dim):
     return dim if isinstance(dim, int) else tuple(dim) if isinstance(dim, (tuple, list)) else str(dim)
 
 
-def _count_launch(frame, kernel, exec_, result):
+def _read_launch(st, frame, kernel, exec_, result):
+    """Count this launch by its full signature (dim, adjoint, argument types from `launch`'s frame) and say how many
+    launches from its place count unread into that record: none until the place was read _READ_FIRST times, and
+    none for good once two reads there disagree; after that all but one in _READ_EVERY."""
     caller, loc = frame.f_back, frame.f_locals
     sig = (id(result), id(caller.f_code), caller.f_lasti, loc.get("adjoint"), _dim_key(loc.get("dim")),
            tuple(map(type, loc.get("inputs") or ())), tuple(map(type, loc.get("outputs") or ())))
     counter = _launch_counters.get(sig)
     if counter is None:
-        _first_launch(sig, frame, kernel, exec_, result)
+        counter = _first_launch(sig, frame, kernel, exec_, result)
     else:
         next(counter)
+    if counter is _IGNORED:
+        _launch_keys[sig[:3]] = [1 << 62, counter, 0, 0]  # never read again
+    elif st is None:
+        _launch_keys[sig[:3]] = [0, counter, 1, 0]
+    elif counter is not st[1]:  # the place launched another record: read every launch from now on
+        _late[0] += st[2] >= _READ_FIRST
+        st[1], st[2] = counter, -1
+    elif st[2] >= 0:
+        st[2] += 1
+        if st[2] >= _READ_FIRST:
+            st[0] = _READ_EVERY[st[2] % len(_READ_EVERY)] - 1
+            st[3] += st[0]
 
 
 def _first_launch(sig, frame, kernel, exec_, hooks):
@@ -685,7 +678,7 @@ def _first_launch(sig, frame, kernel, exec_, hooks):
     _held.append(hooks)
     if code.co_name != "launch" or not wd or not code.co_filename.startswith(wd):
         _launch_counters[sig] = _IGNORED
-        return
+        return _IGNORED
     loc = frame.f_locals
     args = loc.get("fwd_args")
     if args is None:
@@ -713,7 +706,7 @@ def _first_launch(sig, frame, kernel, exec_, hooks):
     with _lock:
         if sig in _launch_counters:  # another thread got here first
             next(_launch_counters[sig])
-            return
+            return _launch_counters[sig]
         rkey = json.dumps(rec, sort_keys=True, default=str)
         lid = _launch_ids.get(rkey)
         if lid is None:
@@ -730,12 +723,15 @@ def _first_launch(sig, frame, kernel, exec_, hooks):
             counter = _launch_list[lid]
         next(counter)
         _launch_counters[sig] = counter
+    return counter
 
 
 def _launch_counts():
-    """Launches per recorded signature so far (reading an itertools.count advances it: read once, at exit)."""
+    """Launches per recorded signature so far (reading an itertools.count advances it: read once, at exit), and
+    how they were counted: launches counted without reading their frame, late changes (see _read_launch)."""
     counts = [next(c) - 1 for c in _launch_list]
-    return counts, sum(counts) + next(_state["overflow"]) - 1
+    unread = sum(st[3] - st[0] for st in list(_launch_keys.values()) if st[1] is not _IGNORED)
+    return counts, sum(counts) + next(_state["overflow"]) - 1, {"unread": unread, "late_changes": _late[0]}
 
 
 # ---------------------------------------------------------------------------------------------- API calls
@@ -986,7 +982,7 @@ def _at_exit(warp_mod):
     try:
         cfg = getattr(warp_mod, "config", None)
         with _lock:
-            counts, total = _launch_counts()
+            counts, total, how = _launch_counts()
         _emit(
             "exit",
             {
@@ -996,6 +992,7 @@ def _at_exit(warp_mod):
                 "launch_total": total,
                 "launch_records": len(counts),
                 "launch_counts": counts,
+                "launch_reading": how,
                 **(_reach.at_exit(cfg, _EXPERIMENT, _is_user_file) if _reach is not None else {}),
                 "targets": _state.get("targets", {}),
                 "env": {"CUDA_CACHE_DISABLE": os.environ.get("CUDA_CACHE_DISABLE")},

@@ -8,7 +8,8 @@ A kernel made inside a function (a factory, a method) is a version of that funct
 arguments at the moment the kernel is created tells the transformation layer the versions the run made, so a plan
 can create exactly those at import. Only values that can be written back as source are kept as such (numbers,
 strings, None, bools, Warp and NumPy types, module-level functions, tuples of those); anything else is recorded by
-its type name, which tells the plan that argument cannot be written at import.
+its type name, which tells the plan that argument cannot be written at import. It also names kernels and launch
+arguments for the hook's records (`kernel_info`, `dtype_name`).
 """
 
 import sys
@@ -89,6 +90,46 @@ def _user_frames(frame, wd, depth=6):
     return out
 
 
+def kernel_info(kernel, _hex):
+    """A kernel of a build: key, hash, generic parent and signature, where it is defined, what its closure holds."""
+    info = {"key": str(getattr(kernel, "key", "?"))}
+    try:
+        info["hash"] = _hex(getattr(kernel, "hash", None))[:16]
+    except Exception:
+        info["hash"] = ""
+    parent = getattr(kernel, "generic_parent", None)
+    if parent is not None:
+        info["generic_parent"] = str(getattr(parent, "key", ""))
+        info["signature"] = str(getattr(kernel, "sig", "") or "")
+    func = getattr(kernel, "func", None)
+    code = getattr(func, "__code__", None)
+    if code is not None:
+        info["file"] = code.co_filename
+        info["line"] = code.co_firstlineno
+        try:  # the types a closure kernel captured: a value per call that could be a kernel argument instead
+            cells = func.__closure__
+            info["closure"] = {n: type(cells[i].cell_contents).__name__ for i, n in enumerate(code.co_freevars)}
+        except Exception:
+            pass
+    return info
+
+
+def dtype_name(a):
+    """A launch argument as the report names it: `array[float32;1d]`, a struct's name, a type name."""
+    dt = getattr(a, "dtype", None)
+    if dt is not None and hasattr(a, "shape"):
+        name = getattr(dt, "__name__", None) or str(dt)
+        ndim = getattr(a, "ndim", None)
+        if ndim is None:
+            try:
+                ndim = len(a.shape)
+            except Exception:
+                ndim = "?"
+        return "%s[%s;%sd]" % (type(a).__name__, name, ndim)
+    struct = getattr(getattr(a, "_cls", None), "key", None)  # a struct instance's class is NewStructInstance
+    return "None" if a is None else struct if isinstance(struct, str) else type(a).__name__
+
+
 def _record(kind, kernel, frames, emit, state, extra=None):
     if state.get("kernel_events", 0) >= _MAX_EVENTS or not frames:
         return
@@ -110,6 +151,8 @@ def creation_wrapper(orig, user_site, emit, hook_error, state):
 
     def __init__(self, *args, **kwargs):
         orig(self, *args, **kwargs)
+        if state.get("kernel_events", 0) >= _MAX_EVENTS:
+            return  # nothing more is recorded: not even the frames are walked
         try:
             _record("kernel", self, _user_frames(sys._getframe(1), state.get("warp_dir") or ""), emit, state)
         except Exception as exc:
@@ -125,6 +168,8 @@ def overload_wrapper(orig, emit, hook_error, state):
 
     def add_overload(self, *args, **kwargs):
         result = orig(self, *args, **kwargs)
+        if state.get("kernel_events", 0) >= _MAX_EVENTS:
+            return result  # Warp < 1.19 calls this at every launch of a generic kernel: past the cap it costs nothing
         try:
             frames = _user_frames(sys._getframe(1), state.get("warp_dir") or "")
             sig = str(getattr(result, "sig", "") or "")
