@@ -591,6 +591,8 @@ def _make_hooks_wrapper(orig):
     code and offset): a frame lookup, a tuple, a dict lookup, a decrement and a counter step. Reading `launch`'s
     locals costs microseconds (f_locals builds a dict of ~40), so `_read_launch` does it for the launches it asks."""
     getframe, keys = sys._getframe, _launch_keys
+    # the two wrappers below repeat their body on purpose: it runs at every launch, and a shared helper would add a
+    # call there and move the frame depths getframe reads
 
     if _plain_params(orig, ("self", "kernel"), ()):
 
