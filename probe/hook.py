@@ -588,9 +588,10 @@ def _record_load(module, args, kwargs, result, rec, exc, warp_mod):
 
 def _make_hooks_wrapper(orig):
     """Count launches by where they come from (the hooks Warp returns, one per compiled kernel and exec; the calling
-    code and offset): a frame lookup, a tuple, a dict lookup, a decrement and a counter step. Reading `launch`'s
+    code and offset): a frame lookup, a dict lookup by the hooks' id, two checks that the place is the one it last
+    counted in, a decrement and a counter step. Reading `launch`'s
     locals costs microseconds (f_locals builds a dict of ~40), so `_read_launch` does it for the launches it asks."""
-    getframe, keys = sys._getframe, _launch_keys
+    getframe, last = sys._getframe, _last_place
     # the two wrappers below repeat their body on purpose: it runs at every launch, and a shared helper would add a
     # call there and move the frame depths getframe reads
 
@@ -600,12 +601,12 @@ def _make_hooks_wrapper(orig):
             result = orig(self, kernel)
             try:
                 caller = getframe(2)  # launch's caller: no frame object is made for launch itself
-                st = keys.get((id(result), id(caller.f_code), caller.f_lasti))
-                if st is not None and st[0] > 0:  # two threads taking it below 0 make a read
-                    st[0] -= 1
+                st = last.get(id(result))  # the place this kernel last launched from, unread
+                if st is not None and st[0] > 0 and st[4] is caller.f_code and st[5] == caller.f_lasti:
+                    st[0] -= 1  # two threads taking it below 0 make a read
                     next(st[1])
                 else:
-                    _read_launch(st, getframe(1), kernel, self, result)
+                    _other_place(caller, getframe(1), kernel, self, result)
             except Exception as exc:
                 _hook_error("launch", exc)
             return result
@@ -616,12 +617,12 @@ def _make_hooks_wrapper(orig):
             result = orig(self, kernel, *args, **kwargs)
             try:
                 caller = getframe(2)  # launch's caller: no frame object is made for launch itself
-                st = keys.get((id(result), id(caller.f_code), caller.f_lasti))
-                if st is not None and st[0] > 0:  # two threads taking it below 0 make a read
-                    st[0] -= 1
+                st = last.get(id(result))  # the place this kernel last launched from, unread
+                if st is not None and st[0] > 0 and st[4] is caller.f_code and st[5] == caller.f_lasti:
+                    st[0] -= 1  # two threads taking it below 0 make a read
                     next(st[1])
                 else:
-                    _read_launch(st, getframe(1), kernel, self, result)
+                    _other_place(caller, getframe(1), kernel, self, result)
             except Exception as exc:
                 _hook_error("launch", exc)
             return result
@@ -637,13 +638,27 @@ def _norm_dim(dim):
 
 
 _IGNORED = itertools.repeat(0)  # counter of a signature that is not a `wp.launch`: never reported
-_READ_FIRST, _READ_EVERY = 256, (61, 59, 53, 47)  # primes in turn: a repeating pattern cannot hide between reads
-_launch_keys = {}  # (id(hooks), id(calling code), offset) -> [launches to count unread, counter, reads, unread]
+_READ_FIRST, _READ_EVERY = 32, (127, 113, 131, 109)  # primes in turn: a repeating pattern cannot hide between reads
+_launch_keys = {}  # (id(hooks), id(calling code), offset) -> its place state (below)
+_last_place = {}  # id(hooks) -> the place state it was last counted in: one int key on the fast path, no tuple
+# a place state: [launches to count unread, counter, reads, unread, calling code, offset]
 _late = [0]  # reads past _READ_FIRST that found a record other than the one the place counted into
 
 
 def _dim_key(dim):
     return dim if isinstance(dim, int) else tuple(dim) if isinstance(dim, (tuple, list)) else str(dim)
+
+
+def _other_place(caller, frame, kernel, exec_, result):
+    """Not the place this kernel last counted unread in (or its unread launches are used up): its own place's state
+    by the full key, counted unread if that place has launches left, else read."""
+    st = _launch_keys.get((id(result), id(caller.f_code), caller.f_lasti))
+    if st is not None and st[0] > 0:
+        st[0] -= 1
+        next(st[1])
+        _last_place[id(result)] = st
+    else:
+        _read_launch(st, frame, kernel, exec_, result)
 
 
 def _read_launch(st, frame, kernel, exec_, result):
@@ -659,9 +674,9 @@ def _read_launch(st, frame, kernel, exec_, result):
     else:
         next(counter)
     if counter is _IGNORED:
-        _launch_keys[sig[:3]] = [1 << 62, counter, 0, 0]  # never read again
+        _last_place[sig[0]] = _launch_keys[sig[:3]] = [1 << 62, counter, 0, 0, caller.f_code, caller.f_lasti]
     elif st is None:
-        _launch_keys[sig[:3]] = [0, counter, 1, 0]
+        _launch_keys[sig[:3]] = [0, counter, 1, 0, caller.f_code, caller.f_lasti]
     elif counter is not st[1]:  # the place launched another record: read every launch from now on
         _late[0] += st[2] >= _READ_FIRST
         st[1], st[2] = counter, -1
@@ -670,6 +685,7 @@ def _read_launch(st, frame, kernel, exec_, result):
         if st[2] >= _READ_FIRST:
             st[0] = _READ_EVERY[st[2] % len(_READ_EVERY)] - 1
             st[3] += st[0]
+            _last_place[sig[0]] = st
 
 
 def _first_launch(sig, frame, kernel, exec_, hooks):
