@@ -13,6 +13,7 @@ arguments for the hook's records (`kernel_info`, `dtype_name`).
 """
 
 import sys
+from time import perf_counter as _clock
 
 _MAX_EVENTS = 2000
 
@@ -147,14 +148,18 @@ def _record(kind, kernel, frames, emit, state, extra=None):
 
 
 def creation_wrapper(orig, user_site, emit, hook_error, state):
-    """Wrap Kernel.__init__: after the kernel exists, emit the app's frames that made it, with their arguments."""
+    """Wrap Kernel.__init__: after the kernel exists, emit the app's frames that made it, with their arguments and
+    the time its construction took (a kernel made at every call pays that at every call: WC-1)."""
 
     def __init__(self, *args, **kwargs):
+        t0 = _clock()
         orig(self, *args, **kwargs)
+        init_ms = (_clock() - t0) * 1000.0  # what constructing it cost (parsing, hashing, module lookup)
         if state.get("kernel_events", 0) >= _MAX_EVENTS:
             return  # nothing more is recorded: not even the frames are walked
         try:
-            _record("kernel", self, _user_frames(sys._getframe(1), state.get("warp_dir") or ""), emit, state)
+            _record("kernel", self, _user_frames(sys._getframe(1), state.get("warp_dir") or ""), emit, state,
+                    {"init_ms": round(init_ms, 3)})
         except Exception as exc:
             hook_error("kernel_created", exc)
 
