@@ -193,6 +193,7 @@ def parse_lines(lines: list[str]) -> RunEvents:
     a process that died before exiting keeps count 1 per record."""
     run = RunEvents()
     launch_index: dict[tuple[object, object], int] = {}  # (pid, launch id) -> index in run.launches
+    created_at: dict[tuple[object, object], int] = {}  # (pid, seq) -> index in run.kernel_creations
     main_pid: object = None  # the first process the hook started in
     for raw in lines:
         raw = raw.strip()
@@ -284,7 +285,12 @@ def parse_lines(lines: list[str]) -> RunEvents:
                     start_ms=float(e.get("t_ms", 0.0)),
                 )
             )
+        elif kind == "kernel_made":  # the decorator's whole time, for the creation it completed
+            i = created_at.get((e.get("pid"), e.get("of_seq")))
+            if i is not None:
+                run.kernel_creations[i].made_ms = _num(e.get("ms"))
         elif kind == "kernel_created":
+            created_at[(e.get("pid"), e.get("seq"))] = len(run.kernel_creations)
             run.kernel_creations.append(
                 KernelCreation(
                     key=str(e.get("key", "")), module=str(e.get("module", "")), file=str(e.get("file", "")),

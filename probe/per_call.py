@@ -1,14 +1,15 @@
 """The per-call clock of a run: kernel objects made again at the same place, pass after pass, and what that costs.
 
 From the hook's record of every kernel creation (`Report.kernel_creations`: where, by which call, when, and how long
-Kernel.__init__ took) this finds the places that made kernels again after the run's first launch, and cuts the run
-into passes: a pass starts at each creation by the anchor place (the re-creating place with the fewest creations,
-ties to the earliest: once per step in a step loop), so a pass is one call of the loop that re-creates them. Per
-pass it sums the construction time of every kernel made inside it. What this gives, all from the one run:
+making it took: the whole wp.kernel decorator where it was one, else Kernel.__init__) this finds the places that
+made kernels again after the run's first launch, and cuts the run into passes: a pass starts at each creation by
+the anchor place (the re-creating place with the fewest creations, ties to the earliest: once per step in a step
+loop), so a pass is one call of the loop that re-creates them. Per pass it sums the construction time of every
+kernel made inside it. What this gives, all from the one run:
 
-- the time per pass (median of the gaps between anchor creations) and its noise band (max(1 % of it, 2 x MAD of
-  the gaps), the convention of probe/stats.band);
-- the construction time per pass (median), and its share of the pass;
+- the time per pass (median of the gaps between anchor creations) and its noise band: max(1 % of it, 2 x MAD of
+  the gaps / sqrt(passes)), probe/stats.band's convention for the median of that many passes;
+- the construction time per pass (median), and its share of the passes' time (both summed over them).
 
 Nothing here is an absolute threshold: the rule judges the construction time against the pass and its band. Pure.
 """
@@ -16,6 +17,7 @@ Nothing here is an absolute threshold: the rule judges the construction time aga
 from __future__ import annotations
 
 import json
+import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -61,7 +63,7 @@ class Place:
 
     @property
     def init_ms(self) -> float:
-        return round(sum(c.init_ms or 0.0 for c in self.made), 3)
+        return round(sum(c.cost_ms or 0.0 for c in self.made), 3)
 
 
 @dataclass
@@ -81,9 +83,11 @@ class PerCall:
 
     @property
     def share(self) -> float | None:
-        if self.pass_ms is None or self.made_ms is None or self.pass_ms <= 0:
+        """Construction time over the passes' time, both summed over the passes measured."""
+        whole = sum(self.gaps)
+        if self.made_ms is None or whole <= 0:
             return None
-        return self.made_ms / self.pass_ms
+        return min(1.0, sum(self.made_per_pass) / whole)
 
     @property
     def made(self) -> int:
@@ -120,13 +124,14 @@ def per_call(report: Report, min_made: int = MIN_MADE) -> PerCall:
     marks = [c.start_ms for c in anchor.made]
     out.gaps = [round(b - a, 3) for a, b in zip(marks, marks[1:], strict=False)]
     every = sorted((c for p in places for c in p.made), key=lambda c: c.start_ms)
-    out.timed = all(c.init_ms is not None for c in every)
+    out.timed = all(c.cost_ms is not None for c in every)
     for a, b in zip(marks, marks[1:], strict=False):
         # a creation is stamped when it ends; the anchor's own creation opens its pass
-        out.made_per_pass.append(round(sum(c.init_ms or 0.0 for c in every if a - 1e-9 <= c.start_ms < b), 3))
+        out.made_per_pass.append(round(sum(c.cost_ms or 0.0 for c in every if a - 1e-9 <= c.start_ms < b), 3))
     out.passes = len(out.gaps)
     if out.gaps:
         out.pass_ms = round(median(out.gaps), 3)
-        out.band_ms = round(max(BAND_FRACTION * out.pass_ms, BAND_MADS * mad(out.gaps)), 3)
+        # the band of a median over n passes (a pass on a shared machine varies a lot; the median of many far less)
+        out.band_ms = round(max(BAND_FRACTION * out.pass_ms, BAND_MADS * mad(out.gaps) / math.sqrt(out.passes)), 3)
         out.made_ms = round(median(out.made_per_pass), 3) if out.timed else None
     return out

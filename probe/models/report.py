@@ -214,6 +214,14 @@ class KernelCreation(_Model):
     start_ms: float = 0.0
     # the wall time Kernel.__init__ took (source parsed, hashed, its module looked up); None: not recorded (older hook)
     init_ms: float | None = None
+    # the wall time the whole decorator took (wp.kernel: Kernel.__init__ plus, from 1.19, the unique module's hash and
+    # reuse lookup); None: not made through wp.kernel, or an older hook
+    made_ms: float | None = None
+
+    @property
+    def cost_ms(self) -> float | None:
+        """What making this kernel object cost: the decorator's whole time where recorded, else Kernel.__init__."""
+        return self.made_ms if self.made_ms is not None else self.init_ms
 
 
 class CacheFacts(_Model):
