@@ -265,25 +265,14 @@ def _clock_saving(c: CandidateFix, comparison: Comparison) -> None:
     ]
 
 
-_JUDGED = {"improved": "IMPROVED", "regressed": "REGRESSION", "within band": "NO_EFFECT"}
-
-
 def _per_call_verdict(c: CandidateFix, comparison: Comparison) -> None:
-    """A fix of a cost paid at every call (WC-1) is proven on the run after its last load, where the calls repeat:
-    the compile clocks, which the comparison's verdict is about, barely move when kernel objects stop being made.
-    A comparison that is invalid (workload changed, build errors) stays so."""
-    if c.clock != "steady" or comparison.verdict not in ("IMPROVED", "NO_EFFECT", "INCONCLUSIVE", "REGRESSION"):
+    """A fix of a cost paid at every call (WC-1) is judged on the run after its last load alone (the arm's comparison
+    is already that view: compare/multiarm.on_clock); where no sample recorded that clock it proves nothing."""
+    if c.clock != "steady" or comparison.verdict == "INVALID":
         return
     k = comparison.clock("steady")
     if k is None or k.before.median is None or k.after.median is None:
         c.verdict, c.verdict_reason = "INCONCLUSIVE", "the per-call clock (run after last load) was not measured"
-        return
-    verdict = _JUDGED.get(k.judged, "INCONCLUSIVE")
-    c.verdict_reason = (
-        f"judged on the per-call clock (run after last load): {k.before.median:.1f} -> {k.after.median:.1f} ms, "
-        f"band ±{k.band_ms or 0.0:.1f} ms ({k.judged}); the compile clocks say {comparison.verdict}"
-    )
-    c.verdict = verdict
 
 
 def _kept_paths(engine: Engine, variants: list[list[str]], base: Arm, arm: Arm, timeout_s: float) -> list[KeptPath]:
