@@ -212,7 +212,7 @@ class KernelCreation(_Model):
     # (`_renamed(fn, name)`) is made by the factory that called it (`make_stretch(coord_dim, simplex_dim)`)
     outer: list[dict[str, Any]] = Field(default_factory=list)
     start_ms: float = 0.0
-    # the wall time Kernel.__init__ took (source parsed, hashed, its module looked up); None: not recorded (older hook)
+    # the wall time Kernel.__init__ took (its source read and parsed); None: not recorded (an older hook)
     init_ms: float | None = None
     # the wall time the whole decorator took (wp.kernel: Kernel.__init__ plus, from 1.19, the unique module's hash and
     # reuse lookup); None: not made through wp.kernel, or an older hook

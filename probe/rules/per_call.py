@@ -149,7 +149,9 @@ def _upstream(ctx: RuleContext, pc: PerCall, dist: str, saving: float) -> tuple[
 def evaluate(ctx: RuleContext) -> RuleResult:
     pc = per_call(ctx.report)
     if pc.first_launch_ms is None:
-        return ruled_out(MECHANISM, "no launch was recorded, so no call after the first launch could be timed")
+        why = ("no launch was recorded" if not ctx.report.launches
+               else "the record gives no launch times (an older hook)")
+        return ruled_out(MECHANISM, f"{why}, so no call after the first launch could be timed")
     if not pc.places:
         return ruled_out(MECHANISM, f"no place made kernel objects {MIN_MADE} or more times after the first launch")
     if pc.passes < 2 or pc.pass_ms is None:
