@@ -4,8 +4,9 @@ From the hook's record of every kernel creation (`Report.kernel_creations`: wher
 making it took: the whole wp.kernel decorator where it was one, else Kernel.__init__) this finds the places that
 made kernels again after the run's first launch, and cuts the run into passes: a pass starts at each creation by
 the anchor place (the re-creating place with the fewest creations, ties to the earliest: once per step in a step
-loop), so a pass is one call of the loop that re-creates them. Per pass it sums the construction time of every
-kernel made inside it. What this gives, all from the one run:
+loop), so a pass is one call of the loop that re-creates them. A pass in which a module was built or loaded is a
+first call, paying compile time, and is left out. Per pass it sums the construction time of every kernel made
+inside it. What this gives, all from the one run:
 
 - the time per pass (median of the gaps between anchor creations) and its noise band: max(1 % of it, 2 x MAD of
   the gaps / sqrt(passes)), probe/stats.band's convention for the median of that many passes;
@@ -76,7 +77,8 @@ class PerCall:
     pass_ms: float | None = None  # median gap between anchor creations: one call of the loop that re-creates them
     band_ms: float | None = None  # the noise band of that gap
     made_ms: float | None = None  # median construction time of re-made kernels per pass
-    passes: int = 0  # full passes measured (anchor gaps)
+    passes: int = 0  # full passes measured (anchor gaps), those in which no module was built or loaded
+    building: int = 0  # passes left out because a module was built or loaded inside them (first calls)
     gaps: list[float] = field(default_factory=list)
     made_per_pass: list[float] = field(default_factory=list)
     timed: bool = True  # every creation carried its construction time (an older hook records none)
@@ -122,10 +124,14 @@ def per_call(report: Report, min_made: int = MIN_MADE) -> PerCall:
     anchor = min(places, key=lambda p: (len(p.made), p.made[0].start_ms))
     out.anchor = anchor
     marks = [c.start_ms for c in anchor.made]
-    out.gaps = [round(b - a, 3) for a, b in zip(marks, marks[1:], strict=False)]
     every = sorted((c for p in places for c in p.made), key=lambda c: c.start_ms)
     out.timed = all(c.cost_ms is not None for c in every)
+    loads = [(b.start_ms, b.end_ms) for b in report.builds if b.status in ("compiled", "cached") and b.end_ms > 0]
     for a, b in zip(marks, marks[1:], strict=False):
+        if any(s < b and e > a for s, e in loads):
+            out.building += 1  # a module built or loaded inside it: a first call, not a repeated one
+            continue
+        out.gaps.append(round(b - a, 3))
         # a creation is stamped when it ends; the anchor's own creation opens its pass
         out.made_per_pass.append(round(sum(c.cost_ms or 0.0 for c in every if a - 1e-9 <= c.start_ms < b), 3))
     out.passes = len(out.gaps)

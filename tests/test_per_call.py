@@ -83,6 +83,19 @@ def test_passes_are_cut_at_the_place_that_makes_fewest_and_sum_what_was_made_in_
     assert pc.places[0].again == 19  # the same arguments every time: what a cache returns
 
 
+def test_a_pass_that_built_a_module_is_a_first_call_and_is_left_out() -> None:
+    from tests.helpers import synth_build
+
+    r = _report(PROJECT, _per_step(PROJECT, 10, pass_ms=4.0, made_ms=1.5))
+    r.builds = [synth_build(1, "bounce", "a", device="cpu", block_dim=1, status="compiled", ms=900.0,
+                            start_ms=104.5, end_ms=1004.0)]
+    for c in r.kernel_creations[3:]:
+        c.start_ms += 900.0  # the first pass waited for the build
+    pc = per_call(r)
+    assert pc.building == 1 and pc.passes == 8 and pc.pass_ms == pytest.approx(4.0)
+    assert pc.share == pytest.approx(0.75)  # the 900 ms of compile is no part of the passes' time
+
+
 def test_the_first_creation_before_the_first_launch_is_not_a_re_creation() -> None:
     made = _per_step(PROJECT, 5, pass_ms=4.0, made_ms=1.0)
     pc = per_call(_report(PROJECT, made, first_launch=100.0))

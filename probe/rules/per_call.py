@@ -71,7 +71,8 @@ def _evidence(ctx: RuleContext, pc: PerCall) -> list[Evidence]:
                 fact=f"per-call clock: a pass (from one kernel made at {helpers.place(ctx, a.file, a.line)} to the "
                 f"next) took {fmt_ms(pc.pass_ms)} (median of {pc.passes}, band ±{fmt_ms(pc.band_ms or 0.0)}); "
                 f"constructing kernels took {made} of it"
-                + (f" ({100 * pc.share:.0f}%)" if pc.share is not None else ""),
+                + (f" ({100 * pc.share:.0f}% of the passes' time)" if pc.share is not None else "")
+                + (f"; {pc.building} pass(es) that built or loaded a module left out" if pc.building else ""),
                 ms=pc.made_ms,
             )
         )
@@ -155,8 +156,9 @@ def evaluate(ctx: RuleContext) -> RuleResult:
     if not pc.places:
         return ruled_out(MECHANISM, f"no place made kernel objects {MIN_MADE} or more times after the first launch")
     if pc.passes < 2 or pc.pass_ms is None:
-        return ruled_out(MECHANISM, f"{pc.made} kernel objects were made again, but in fewer than 3 passes of the "
-                                    "place that makes them least: too few to time a call")
+        built = f" ({pc.building} more built or loaded a module: first calls)" if pc.building else ""
+        return ruled_out(MECHANISM, f"{pc.made} kernel objects were made again, but in fewer than 2 passes of the "
+                                    f"place that makes them least{built}: too few to time a call")
     if pc.made_ms is None:
         return ruled_out(MECHANISM, f"{pc.made} kernel objects were made again, but the hook recorded no "
                                     "construction times (an older hook): the per-call cost cannot be judged")
