@@ -916,6 +916,8 @@ def _install(warp_mod):
             K, s = getattr(ctx, "Kernel", None), (_emit, _hook_error, _state)
             _patch(targets, "kernel_created", K, "__init__", lambda f: _kernels.creation_wrapper(f, _user_site, *s))
             _patch(targets, "overload_created", K, "add_overload", lambda f: _kernels.overload_wrapper(f, *s))
+            _patch(targets, "kernel_made", warp_mod, "kernel", lambda f: _kernels.decorator_wrapper(f, *s),
+                   rebind=True)
         _patch(targets, "Module.unload", Module, "unload", _make_unload_wrapper)
         tape = getattr(warp_mod, "Tape", None)
         if _reach is not None and isinstance(tape, type) and "__init__" in tape.__dict__:
