@@ -137,9 +137,13 @@ def fix_credit(case: Case, fix: FixScore, warp_version: str = "") -> float | Non
 
 
 def case_score(result: CaseResult) -> float:
+    """0.5 x diagnosis + 0.5 x fix credit. In a history case the diagnosis is the mean of what the application can
+    change (its own lines) and the upstream report (the maintainers' mechanism and lines, in the library)."""
     if any(f in DISQUALIFYING for f in result.flags):
         return 0.0
     d = result.diagnosis.score
+    if result.history is not None:
+        d = (d + result.history.upstream.score) / 2
     if result.fix is None or result.fix.credit is None:
         return round(d, 4)
     return round(DIAGNOSIS_WEIGHT * d + (1 - DIAGNOSIS_WEIGHT) * result.fix.credit, 4)
