@@ -97,6 +97,10 @@ def _pct(v: float | None) -> str:
     return "-" if v is None else f"{v:+.1f}%"
 
 
+def _judged(how: str | None) -> str:
+    return f" ({how})" if how else ""
+
+
 def _history_rows(card: Scorecard) -> list[str]:
     """The user role of each history case: ownership, the upstream report, the saving against the maintainers'."""
     rows = [c for c in card.cases if c.history is not None]
@@ -110,11 +114,11 @@ def _history_rows(card: Scorecard) -> list[str]:
         assert h is not None
         u = h.upstream
         frac = "-" if h.saving_fraction is None else f"{h.saving_fraction:.2f}"
-        ref = _pct(h.reference_saving_pct) + (f" ({h.reference_verdict})" if h.reference_verdict else "")
+        ref = _pct(h.reference_saving_pct) + _judged(h.reference_clock_judged)
         runs = "-" if h.program_runs is None else str(h.program_runs)
         out.append(f"| {c.id} | {h.before} -> {h.after} | {'yes' if h.owned_by_dependency else 'no'} | "
                    f"{u.precision:.2f}/{u.recall:.2f} | {u.location_precision:.2f}/{u.location_recall:.2f} | "
-                   f"{h.clock} | {_pct(h.saving_pct)} | {ref} | {frac} | {runs} | "
+                   f"{h.clock} | {_pct(h.saving_pct)}{_judged(h.clock_judged)} | {ref} | {frac} | {runs} | "
                    f"{h.agent_minutes:.1f} + {h.judge_minutes:.1f} |")
     return out
 

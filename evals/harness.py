@@ -167,6 +167,12 @@ def saving_on(comparison, clock: str | None) -> float | None:  # type: ignore[no
     return round(-k.delta_pct, 2) if k is not None and k.delta_pct is not None else None
 
 
+def _judged(comparison, clock: str) -> str | None:  # type: ignore[no-untyped-def]
+    """How the comparison judged one clock ("improved", "within band", ...); None where it was not measured."""
+    k = comparison.clock(clock)
+    return k.judged if k is not None else None
+
+
 def _keep(dest: Path | None, name: str, text: str) -> None:
     if dest is not None:
         dest.mkdir(parents=True, exist_ok=True)
@@ -300,11 +306,14 @@ def _judge_fix(case: Case, settings: Settings, files: dict[str, bytes], copy: Pa
     fix.saving_pct, fix.saving_clock = saving(comparison)
     if case.history is not None:  # a history case is judged on the clock it is about, whatever else moved
         fix.saving_pct, fix.saving_clock = saving_on(comparison, case.history.clock), case.history.clock
+        fix.clock_judged = _judged(comparison, case.history.clock)
     if ref is not None and ref.comparison is not None:
         _keep(keep, "reference_comparison.json", ref.comparison.model_dump_json(indent=1))
         fix.reference_saving_pct = saving_on(ref.comparison, fix.saving_clock)
         fix.reference_clock, fix.reference_source = fix.saving_clock, "same run"
         fix.reference_verdict = ref.comparison.verdict
+        if case.history is not None:
+            fix.reference_clock_judged = _judged(ref.comparison, case.history.clock)
     elif fixed and c is None:  # the agent's copy is the reference: the same measurement prices both
         fix.reference_saving_pct, fix.reference_clock = fix.saving_pct, fix.saving_clock
         fix.reference_source, fix.reference_verdict = "same run", fix.verdict

@@ -102,6 +102,7 @@ def history_score(case: Case, answer: Answer | None, fix: FixScore | None, runs:
         score.saving_pct = (fix.saving_pct if fix.saving_clock == h.clock else None) if fix.changed else 0.0
         score.reference_saving_pct = fix.reference_saving_pct if fix.reference_clock == h.clock else None
         score.reference_verdict = fix.reference_verdict
+        score.clock_judged, score.reference_clock_judged = fix.clock_judged, fix.reference_clock_judged
         ref = score.reference_saving_pct
         if ref is not None and ref > 0 and score.saving_pct is not None:
             score.saving_fraction = round(score.saving_pct / ref, 3)

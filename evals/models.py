@@ -211,6 +211,10 @@ class FixScore(BaseModel):
     reference_verdict: str | None = None
     credit: float | None = 0.0  # None: the judge cannot tell this fix from noise, so it is not scored
     pairs: int = 0
+    # a history case: how its own clock was judged (improved, within band, regressed, ...) for the agent's copy and
+    # for the reference release; the comparison's verdict rests on its headline, which may be another clock
+    clock_judged: str | None = None
+    reference_clock_judged: str | None = None
 
 
 class HistoryScore(BaseModel):
@@ -223,6 +227,8 @@ class HistoryScore(BaseModel):
     owned_by_dependency: bool = False  # a finding names the library as the owner of the cost
     upstream: DiagnosisScore = Field(default_factory=DiagnosisScore)  # its report against the maintainers' change
     clock: str = ""
+    clock_judged: str | None = None  # the agent's copy against the original on `clock`
+    reference_clock_judged: str | None = None  # the release with the fix against the original on `clock`
     saving_pct: float | None = None  # the agent's copy on the old release, on `clock`
     reference_saving_pct: float | None = None  # the release with the fix, same project, same run, same clock
     reference_verdict: str | None = None
