@@ -9,6 +9,7 @@ leaves nothing half made. When the registry cannot be reached the caller gets on
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -60,8 +61,18 @@ def cached_venv(requirements: list[str], python: str | None = None, progress=Non
         return venv_python(venv)
     try:
         root.mkdir(parents=True, exist_ok=True)
+        lock = open(root / f".{venv.name}.lock", "w")  # noqa: SIM115 (held until the venv is in place)
     except OSError as exc:
         raise UsageError(f"history: cannot create the cache directory {root}: {exc.strerror or exc}") from None
+    with lock:
+        # one installer per venv: two test workers (or two evals) asking at once wait for one pip, not race two
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (venv / MARKER).is_file() and venv_python(venv).exists():
+            return venv_python(venv)
+        return _install(requirements, python, root, venv, progress)
+
+
+def _install(requirements: list[str], python: str, root: Path, venv: Path, progress) -> Path:  # type: ignore[no-untyped-def]
     if progress:
         progress(f"history: installing {' '.join(requirements)} into {venv} (once)")
     tmp = Path(tempfile.mkdtemp(prefix=".partial-", dir=root))
@@ -81,7 +92,7 @@ def cached_venv(requirements: list[str], python: str | None = None, progress=Non
                                  f"(is it reachable?): {why}")
             raise UsageError(f"history: pip could not install {' '.join(requirements)}: {why}")
         (tmp / MARKER).write_text(json.dumps({"requirements": requirements}), encoding="utf-8")
-        # the venv's scripts name its own path: make it again in place rather than moving a built one
+        # a venv left without its marker (an older interrupted install) is replaced; the move itself is atomic
         if venv.exists():
             shutil.rmtree(venv)
         os.replace(tmp, venv)
