@@ -10,6 +10,7 @@ builtin:fix     runs `warp-compile fix --write --unsafe-fixes` on its copy: the 
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Callable
 
@@ -47,6 +48,9 @@ def self_diagnose(ctx: AgentContext) -> None:
         cuda_arch=ctx.case.cuda_arch,
     )
     ctx.answer.write_text(diagnosis.model_dump_json(), encoding="utf-8")
+    # what it cost, in the shape fix.json counts it: each measured sample is one cold and one warm run
+    costs = {"costs": {"program_runs": 2 * diagnosis.samples}}
+    (ctx.answer.parent / "costs.json").write_text(json.dumps(costs), encoding="utf-8")
 
 
 def fix_write(ctx: AgentContext) -> None:

@@ -229,8 +229,9 @@ def run_case(case: Case, agent: Agent, settings: Settings, trial: int = 0,
         if case.history is not None:
             from .history import history_score, program_runs
 
-            result.history = history_score(case, answer, result.fix, program_runs(fix_record), run.wall_s,
-                                           time.monotonic() - judge_t0)
+            costs = fix_record if fix_record.is_file() else fix_record.with_name("costs.json")  # fix, or diagnose
+            runs = program_runs(costs)
+            result.history = history_score(case, answer, result.fix, runs, run.wall_s, time.monotonic() - judge_t0)
         if answer is None and not result.fix.changed:
             # leaving the project alone only counts as "nothing to fix" when the agent said so
             result.fix.credit = 0.0
