@@ -168,3 +168,22 @@ def test_eval_history_end_to_end(tmp_path):
     c = card["cases"][0]
     assert c["history"]["clock"] == "warm_cpu" and c["history"]["reference_saving_pct"] is not None
     assert c["fix"]["reference_source"] == "same run" and c["fix"]["behaviour_ok"]
+
+
+def test_fix_credit_rests_on_the_case_clock_against_the_release():
+    from warp_compile.evals.scorer import fix_credit
+
+    case = _case()
+    base = FixScore(changed=True, verdict="INCONCLUSIVE", saving_pct=50.0, saving_clock="warm_cpu",
+                    reference_saving_pct=25.0, reference_clock="warm_cpu")
+    # the headline may stay inconclusive: the case's clock decides, capped at the maintainers' saving
+    both = base.model_copy(update={"clock_judged": "improved", "reference_clock_judged": "improved"})
+    assert fix_credit(case, both) == 1.0
+    half = both.model_copy(update={"saving_pct": 12.5})
+    assert fix_credit(case, half) == 0.5
+    missed = base.model_copy(update={"clock_judged": "within band", "reference_clock_judged": "improved"})
+    assert fix_credit(case, missed) == 0.0
+    neither = base.model_copy(update={"clock_judged": "within band", "reference_clock_judged": "within band"})
+    assert fix_credit(case, neither) is None
+    broke = both.model_copy(update={"behaviour_ok": False})
+    assert fix_credit(case, broke) == 0.0
