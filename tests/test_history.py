@@ -187,3 +187,12 @@ def test_fix_credit_rests_on_the_case_clock_against_the_release():
     assert fix_credit(case, neither) is None
     broke = both.model_copy(update={"behaviour_ok": False})
     assert fix_credit(case, broke) == 0.0
+
+
+def test_shards_split_the_history_cases():
+    ids = []
+    for i in (1, 2):
+        run = _cli("eval", "--suite", "history", "--shard", f"{i}/2", "--list", "--json", "-")
+        assert run.returncode == 0, run.stderr
+        ids += [c["id"] for c in json.loads(run.stdout)["cases"]]
+    assert sorted(ids) == sorted(c.id for c in load_cases(history_root())) and len(ids) == len(set(ids))
