@@ -147,3 +147,52 @@ def test_a_closure_that_launches_is_still_refused(tmp_path: Path) -> None:
     step = made_at_import_from_run(_ctx(root, made), made)
     assert not step.ok and "family() launches kernels itself" in step.why_not, step.why_not
     assert "kernels_for() reaches the kernel through _FamilyFactory.__init__.<locals>.family()" in step.why_not
+
+
+NAMING = '''\
+MADE = []
+
+
+class _Naming:
+    def __init__(self):
+        def named(name):
+            def wrap(fn):
+                MADE.append(name)
+                return fn
+
+            return wrap
+
+        self.make = named
+
+
+named = _Naming().make
+
+
+def build(n):
+    @named(f"k{n}")
+    def k():
+        pass
+
+    return k
+'''
+
+
+def test_a_decorator_returned_by_a_module_name_is_not_that_name(tmp_path: Path) -> None:
+    """`@named(...)` calls `named`, and the decorator it returns (`wrap`) made the kernel: calling `named` at import
+    with `wrap`'s arguments would call another function, so `wrap` is not reached through it. `named` itself is."""
+    from warp_compile.probe.fix.transform.reached import def_by_path, reached_as
+
+    root = _project(tmp_path, NAMING)
+    f = root / "app" / "energies.py"
+    wrap_name = "_Naming.__init__.<locals>.named.<locals>.wrap"
+    frames = [{"file": str(f), "line": _line(f, "MADE.append"), "function": wrap_name},
+              {"file": str(f), "line": _line(f, "@named("), "function": "build"}]
+    ctx = _ctx(root, [])
+    tree = ctx.sources.tree("app/energies.py")
+    wrap = def_by_path(tree, frames[0]["function"], frames[0]["line"])
+    assert wrap is not None and wrap.name == "wrap"
+    assert isinstance(reached_as(ctx, frames, 0, "app/energies.py", tree, wrap), str)
+    named = def_by_path(tree, "_Naming.__init__.<locals>.named")
+    got = reached_as(ctx, [{**frames[0], "function": "_Naming.__init__.<locals>.named"}, frames[1]], 0,
+                     "app/energies.py", tree, named)
+    assert not isinstance(got, str) and got.name == "named" and not got.bound_first

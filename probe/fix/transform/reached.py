@@ -4,9 +4,10 @@ A kernel factory written as a method (`make = _Kernels().make`) or as a closure 
 (`family = _Factory().make`, the closure defined in `__init__`) is called by the program through a module-scope
 name of its file, yet its frame's qualname (`_Factory.__init__.<locals>.family`) names no module-level function.
 The run's record says which: the next frame out called it on its recorded line. When that line calls exactly one
-name that is bound once at module scope of the function's file (in that file, or imported from it), and the next app
-frame in is the function itself (so no app-level wrapper sits between them, only the bound method or a cache),
-then that name at module scope, after its binding, calls the same function the program called later.
+name that is bound once at module scope of the function's file (in that file, or imported from it), that binding
+is the function itself (`X().method`, or `X().attr` where X's method that defines the closure stores it as
+`self.attr`), and the next app frame in is the function (no app-level wrapper between them, only the bound method
+or a cache), then that name at module scope, after its binding, calls the same function the program called later.
 """
 
 from __future__ import annotations
@@ -76,20 +77,16 @@ def _is_method(qualname: str, node: ast.FunctionDef) -> bool:
 
 
 def _call_names(tree: ast.Module, line: int) -> list[tuple[str | None, str]]:
-    """(module alias or None, name) of every call `name(...)` / `alias.name(...)` in the simple statements that
-    hold `line`, in order."""
+    """(module alias or None, name) of every call `name(...)` / `alias.name(...)` whose lines hold `line` (a
+    decorator's call included), in order."""
     out: list[tuple[str | None, str]] = []
-    for s in ast.walk(tree):
-        if not isinstance(s, ast.stmt) or not s.lineno <= line <= (s.end_lineno or s.lineno):
+    for n in ast.walk(tree):
+        if not isinstance(n, ast.Call) or not n.lineno <= line <= (n.end_lineno or n.lineno):
             continue
-        if any(isinstance(getattr(s, f, None), list) for f in ("body", "orelse", "finalbody", "handlers")):
-            continue
-        for n in ast.walk(s):
-            if isinstance(n, ast.Call):
-                if isinstance(n.func, ast.Name):
-                    out.append((None, n.func.id))
-                elif isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name):
-                    out.append((n.func.value.id, n.func.attr))
+        if isinstance(n.func, ast.Name):
+            out.append((None, n.func.id))
+        elif isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name):
+            out.append((n.func.value.id, n.func.attr))
     return list(dict.fromkeys(out))
 
 
@@ -127,6 +124,37 @@ def _binding(tree: ast.Module, name: str) -> ast.stmt | None:
     return hits[0] if len(hits) == 1 else None
 
 
+def _holder(tree: ast.Module, value: ast.expr) -> ast.ClassDef | None:
+    """The module-level class an `X(...).attr` / `X.attr` expression reads its attribute from."""
+    base = value.func if isinstance(value, ast.Call) else value
+    name = base.id if isinstance(base, ast.Name) else None
+    return next((s for s in tree.body if isinstance(s, ast.ClassDef) and s.name == name), None)
+
+
+def _binds_to(tree: ast.Module, stmt: ast.stmt, node: ast.FunctionDef) -> bool:
+    """Does the module-scope statement `stmt` bind its name to `node` itself: `name = X().node_name` (a bound
+    method of `node`'s class), or `name = X().attr` where a method of X sets `self.attr = node_name` in the function
+    that defines `node` (a closure kept by the object)? What the caller's line called is then the recorded function,
+    not a function that returns it (`@named_kernel(...)` calls `named_kernel`, and the decorator it returns runs)."""
+    value = stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign)) else None
+    if not isinstance(value, ast.Attribute):
+        return False
+    cls = _holder(tree, value.value)
+    if cls is None:
+        return False
+    if value.attr == node.name and any(m is node for m in cls.body):
+        return True
+    for m in cls.body:
+        if not isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) or node not in _own_defs(m):
+            continue
+        for n in ast.walk(m):
+            if (isinstance(n, ast.Assign) and isinstance(n.value, ast.Name) and n.value.id == node.name
+                    and any(isinstance(t, ast.Attribute) and t.attr == value.attr and isinstance(t.value, ast.Name)
+                            and t.value.id == (m.args.args[0].arg if m.args.args else "") for t in n.targets)):
+                return True
+    return False
+
+
 def reached_as(ctx: Project, frames: list[Frame], at: int, file: str, tree: ast.Module,
                node: ast.FunctionDef) -> Reach | str:
     """How a call at import of `file` reaches `node` (the function of `frames[at]`, not a module-level def), from
@@ -155,8 +183,8 @@ def reached_as(ctx: Project, frames: list[Frame], at: int, file: str, tree: ast.
         stmt = _binding(tree, target) if target is not None else None
         if target is None or stmt is None or isinstance(stmt, (ast.ClassDef, ast.Import, ast.ImportFrom)):
             continue
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt is not node:
-            continue  # a module-level function of its own would be a frame between them
+        if not _binds_to(tree, stmt, node):
+            continue  # a function of its own would be a frame between them; another object is not this function
         names[target] = stmt
     if len(names) != 1:
         return (f"{fn}() is not a module-level function, and the line that called it ({caller}:{line}) does not "
