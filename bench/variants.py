@@ -1,7 +1,8 @@
 """Benchmark: `fix --write --unsafe-fixes` on generated variants of the corpus shapes (issue 39, item 4).
 
     python bench/variants.py [--only SHAPE ...] [--family F ...] [--transform T ...] [--per-shape K] [--limit N]
-                             [--pairs N] [--out bench/VARIANTS.md] [--json bench/variants.json]
+                             [--variant SHAPE:FAMILY/TRANSFORM ...] [--pairs N] [--out bench/VARIANTS.md]
+                             [--json bench/variants.json]
 
 The variants come from tests/shapes_variants/mutate.py (one per transformation that applies to a shape). Each is
 written to a scratch folder and run plainly once beside the original: only a variant that prints the same is
@@ -127,6 +128,22 @@ def _rate(rows: list[dict], key: str) -> dict[str, dict[str, int]]:
     return dict(sorted(out.items()))
 
 
+def _original_own(r: dict) -> bool:
+    return bool(set().union(*(mechanisms_of(k) for k in r.get("original_applied", []))) & set(r["expected"]))
+
+
+def _headline(ran: list[dict]) -> list[str]:
+    """Reached and own over the sample, and own over the variants whose original gets its own mechanism written:
+    a variant of a shape whose original misses it measures the shape, not the variant's robustness."""
+    if not ran:
+        return []
+    own = sum(bool(r.get("reached") and r.get("own")) for r in ran)
+    base = [r for r in ran if _original_own(r)]
+    return [f"**Reached {sum(bool(r.get('reached')) for r in ran)} of {len(ran)}; the shape's own mechanism "
+            f"written on {own} of {len(ran)}; on {sum(bool(r.get('reached') and r.get('own')) for r in base)} of "
+            f"the {len(base)} whose original gets its own mechanism written.**", ""]
+
+
 def corpus_table(record: list[dict]) -> list[str]:
     """Variants per shape from `python -m tests.shapes_variants.mutate --json FILE` (every shape, every variant
     run once beside its original)."""
@@ -166,6 +183,7 @@ def render(meta: dict, rows: list[dict], generated: list[dict], dropped: list[di
         "checked printed the same). It is a sample, not the corpus: one fix takes a minute or more on this shared "
         "2-core machine.",
         "",
+        *_headline(ran),
         "## Reach per family",
         "",
         "| family | run | reached | own mechanism written |",
@@ -182,7 +200,7 @@ def render(meta: dict, rows: list[dict], generated: list[dict], dropped: list[di
             "| --- | --- | --- | --- | --- | --- | --- |"]
     for r in ran:
         before = ", ".join(r.get("original_applied", [])) or "-"
-        was_own = set().union(*(mechanisms_of(k) for k in r.get("original_applied", []))) & set(r["expected"])
+        was_own = _original_own(r)
         out.append(f"| {r['shape']} | {r['family']}/{r['transform']} | {before} | {'yes' if was_own else 'no'} | "
                    f"{', '.join(r.get('applied', [])) or 'nothing'} | {'yes' if r.get('reached') else 'no'} | "
                    f"{'yes' if r.get('reached') and r.get('own') else 'no'} |")
@@ -205,6 +223,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="*", help="shape names")
     ap.add_argument("--family", nargs="*", choices=list(TRANSFORMS))
     ap.add_argument("--transform", nargs="*", help="family/transform names, e.g. where/method")
+    ap.add_argument("--variant", nargs="*", help="exactly these variants, SHAPE:FAMILY/TRANSFORM (e.g. "
+                    "qualname_stages:where/method); --only is then the shapes they name")
     ap.add_argument("--per-shape", type=int, default=1000)
     ap.add_argument("--limit", type=int)
     ap.add_argument("--pairs", type=int, default=0, help="plain cold pairs timing the written copy (0: one run)")
@@ -224,6 +244,8 @@ def main(argv: list[str] | None = None) -> int:
     tool = str(Path(py).parent / "warp-compile")
     started = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     t0 = time.perf_counter()
+    if ns.variant:
+        ns.only = list(dict.fromkeys(v.split(":", 1)[0] for v in ns.variant))
     shapes = {a["name"]: a for a in manifest() if not ns.only or a["name"] in ns.only}
     originals = {r["name"]: r for r in json.loads(ORIGINALS.read_text())} if ORIGINALS.is_file() else {}
     apps = [App.load(name) for name in shapes]
@@ -231,7 +253,13 @@ def main(argv: list[str] | None = None) -> int:
     for app in apps:
         made, _ = generate(app, ns.family)
         variants[app.name] = [v for v in made if not ns.transform or f"{v.family}/{v.transform}" in ns.transform]
-    chosen = select(apps, variants, ns.per_shape, ns.limit)
+    if ns.variant:
+        chosen = [v for app in apps for v in variants[app.name] if v.key in ns.variant]
+        missing = sorted(set(ns.variant) - {v.key for v in chosen})
+        if missing:
+            print(f"variants: not generated: {', '.join(missing)}", file=sys.stderr)
+    else:
+        chosen = select(apps, variants, ns.per_shape, ns.limit)
     if ns.list:
         print("\n".join(f"{v.key}  {'; '.join(v.sites)[:150]}" for v in chosen))
         return 0

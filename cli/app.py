@@ -49,7 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="warp-compile",
         description="Find out why an NVIDIA Warp application compiles kernels for seconds before its first launch: "
-        "measure it in a sandbox, name the mechanism (CS-1..CS-13) and the line, and prove the fix.",
+        "measure it in a sandbox, name the mechanism (CS-1..CS-13, and WC-1 for kernels made at every call) and "
+        "the line, and prove the fix.",
         epilog="Typical loop: measure --json before.json -- CMD; diagnose --report before.json; change one thing; "
         "measure --json after.json -- CMD; compare before.json after.json.",
     )

@@ -34,7 +34,8 @@ Exit status: 0 diagnosed (with or without findings), 1 every sample failed, 2 un
 def register(sub: argparse._SubParsersAction) -> None:
     p = add_command(
         sub, "diagnose",
-        "name why a command compiles (CS-1..CS-13), where, the fix and its measured value",
+        "name why a command compiles (CS-1..CS-13) or repeats kernel work per call (WC-1), where, the fix and its "
+        "measured value",
         DESCRIPTION, usage=USAGE,
     )
     p.add_argument("--report", metavar="REPORT.json", help="diagnose a saved measurement instead of running CMD")

@@ -19,7 +19,8 @@ from ..probe.errors import UsageError
 from .io import check_json_dest, clip, clip_path, emit, progress_printer, seconds
 
 USAGE = (
-    "%(prog)s [--agent NAME | -- AGENT_CMD...] [--case ID ...] [--cases DIR] [--trials N] [--pairs N]\n"
+    "%(prog)s [--agent NAME | -- AGENT_CMD...] [--suite history] [--case ID ...] [--cases DIR] [--trials N]\n"
+    "                         [--pairs N]"
     "                         [--shard I/N] [--out DIR] [--json FILE] [--markdown FILE] [--timeout S] [--quiet]\n"
     "       %(prog)s --list [--json FILE] | --contract\n"
     "       %(prog)s merge CARD.json... [--json FILE] [--markdown FILE]"
@@ -33,10 +34,17 @@ measured against a fresh copy of the shipped project, interleaved (--pairs), and
 original's. Case score: diagnosis (mechanism and location precision/recall) and fix credit (verdict, saving
 relative to the reference fix, behaviour kept), 0..1.
 
+--suite history: the cases from libraries' public history (evals/history): each runs the project on the library
+release before the maintainers' fix (installed once from the package registry into a cached venv under
+~/.cache/warp-compile/history) and measures the release with the fix as the reference in the same run; the user
+role is scored (the cost named as the library's, the upstream report against the maintainers' change, the
+application's saving as a fraction of the maintainers').
+
 Agents: --agent builtin:oracle (reference answer and fix), builtin:null (does nothing), builtin:self (this
-project's diagnose, no edits; the default), builtin:fix (`warp-compile fix --write --unsafe-fixes`: the diagnosis
-and the fixes it proved), or any command after `--`. A copy the agent left unchanged is not
-measured unless --measure-unchanged (the A/A control).
+project's diagnose, no edits; the default; also builtin:diagnose), builtin:fix (`warp-compile fix --write
+--unsafe-fixes`: the diagnosis and the fixes it proved), or any command after `--`. A copy the agent left
+unchanged is not measured unless --measure-unchanged (the A/A control; a history case always measures it, so the
+maintainers' release is measured too).
 
 Exit status: 0 scored, 1 some case flagged, 2 unusable input.
 """
@@ -49,6 +57,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--agent", metavar="NAME", help="builtin:oracle|null|self (default)|fix")
     p.add_argument("--case", action="append", default=[], metavar="ID", help="case id (repeatable; default: all)")
     p.add_argument("--cases", metavar="DIR", help="a suite folder of <case>/{case.json,project/,fixed/}")
+    p.add_argument("--suite", choices=("fixtures", "history"), default="fixtures",
+                   help="the bundled synthetic fixtures (default) or the history suite (real releases)")
     p.add_argument("--json", metavar="FILE", help="write the scorecard (with --list: the cases) as JSON (`-`: stdout)")
     p.add_argument("--markdown", metavar="FILE", help="write the scorecard as a Markdown table")
     p.add_argument("--out", metavar="DIR", help="keep per case and trial: transcript, answer, comparison, result")
@@ -79,6 +89,12 @@ def _suite(ns: argparse.Namespace):  # type: ignore[no-untyped-def]
     from ..evals.scorer import fixtures_root, load_cases
 
     root = fixtures_root()
+    if ns.suite == "history":
+        from ..evals.history import history_root
+
+        if ns.cases:
+            raise UsageError("eval: give either --suite history or --cases DIR, not both")
+        root = history_root()
     if ns.cases:
         root = Path(ns.cases).expanduser()
         if not root.is_dir():
@@ -199,16 +215,33 @@ def run(ns: argparse.Namespace) -> int:
     settings = Settings(pairs=ns.pairs, timeout_s=ns.timeout, out=out, measure_unchanged=ns.measure_unchanged,
                         warp_version=_warp_version(), manifest=shipped)
     progress = progress_printer(ns.quiet)
+    per_case = {case.id: _case_settings(case, settings, progress) for case in cases}  # installs first, then runs
     results = []
     for trial in range(ns.trials):
         for case in cases:
             progress(f"case {case.id}" + (f" (trial {trial + 1}/{ns.trials})" if ns.trials > 1 else ""))
-            results.append(run_case(case, agent, settings, trial=trial, progress=progress))
-    card = summarize(agent.name, results, ns.trials, settings.warp_version, shard=ns.shard or "")
+            results.append(run_case(case, agent, per_case[case.id], trial=trial, progress=progress))
+    history = ns.suite == "history"
+    card = summarize(agent.name, results, ns.trials, "" if history else settings.warp_version, shard=ns.shard or "",
+                     suite="history" if history else "")
     if ns.markdown:
         Path(ns.markdown).expanduser().write_text(render_markdown(card), encoding="utf-8")
     emit(card, render_text(card), ns.json)
     return 1 if any(c.flags for c in card.cases) else 0
+
+
+def _case_settings(case, settings, progress):  # type: ignore[no-untyped-def]
+    """A history case runs on its own releases (installed once into the cache; a registry that cannot be reached
+    is one line and exit 2, before any case runs); every other case on this interpreter."""
+    if case.history is None:
+        return settings
+    import dataclasses
+
+    from ..evals.history import interpreters, release_version
+
+    before, after = interpreters(case, progress=progress)
+    return dataclasses.replace(settings, python=before, reference_python=after,
+                               warp_version=release_version(case, "warp-lang"))
 
 
 def _list(cases, dest: str | None) -> int:  # type: ignore[no-untyped-def]

@@ -28,7 +28,7 @@ MAX_LISTED = 5
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = add_command(
         subparsers, "explain",
-        "explain a compile-time mechanism (CS-1 ... CS-13), list them, or search them by keywords",
+        "explain a mechanism (CS-1 ... CS-13, WC-1), list them, or search them by keywords",
         __doc__,
     )
     p.add_argument("query", nargs="*", help="a mechanism id (CS-3, cs3, 3) or keywords")

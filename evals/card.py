@@ -8,7 +8,8 @@ from ..probe.errors import UsageError
 from .models import CaseResult, CaseSummary, Scorecard
 
 
-def summarize(agent: str, results: list[CaseResult], trials: int, warp_version: str = "", shard: str = "") -> Scorecard:
+def summarize(agent: str, results: list[CaseResult], trials: int, warp_version: str = "", shard: str = "",
+              suite: str = "") -> Scorecard:
     by_case: dict[str, list[CaseResult]] = {}
     for r in results:
         by_case.setdefault(r.id, []).append(r)
@@ -19,9 +20,10 @@ def summarize(agent: str, results: list[CaseResult], trials: int, warp_version: 
         flags = sorted({f for r in rs for f in r.flags})
         cases.append(CaseSummary(
             id=cid, kind=rs[0].kind, score=round(mean(scores), 4), spread=round(pstdev(scores), 4),
-            diagnosis=rs[0].diagnosis, fix=rs[0].fix, flags=flags, trials=rs,
+            diagnosis=rs[0].diagnosis, fix=rs[0].fix, flags=flags, trials=rs, history=rs[0].history,
         ))
-    return _total(Scorecard(agent=agent, trials=trials, cases=cases, warp_version=warp_version, shard=shard))
+    return _total(Scorecard(agent=agent, trials=trials, cases=cases, warp_version=warp_version, shard=shard,
+                            suite=suite))
 
 
 def _total(card: Scorecard) -> Scorecard:
@@ -41,8 +43,11 @@ def merge(cards: list[Scorecard]) -> Scorecard:
         raise UsageError("eval merge: no scorecards given")
     first = cards[0]
     seen: set[str] = set()
-    out = Scorecard(agent=first.agent, trials=first.trials, warp_version=first.warp_version)
+    out = Scorecard(agent=first.agent, trials=first.trials, warp_version=first.warp_version, suite=first.suite)
     for card in cards:
+        if card.suite != first.suite:
+            raise UsageError(f"eval merge: scorecards of different suites ({card.suite or 'fixtures'!r} vs "
+                             f"{first.suite or 'fixtures'!r})")
         if card.agent != first.agent or card.trials != first.trials:
             raise UsageError(f"eval merge: scorecards disagree (agent {card.agent!r} x{card.trials} vs "
                              f"{first.agent!r} x{first.trials})")
@@ -81,10 +86,41 @@ def render_markdown(card: Scorecard) -> str:
             f"{d.location_precision:.2f}/{d.location_recall:.2f} | {verdict} | {behaviour} | {credit} | "
             f"{', '.join(c.flags) or ''} |"
         )
+    lines += _history_rows(card)
     lines.append("")
     lines.append("n/j: not judged (the reference fix itself is not measurably faster here), the diagnosis alone "
                  "scores the case.")
     return "\n".join(lines) + "\n"
+
+
+def _pct(v: float | None) -> str:
+    return "-" if v is None else f"{v:+.1f}%"
+
+
+def _judged(how: str | None) -> str:
+    return f" ({how})" if how else ""
+
+
+def _history_rows(card: Scorecard) -> list[str]:
+    """The user role of each history case: ownership, the upstream report, the saving against the maintainers'."""
+    rows = [c for c in card.cases if c.history is not None]
+    if not rows:
+        return []
+    out = ["", "| case | releases | owned by the library | upstream mech P/R | upstream lines P/R | clock | saving "
+           "| maintainers' saving | fraction | program runs | minutes (agent + judge) |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for c in rows:
+        h = c.history
+        assert h is not None
+        u = h.upstream
+        frac = "-" if h.saving_fraction is None else f"{h.saving_fraction:.2f}"
+        ref = _pct(h.reference_saving_pct) + _judged(h.reference_clock_judged)
+        runs = "-" if h.program_runs is None else str(h.program_runs)
+        out.append(f"| {c.id} | {h.before} -> {h.after} | {'yes' if h.owned_by_dependency else 'no'} | "
+                   f"{u.precision:.2f}/{u.recall:.2f} | {u.location_precision:.2f}/{u.location_recall:.2f} | "
+                   f"{h.clock} | {_pct(h.saving_pct)}{_judged(h.clock_judged)} | {ref} | {frac} | {runs} | "
+                   f"{h.agent_minutes:.1f} + {h.judge_minutes:.1f} |")
+    return out
 
 
 def render_text(card: Scorecard) -> str:
@@ -106,4 +142,12 @@ def render_text(card: Scorecard) -> str:
         lines.append(f"  {c.score:.2f}  {c.id:<20} {' · '.join(extra)}")
         if c.fix is not None and c.fix.behaviour:
             lines.append(f"        {c.fix.behaviour}")
+        h = c.history
+        if h is not None:
+            frac = "-" if h.saving_fraction is None else f"{h.saving_fraction:.2f}"
+            lines.append(f"        {h.before} -> {h.after}: owned by {h.library}: "
+                         f"{'yes' if h.owned_by_dependency else 'no'} · upstream report {h.upstream.score:.2f} · "
+                         f"{h.clock} saving {_pct(h.saving_pct)} vs the maintainers' {_pct(h.reference_saving_pct)} "
+                         f"(fraction {frac}) · program runs {h.program_runs if h.program_runs is not None else '-'}"
+                         f" · {h.agent_minutes + h.judge_minutes:.1f} min")
     return "\n".join(lines)

@@ -41,6 +41,7 @@ class AgentContext:
     files: dict[str, bytes]  # the case's files as shipped (built-in agents only: the oracle reads fixed/ here)
     warp_version: str
     progress: Progress | None = None
+    python: str | None = None  # the interpreter `python` means in the case's command (a history case's release)
 
 
 @dataclass
@@ -58,11 +59,16 @@ class Settings:
     measure_unchanged: bool = False  # the A/A control: measure even when the agent changed nothing
     warp_version: str = ""
     manifest: dict[str, str] | None = None  # sha256 per file under the suite root (None: a private suite)
+    # a history case: the interpreter with the release before the fix (the original and the agent's copy run on it)
+    # and the one with the release that holds it (the reference arm: the same project on the fixed release)
+    python: str | None = None
+    reference_python: str | None = None
 
 
-def bind_python(command: list[str]) -> list[str]:
-    """Case commands say `python`: run them with this interpreter, which has warp installed."""
-    return [sys.executable if c == "python" else c for c in command]
+def bind_python(command: list[str], python: str | None = None) -> list[str]:
+    """Case commands say `python`: run them with this interpreter, which has warp installed, or with `python` (a
+    history case's venv holding the library release the case is about)."""
+    return [(python or sys.executable) if c == "python" else c for c in command]
 
 
 def _write_tree(files: dict[str, bytes], prefix: str, dest: Path) -> None:
@@ -92,6 +98,10 @@ def _run_external(agent: Agent, ctx: AgentContext, log_dir: Path) -> AgentRun:
     assert agent.argv is not None
     env = dict(os.environ)
     env.update({ENV_PROMPT: ctx.prompt, ENV_CASE: ctx.case.id, ENV_ANSWER: str(ctx.answer)})
+    if ctx.python:  # a history case: `python` on the agent's PATH is the venv with the old release
+        venv_bin = str(Path(ctx.python).parent)
+        env["PATH"] = venv_bin + os.pathsep + env.get("PATH", "")
+        env["VIRTUAL_ENV"] = str(Path(venv_bin).parent)
     log_dir.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
     with open(log_dir / "stdout.txt", "wb") as out, open(log_dir / "stderr.txt", "wb") as err:
@@ -157,6 +167,12 @@ def saving_on(comparison, clock: str | None) -> float | None:  # type: ignore[no
     return round(-k.delta_pct, 2) if k is not None and k.delta_pct is not None else None
 
 
+def _judged(comparison, clock: str) -> str | None:  # type: ignore[no-untyped-def]
+    """How the comparison judged one clock ("improved", "within band", ...); None where it was not measured."""
+    k = comparison.clock(clock)
+    return k.judged if k is not None else None
+
+
 def _keep(dest: Path | None, name: str, text: str) -> None:
     if dest is not None:
         dest.mkdir(parents=True, exist_ok=True)
@@ -183,7 +199,7 @@ def run_case(case: Case, agent: Agent, settings: Settings, trial: int = 0,
         answer_path = work / "answer" / "diagnosis.json"
         ctx = AgentContext(case=case, copy=copy, answer=answer_path, prompt=agent_prompt(case, str(answer_path)),
                            timeout_s=settings.timeout_s, files=files, warp_version=settings.warp_version,
-                           progress=progress)
+                           progress=progress, python=settings.python)
         say(f"case {case.id}: agent {agent.name}")
         log_dir = keep or work / "log"
         run = _run_builtin(agent, ctx, log_dir) if agent.builtin else _run_external(agent, ctx, log_dir)
@@ -208,7 +224,14 @@ def run_case(case: Case, agent: Agent, settings: Settings, trial: int = 0,
         if "fixtures_modified" in result.flags:
             result.score = case_score(result)
             return result
+        judge_t0 = time.monotonic()
         result.fix, behaviour_flags = _judge_fix(case, settings, files, copy, work, keep, say)
+        if case.history is not None:
+            from .history import history_score, program_runs
+
+            costs = fix_record if fix_record.is_file() else fix_record.with_name("costs.json")  # fix, or diagnose
+            runs = program_runs(costs)
+            result.history = history_score(case, answer, result.fix, runs, run.wall_s, time.monotonic() - judge_t0)
         if answer is None and not result.fix.changed:
             # leaving the project alone only counts as "nothing to fix" when the agent said so
             result.fix.credit = 0.0
@@ -226,7 +249,9 @@ def _judge_fix(case: Case, settings: Settings, files: dict[str, bytes], copy: Pa
     fix = FixScore(changed=manifest.digest(agent_files) != manifest.digest(base))
     if case.reference is not None:  # replaced by the same run's reference arm when there is one (see below)
         fix.reference_saving_pct, fix.reference_clock = case.reference.saving_pct, case.reference.clock
-    if not fix.changed and not settings.measure_unchanged:
+    # a history case measures its reference release even against an unchanged copy: the maintainers' saving is
+    # half of what the suite reports
+    if not fix.changed and not settings.measure_unchanged and settings.reference_python is None:
         fix.reason = "the agent left the project unchanged; nothing to measure"
         fix.credit = fix_credit(case, fix, settings.warp_version)
         return fix, []
@@ -237,7 +262,12 @@ def _judge_fix(case: Case, settings: Settings, files: dict[str, bytes], copy: Pa
     # the reference fix as a third arm of the same run, so the agent's saving is judged against what the reference
     # saves today on this machine, not a figure recorded on another day (skipped when the agent's copy is it)
     c = None
-    if fixed and manifest.digest(fixed) != manifest.digest(agent_files):
+    release_ref = settings.reference_python is not None  # a history case: the maintainers' release is the reference
+    if release_ref:
+        fixed = {}  # fixed/ is the oracle's own edit there, not the reference
+        c = work / "judge" / "c" / "project"
+        _write_tree(files, "project/", c)
+    elif fixed and manifest.digest(fixed) != manifest.digest(agent_files):
         c = work / "judge" / "c" / "project"
         _write_tree(files, "fixed/", c)
     from ..probe import measure
@@ -248,14 +278,20 @@ def _judge_fix(case: Case, settings: Settings, files: dict[str, bytes], copy: Pa
     run_sample = measure.run_sample
     if case.cuda_arch:  # a CUDA case is judged on its CUDA compile clock too (the replay, no device needed)
         run_sample = functools.partial(measure.run_sample, cuda_arch=case.cuda_arch)
-    command = bind_python(case.command)
+    command = bind_python(case.command, settings.python)
     original, agent = Arm("original", a, command), Arm("agent", b, command)
-    ref = Arm("reference", c, command) if c is not None else None
+    ref = None
+    if c is not None:
+        ref = Arm("reference", c, bind_python(case.command, settings.reference_python) if release_ref else command)
+        if release_ref:
+            ref.acts_through = "unknown"  # another release: judged on its clocks, whatever it changed
     from ..probe.fix.engine import SCHEDULING_MECHANISMS
 
     # a fix can act only through what Warp compiles, unless the case is about when modules build (a preload, a
     # worker count): identical work then reads NO_EFFECT instead of a timing verdict of noise (the A/A control)
     acts = "scheduling" if set(case.expected.mechanisms) & SCHEDULING_MECHANISMS else "compiled"
+    if case.history is not None:  # a release can change how modules load, not only what compiles
+        acts = "unknown"
     multiarm_compare(original, [agent] + ([ref] if ref else []), rounds=settings.pairs, until_decided=False,
                      timeout_s=settings.timeout_s, run_sample=recording(run_sample, arms),
                      build_report=measure.build_report, warmup=1, acts_through=acts)
@@ -269,11 +305,16 @@ def _judge_fix(case: Case, settings: Settings, files: dict[str, bytes], copy: Pa
     fix.verdict, fix.reason = comparison.verdict, comparison.reason
     fix.pairs = il.pairs if il is not None else 0
     fix.saving_pct, fix.saving_clock = saving(comparison)
+    if case.history is not None:  # a history case is judged on the clock it is about, whatever else moved
+        fix.saving_pct, fix.saving_clock = saving_on(comparison, case.history.clock), case.history.clock
+        fix.clock_judged = _judged(comparison, case.history.clock)
     if ref is not None and ref.comparison is not None:
         _keep(keep, "reference_comparison.json", ref.comparison.model_dump_json(indent=1))
         fix.reference_saving_pct = saving_on(ref.comparison, fix.saving_clock)
         fix.reference_clock, fix.reference_source = fix.saving_clock, "same run"
         fix.reference_verdict = ref.comparison.verdict
+        if case.history is not None:
+            fix.reference_clock_judged = _judged(ref.comparison, case.history.clock)
     elif fixed and c is None:  # the agent's copy is the reference: the same measurement prices both
         fix.reference_saving_pct, fix.reference_clock = fix.saving_pct, fix.saving_clock
         fix.reference_source, fix.reference_verdict = "same run", fix.verdict
@@ -284,7 +325,8 @@ def _judge_fix(case: Case, settings: Settings, files: dict[str, bytes], copy: Pa
     if bypassed:
         ok, note = False, "; ".join(x for x in (note, bypassed) if x)
         flags.append("entry_bypassed")
-    for keep_ok, keep_note in (_must_keep(case, b, settings.timeout_s, original=a) if ok else []):
+    kept = _must_keep(case, b, settings.timeout_s, original=a, python=settings.python) if ok else []
+    for keep_ok, keep_note in kept:
         if not keep_ok:
             ok, note = False, "; ".join(x for x in (note, keep_note) if x)
             flags.append("must_keep_broken")
@@ -293,7 +335,8 @@ def _judge_fix(case: Case, settings: Settings, files: dict[str, bytes], copy: Pa
     return fix, flags
 
 
-def _must_keep(case: Case, copy: Path, timeout_s: float, original: Path | None = None) -> list[tuple[bool, str]]:
+def _must_keep(case: Case, copy: Path, timeout_s: float, original: Path | None = None,
+               python: str | None = None) -> list[tuple[bool, str]]:
     """Run each other invocation the case says must keep working (a flag, a plugin path) once in the agent's copy.
 
     Where the copy's output differs from the recorded one, the same invocation runs once in the original too: if
@@ -303,7 +346,7 @@ def _must_keep(case: Case, copy: Path, timeout_s: float, original: Path | None =
 
     def run_in(where: Path, keep: MustKeep) -> tuple[int | None, list[str]]:
         with Sandbox() as box:
-            run = box.run(bind_python(keep.command), where, timeout_s)
+            run = box.run(bind_python(keep.command, python), where, timeout_s)
         return run.exit_code, app_lines(run.stdout)
 
     out = []

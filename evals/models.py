@@ -64,6 +64,22 @@ class Reference(BaseModel):
     measured: str = ""  # warp version, pairs, date
 
 
+class History(BaseModel):
+    """A case from a library's public history: the release before the maintainers' fix, the release with it, and
+    what their change did, so the tool's findings and saving on the old release are judged against theirs."""
+
+    library: str  # the distribution the fix belongs to, as pip names it (e.g. "warp-lang")
+    before: list[str]  # pip requirements of the release before the fix, its dependencies pinned too
+    after: list[str]  # the same with the release that holds the fix: the reference, measured in the same run
+    source: str  # where the maintainers' change is public: repository, issue or pull request, commit
+    # the maintainers' change as the upstream report must name it: its mechanism id(s) (a CS-n, or another id such as
+    # the per-call re-creation one) and its lines in the release before the fix (files as its maintainers name them)
+    upstream: Expected = Field(default_factory=Expected)
+    clock: str = "compile_elapsed"  # the clock the case is about (a name of the comparison's clocks)
+    role: Literal["user", "maintainer"] = "user"
+    what_it_shows: str = ""  # before -> after, as measured when the case was made (prose, not a threshold)
+
+
 class Case(BaseModel):
     model_config = ConfigDict(extra="allow")
 
@@ -80,6 +96,7 @@ class Case(BaseModel):
     must_keep: list[MustKeep] = Field(default_factory=list)
     version_overrides: dict[str, VersionOverride] = Field(default_factory=dict)
     reference: Reference | None = None
+    history: History | None = None  # set for the history suite (evals/history): releases instead of fixed/
     path: str = ""  # the case folder (set when loaded)
 
     @property
@@ -132,12 +149,23 @@ class AnswerLocation(BaseModel):
     note: str = ""
 
 
+class AnswerUpstream(BaseModel):
+    """A report for a library's maintainers (the shape of `diagnose --json`'s `upstream`)."""
+
+    model_config = ConfigDict(extra="ignore")
+    distribution: str | None = None
+    places: list[AnswerLocation] = Field(default_factory=list, description="their files and lines to change")
+    change: str = ""
+
+
 class AnswerFinding(BaseModel):
     model_config = ConfigDict(extra="ignore")
     mechanism: str = Field(description='"CS-3" (also accepted: "cs-3", "CS3", "3")')
     locations: list[AnswerLocation] = Field(default_factory=list, description="the lines to change")
     title: str = ""
     fix: str = ""
+    owner: str | None = Field(default=None, description='"dependency" when the code to change is a library\'s')
+    upstream: AnswerUpstream | None = Field(default=None, description="for the library's maintainers")
 
 
 class Answer(BaseModel):
@@ -183,6 +211,31 @@ class FixScore(BaseModel):
     reference_verdict: str | None = None
     credit: float | None = 0.0  # None: the judge cannot tell this fix from noise, so it is not scored
     pairs: int = 0
+    # a history case: how its own clock was judged (improved, within band, regressed, ...) for the agent's copy and
+    # for the reference release; the comparison's verdict rests on its headline, which may be another clock
+    clock_judged: str | None = None
+    reference_clock_judged: str | None = None
+
+
+class HistoryScore(BaseModel):
+    """The user role of a history case: did the answer say the cost is the library's, report it upstream at the
+    maintainers' lines, and how much of the maintainers' saving does the application's own change reach."""
+
+    library: str = ""
+    before: str = ""  # the library release measured (the original and the agent's copy run on it)
+    after: str = ""  # the release with the maintainers' fix (the reference arm)
+    owned_by_dependency: bool = False  # a finding names the library as the owner of the cost
+    upstream: DiagnosisScore = Field(default_factory=DiagnosisScore)  # its report against the maintainers' change
+    clock: str = ""
+    clock_judged: str | None = None  # the agent's copy against the original on `clock`
+    reference_clock_judged: str | None = None  # the release with the fix against the original on `clock`
+    saving_pct: float | None = None  # the agent's copy on the old release, on `clock`
+    reference_saving_pct: float | None = None  # the release with the fix, same project, same run, same clock
+    reference_verdict: str | None = None
+    saving_fraction: float | None = None  # saving_pct / reference_saving_pct (None: the reference did not save)
+    program_runs: int | None = None  # the agent's own runs of the program (builtin:fix counts them)
+    agent_minutes: float = 0.0
+    judge_minutes: float = 0.0
 
 
 class AgentRun(BaseModel):
@@ -202,6 +255,7 @@ class CaseResult(BaseModel):
     flags: list[str] = Field(default_factory=list)
     agent: AgentRun = Field(default_factory=AgentRun)
     warp_version: str = ""
+    history: HistoryScore | None = None
 
 
 class CaseSummary(BaseModel):
@@ -212,6 +266,7 @@ class CaseSummary(BaseModel):
     diagnosis: DiagnosisScore = Field(default_factory=DiagnosisScore)  # of the first trial
     fix: FixScore | None = None  # of the first trial
     flags: list[str] = Field(default_factory=list)  # union over trials
+    history: HistoryScore | None = None  # of the first trial
     trials: list[CaseResult] = Field(default_factory=list)
 
 
@@ -226,3 +281,4 @@ class Scorecard(BaseModel):
     cases: list[CaseSummary] = Field(default_factory=list)
     shard: str = ""  # "i/n" when this card covers one shard
     warp_version: str = ""
+    suite: str = ""  # "history" for the history suite; "" for the bundled fixtures or a --cases folder

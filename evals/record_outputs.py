@@ -2,6 +2,8 @@
 
     python -m warp_compile.evals.record_outputs [--root evals/fixtures] [--case ID ...] [--check]
 
+(--root evals/history: a history case runs on its release before the fix, from the cached venv.)
+
 Runs the project once (cold, in the measurement sandbox, from a fresh copy), keeps the app's stdout lines (Warp's
 banner and module load lines removed) as `expected_output` and the kernel launches as `launches`. The two keys
 are written in place of, or just before, the `"prompt"` line so the hand-written layout of case.json is kept.
@@ -24,14 +26,15 @@ from .harness import _write_tree, bind_python
 from .scorer import load_cases
 
 
-def observe(case_dir: Path, command: list[str], timeout_s: float = 900.0) -> tuple[list[str], int]:
+def observe(case_dir: Path, command: list[str], timeout_s: float = 900.0, python: str | None = None
+            ) -> tuple[list[str], int]:
     from ..probe.measure import run_sample
 
     files = manifest.files_of(case_dir)
     with tempfile.TemporaryDirectory(prefix="warp-compile-eval-") as tmp:
         copy = Path(tmp) / "a" / "project"
         _write_tree(files, "project/", copy)
-        sample = run_sample(bind_python(command), copy, 0, timeout_s=timeout_s)
+        sample = run_sample(bind_python(command, python), copy, 0, timeout_s=timeout_s)
     if not sample.ok:
         raise RuntimeError(f"{case_dir.name}: {sample.failure}")
     return app_lines(sample.cold.stdout), int(sample.cold.result.launches)
@@ -60,7 +63,12 @@ def main(argv: list[str] | None = None) -> int:
     for case in load_cases(ns.root):
         if ns.case and case.id not in ns.case:
             continue
-        lines, launches = observe(Path(case.path), case.command)
+        python = None
+        if case.history is not None:  # a history case prints what it prints on the release before the fix
+            from .history import interpreters
+
+            python = interpreters(case, progress=print)[0]
+        lines, launches = observe(Path(case.path), case.command, python=python)
         meta = Path(case.path) / "case.json"
         if ns.check:
             same = lines == case.expected_output and launches == case.launches

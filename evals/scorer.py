@@ -114,6 +114,8 @@ def fix_credit(case: Case, fix: FixScore, warp_version: str = "") -> float | Non
         # the project unchanged is as unjudgeable as applying it: the diagnosis alone scores the case, as it does
         # for an agent that applies the reference
         return None if reference_reliable(case) is False else 0.0
+    if case.history is not None:
+        return _history_credit(fix)
     verdict = fix.verdict
     if verdict == "REGRESSION" and case.reference is not None and case.reference.verdict == "REGRESSION":
         # the reference fix itself measures slower here (a correctness fix whose timing depends on idle cores):
@@ -136,10 +138,29 @@ def fix_credit(case: Case, fix: FixScore, warp_version: str = "") -> float | Non
     return None if reference_reliable(case) is False else 0.0
 
 
+def _history_credit(fix: FixScore) -> float | None:
+    """A history case's change, judged on the case's own clock against the release with the maintainers' fix:
+    the saving as a share of theirs (capped at 1) where it improved beyond the clock's band; 0 where it did not
+    while theirs did; not judged where neither did (the clock cannot tell the releases apart here)."""
+    if fix.verdict == "INVALID":
+        return 0.0
+    ref_moved = fix.reference_clock_judged == "improved"
+    if fix.clock_judged != "improved":
+        return 0.0 if ref_moved or fix.reference_clock_judged is None else None
+    ref = fix.reference_saving_pct
+    if ref_moved and ref and ref > 0 and fix.saving_pct is not None:
+        return round(max(0.0, min(1.0, fix.saving_pct / ref)), 4)
+    return 1.0
+
+
 def case_score(result: CaseResult) -> float:
+    """0.5 x diagnosis + 0.5 x fix credit. In a history case the diagnosis is the mean of what the application can
+    change (its own lines) and the upstream report (the maintainers' mechanism and lines, in the library)."""
     if any(f in DISQUALIFYING for f in result.flags):
         return 0.0
     d = result.diagnosis.score
+    if result.history is not None:
+        d = (d + result.history.upstream.score) / 2
     if result.fix is None or result.fix.credit is None:
         return round(d, 4)
     return round(DIAGNOSIS_WEIGHT * d + (1 - DIAGNOSIS_WEIGHT) * result.fix.credit, 4)

@@ -33,15 +33,16 @@ from .rules.helpers import Claim
 
 Progress = Callable[[str], None]
 
-MECHANISMS = [f"CS-{i}" for i in range(1, 14)]
+MECHANISMS = [f"CS-{i}" for i in range(1, 14)] + ["WC-1"]  # WC-n: this project's own (knowledge/WC-n.md)
 _SEVERITY_RANK = {"high": 0, "medium": 1, "low": 2, "info": 3}
 
 
 def _mech_number(mech: str) -> int:
-    try:
-        return int(mech.split("-")[1])
-    except (IndexError, ValueError):
-        return 99
+    """A rank for ties: CS-n by number, then this project's WC-n after all of them, anything else last."""
+    from .knowledge import order
+
+    family, number = order(mech)
+    return family * 100 + number
 
 
 DEPENDENCY_RANK = 0.75  # a fix the project cannot make in its own code yields to a project fix of >= 75% its size

@@ -63,6 +63,17 @@ class RunEvents:
     exit_work_ms: float | None = None
     exit_work_cpu_ms: float | None = None
     rebuild: Rebuild | None = None
+    app_end_ms: float | None = None  # the first process's app finished (its hook's exit work begins), hook clock
+
+    @property
+    def steady_ms(self) -> float | None:
+        """The run after its last module load, up to the app's end: the calls it repeats once everything is built
+        (the per-call clock of WC-1: a kernel made again at every call costs here, a module built once does not).
+        None without an exit record or a load."""
+        ends = [b.end_ms for b in self.builds if b.status in ("compiled", "cached") and b.end_ms > 0]
+        if self.app_end_ms is None or not ends:
+            return None
+        return round(max(0.0, self.app_end_ms - max(ends)), 3)
 
     @property
     def cuda_replay_ms(self) -> float:
@@ -182,6 +193,7 @@ def parse_lines(lines: list[str]) -> RunEvents:
     a process that died before exiting keeps count 1 per record."""
     run = RunEvents()
     launch_index: dict[tuple[object, object], int] = {}  # (pid, launch id) -> index in run.launches
+    created_at: dict[tuple[object, object], int] = {}  # (pid, seq) -> index in run.kernel_creations
     main_pid: object = None  # the first process the hook started in
     for raw in lines:
         raw = raw.strip()
@@ -273,7 +285,12 @@ def parse_lines(lines: list[str]) -> RunEvents:
                     start_ms=float(e.get("t_ms", 0.0)),
                 )
             )
+        elif kind == "kernel_made":  # the decorator's whole time, for the creation it completed
+            i = created_at.get((e.get("pid"), e.get("of_seq")))
+            if i is not None:
+                run.kernel_creations[i].made_ms = _num(e.get("ms"))
         elif kind == "kernel_created":
+            created_at[(e.get("pid"), e.get("seq"))] = len(run.kernel_creations)
             run.kernel_creations.append(
                 KernelCreation(
                     key=str(e.get("key", "")), module=str(e.get("module", "")), file=str(e.get("file", "")),
@@ -282,7 +299,7 @@ def parse_lines(lines: list[str]) -> RunEvents:
                     at_import=bool(e.get("at_import")), caller=_site(e.get("caller")),
                     made_by=str(e.get("made_by", "kernel")), signature=str(e.get("signature", "")),
                     outer=[f for f in (e.get("outer") or []) if isinstance(f, dict)],
-                    start_ms=float(e.get("t_ms", 0.0)),
+                    start_ms=float(e.get("t_ms", 0.0)), init_ms=_num(e.get("init_ms")),
                 )
             )
         elif kind in ("cuda_build", "cuda_concurrent", "cuda_replay"):
@@ -292,6 +309,9 @@ def parse_lines(lines: list[str]) -> RunEvents:
             # exit work overlaps its parent's run)
             if main_pid in (None, e.get("pid")):
                 run.exit_work_ms = (run.exit_work_ms or 0.0) + (_num(e.get("wall_ms")) or 0.0)
+                end = _num(e.get("t_ms"))
+                if end is not None:  # its exit work ended at t_ms: the app itself ended that long before
+                    run.app_end_ms = round(end - (_num(e.get("wall_ms")) or 0.0), 3)
             cpu = _num(e.get("cpu_ms"))
             run.exit_work_cpu_ms = None if cpu is None else (run.exit_work_cpu_ms or 0.0) + cpu
         elif kind == "rebuild":
@@ -302,6 +322,8 @@ def parse_lines(lines: list[str]) -> RunEvents:
         elif kind == "hook_error":
             run.hook.errors.append(f"{e.get('where')}: {e.get('error')}")
         elif kind == "exit":
+            if main_pid in (None, e.get("pid")) and run.app_end_ms is None:
+                run.app_end_ms = _num(e.get("t_ms"))  # replaced by the exit-work bracket's start where there is one
             run.launch_total += int(e.get("launch_total", 0))
             for lid, n in enumerate(e.get("launch_counts") or []):
                 i = launch_index.get((e.get("pid"), lid))

@@ -589,8 +589,8 @@ def _record_load(module, args, kwargs, result, rec, exc, warp_mod):
 def _make_hooks_wrapper(orig):
     """Count launches by where they come from (the hooks Warp returns, one per compiled kernel and exec; the calling
     code and offset): a frame lookup, a dict lookup by the hooks' id, two checks that the place is the one it last
-    counted in, a decrement and a counter step. Reading `launch`'s
-    locals costs microseconds (f_locals builds a dict of ~40), so `_read_launch` does it for the launches it asks."""
+    counted in, a decrement and a counter step. Reading `launch`'s locals costs microseconds (f_locals builds a dict
+    of ~40), so `_read_launch` does it for the launches it asks."""
     getframe, last = sys._getframe, _last_place
     # the two wrappers below repeat their body on purpose: it runs at every launch, and a shared helper would add a
     # call there and move the frame depths getframe reads
@@ -606,7 +606,7 @@ def _make_hooks_wrapper(orig):
                     st[0] -= 1  # two threads taking it below 0 make a read
                     next(st[1])
                 else:
-                    _other_place(caller, getframe(1), kernel, self, result)
+                    _read_launch(caller, getframe(1), kernel, self, result)
             except Exception as exc:
                 _hook_error("launch", exc)
             return result
@@ -622,7 +622,7 @@ def _make_hooks_wrapper(orig):
                     st[0] -= 1  # two threads taking it below 0 make a read
                     next(st[1])
                 else:
-                    _other_place(caller, getframe(1), kernel, self, result)
+                    _read_launch(caller, getframe(1), kernel, self, result)
             except Exception as exc:
                 _hook_error("launch", exc)
             return result
@@ -649,23 +649,18 @@ def _dim_key(dim):
     return dim if isinstance(dim, int) else tuple(dim) if isinstance(dim, (tuple, list)) else str(dim)
 
 
-def _other_place(caller, frame, kernel, exec_, result):
-    """Not the place this kernel last counted unread in (or its unread launches are used up): its own place's state
-    by the full key, counted unread if that place has launches left, else read."""
+def _read_launch(caller, frame, kernel, exec_, result):
+    """Not the place this kernel last counted unread in, or its unread launches used up: count it unread if its own
+    place (the full key) has launches left; else by its full signature (dim, adjoint, argument types from `launch`'s
+    frame), and say how many launches from its place count unread into that record: none until the place was read
+    _READ_FIRST times, and none for good once two reads there disagree; after that all but one in _READ_EVERY."""
     st = _launch_keys.get((id(result), id(caller.f_code), caller.f_lasti))
     if st is not None and st[0] > 0:
         st[0] -= 1
         next(st[1])
         _last_place[id(result)] = st
-    else:
-        _read_launch(st, frame, kernel, exec_, result)
-
-
-def _read_launch(st, frame, kernel, exec_, result):
-    """Count this launch by its full signature (dim, adjoint, argument types from `launch`'s frame) and say how many
-    launches from its place count unread into that record: none until the place was read _READ_FIRST times, and
-    none for good once two reads there disagree; after that all but one in _READ_EVERY."""
-    caller, loc = frame.f_back, frame.f_locals
+        return
+    loc = frame.f_locals
     sig = (id(result), id(caller.f_code), caller.f_lasti, loc.get("adjoint"), _dim_key(loc.get("dim")),
            tuple(map(type, loc.get("inputs") or ())), tuple(map(type, loc.get("outputs") or ())))
     counter = _launch_counters.get(sig)
@@ -916,6 +911,8 @@ def _install(warp_mod):
             K, s = getattr(ctx, "Kernel", None), (_emit, _hook_error, _state)
             _patch(targets, "kernel_created", K, "__init__", lambda f: _kernels.creation_wrapper(f, _user_site, *s))
             _patch(targets, "overload_created", K, "add_overload", lambda f: _kernels.overload_wrapper(f, *s))
+            _patch(targets, "kernel_made", warp_mod, "kernel", lambda f: _kernels.decorator_wrapper(f, *s),
+                   rebind=True)
         _patch(targets, "Module.unload", Module, "unload", _make_unload_wrapper)
         tape = getattr(warp_mod, "Tape", None)
         if _reach is not None and isinstance(tape, type) and "__init__" in tape.__dict__:

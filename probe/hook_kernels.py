@@ -13,8 +13,12 @@ arguments for the hook's records (`kernel_info`, `dtype_name`).
 """
 
 import sys
+from threading import get_ident as _thread
+from time import perf_counter as _clock
+from types import FunctionType
 
 _MAX_EVENTS = 2000
+_HERE = globals().get("__file__")  # this file: its own wrappers (decorator_wrapper) are no frame of the app
 
 
 def encode(value, depth=0):
@@ -74,7 +78,7 @@ def _user_frames(frame, wd, depth=6):
     while frame is not None and len(out) < depth:
         code = frame.f_code
         if not (wd and code.co_filename.startswith(wd)) and "importlib" not in code.co_filename \
-                and not code.co_filename.startswith("<frozen"):
+                and not code.co_filename.startswith("<frozen") and code.co_filename != _HERE:
             entry = {"file": code.co_filename, "line": frame.f_lineno,
                      "function": getattr(code, "co_qualname", code.co_name)}
             main = code.co_name == "<module>" and frame.f_globals.get("__name__") == "__main__"
@@ -144,17 +148,23 @@ def _record(kind, kernel, frames, emit, state, extra=None):
     event.update(extra or {})
     state["kernel_events"] = state.get("kernel_events", 0) + 1
     emit("kernel_created", event)
+    if kind == "kernel":  # emit numbered it: the decorator that is making it pairs its whole time with this event
+        state.setdefault("last_created", {})[_thread()] = event.get("seq")
 
 
 def creation_wrapper(orig, user_site, emit, hook_error, state):
-    """Wrap Kernel.__init__: after the kernel exists, emit the app's frames that made it, with their arguments."""
+    """Wrap Kernel.__init__: after the kernel exists, emit the app's frames that made it, with their arguments and
+    the time its construction took (a kernel made at every call pays that at every call: WC-1)."""
 
     def __init__(self, *args, **kwargs):
+        t0 = _clock()
         orig(self, *args, **kwargs)
+        init_ms = (_clock() - t0) * 1000.0  # what constructing it cost (the decorator adds more: decorator_wrapper)
         if state.get("kernel_events", 0) >= _MAX_EVENTS:
             return  # nothing more is recorded: not even the frames are walked
         try:
-            _record("kernel", self, _user_frames(sys._getframe(1), state.get("warp_dir") or ""), emit, state)
+            _record("kernel", self, _user_frames(sys._getframe(1), state.get("warp_dir") or ""), emit, state,
+                    {"init_ms": round(init_ms, 3)})
         except Exception as exc:
             hook_error("kernel_created", exc)
 
@@ -181,3 +191,40 @@ def overload_wrapper(orig, emit, hook_error, state):
     add_overload.__warp_compile_hook__ = True
     add_overload.__wrapped__ = orig
     return add_overload
+
+
+def decorator_wrapper(orig, emit, hook_error, state):
+    """Wrap warp.kernel: time the whole making of a kernel, which is more than Kernel.__init__ (from 1.19 a unique
+    module's hash and its reuse lookup follow it in the decorator), and emit it as `kernel_made` paired with the
+    kernel_created event it completes. `@wp.kernel` makes the kernel in this call; `@wp.kernel(module=...)` returns
+    the decorator, which is wrapped the same way. Results and exceptions pass through untouched."""
+
+    def timed(make):
+        def made(*args, **kwargs):
+            last = state.setdefault("last_created", {})
+            before = last.get(_thread())
+            t0 = _clock()
+            result = make(*args, **kwargs)
+            ms = (_clock() - t0) * 1000.0
+            try:
+                seq = last.get(_thread())
+                if seq is not None and seq != before:
+                    emit("kernel_made", {"of_seq": seq, "ms": round(ms, 3)})
+            except Exception as exc:
+                hook_error("kernel_made", exc)
+            return result
+
+        made.__wrapped__ = make
+        return made
+
+    def kernel(*args, **kwargs):
+        if args and callable(args[0]):  # @wp.kernel: this call makes the kernel
+            return timed(orig)(*args, **kwargs)
+        result = orig(*args, **kwargs)
+        return timed(result) if isinstance(result, FunctionType) else result
+
+    kernel.__warp_compile_hook__ = True
+    kernel.__wrapped__ = orig
+    kernel.__name__ = getattr(orig, "__name__", "kernel")
+    kernel.__doc__ = getattr(orig, "__doc__", None)
+    return kernel

@@ -1,4 +1,7 @@
-"""The mechanism catalogue: `knowledge/CS-<n>.md` files turned into `Mechanism` models.
+"""The mechanism catalogue: `knowledge/CS-<n>.md` and `knowledge/WC-<n>.md` files turned into `Mechanism` models.
+
+Two families of ids: CS-n are the compile-time mechanisms of NVIDIA's study, WC-n this project's own (costs paid at
+every call rather than at the first load). Both are cited, listed and searched alike; CS-n come first.
 
 Each file starts with front matter in a small YAML subset (read by `parse_front_matter`, no YAML library):
 
@@ -43,8 +46,17 @@ SCALAR_KEYS = ("id", "title")
 REQUIRED_SECTIONS = ("What happens", "How warp-compile sees it", "Fix", "When not to", "Figures")
 KNOWN_BACKENDS = ("cpu", "cuda", "cuda-tiles")
 
-_ID_RE = re.compile(r"^\s*(?:cs)?[\s_\-]*0*(\d{1,4})\s*$", re.IGNORECASE)
-_ID_STRICT_RE = re.compile(r"^CS-([1-9]\d*)$")
+_ID_RE = re.compile(r"^\s*(cs|wc)?[\s_\-]*0*(\d{1,4})\s*$", re.IGNORECASE)
+_ID_STRICT_RE = re.compile(r"^(CS|WC)-([1-9]\d*)$")
+PREFIXES = ("CS", "WC")  # the families, in the order they are listed
+
+
+def order(mechanism_id: str) -> tuple[int, int]:
+    """Sort key of an id: its family (CS first), then its number; anything else last."""
+    match = _ID_STRICT_RE.match(mechanism_id or "")
+    if not match:
+        return (len(PREFIXES), 99)
+    return (PREFIXES.index(match.group(1)), int(match.group(2)))
 
 
 
@@ -140,7 +152,7 @@ def parse_mechanism(text: str, source: str = "<text>") -> Mechanism:
         raise KnowledgeError(f"{source}: unknown front-matter keys {sorted(unknown)}")
     match = _ID_STRICT_RE.match(str(data["id"]))
     if not match:
-        raise KnowledgeError(f"{source}: id must look like CS-<n>, got {data['id']!r}")
+        raise KnowledgeError(f"{source}: id must look like CS-<n> or WC-<n>, got {data['id']!r}")
     bad = [b for b in data["backends"] if b not in KNOWN_BACKENDS]  # type: ignore[union-attr]
     if bad:
         raise KnowledgeError(f"{source}: unknown backends {bad}; use {list(KNOWN_BACKENDS)}")
@@ -148,7 +160,7 @@ def parse_mechanism(text: str, source: str = "<text>") -> Mechanism:
     missing = [s for s in REQUIRED_SECTIONS if not sections.get(s)]
     if missing:
         raise KnowledgeError(f"{source}: missing or empty sections {missing}")
-    return Mechanism(number=int(match.group(1)), body=body, sections=sections, **data)  # type: ignore[arg-type]
+    return Mechanism(number=int(match.group(2)), body=body, sections=sections, **data)  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------------------------------------- loading
@@ -159,18 +171,18 @@ def _load_all() -> tuple[Mechanism, ...]:
     root = resources.files(PACKAGE)
     found: list[Mechanism] = []
     for entry in root.iterdir():
-        if entry.name.startswith("CS-") and entry.name.endswith(".md"):
+        if entry.name.startswith(tuple(f"{p}-" for p in PREFIXES)) and entry.name.endswith(".md"):
             mech = parse_mechanism(entry.read_text(encoding="utf-8"), source=entry.name)
             if entry.name != f"{mech.id}.md":
                 raise KnowledgeError(f"{entry.name}: file name does not match id {mech.id}")
             found.append(mech)
     if not found:
         raise KnowledgeError(f"no CS-*.md files found in package {PACKAGE}")
-    return tuple(sorted(found, key=lambda m: m.number))
+    return tuple(sorted(found, key=lambda m: order(m.id)))
 
 
 def list_mechanisms() -> list[Mechanism]:
-    """All mechanisms, ordered by number (CS-1 first)."""
+    """All mechanisms, CS-1..CS-n first, then this project's own (WC-1..)."""
     return list(_load_all())
 
 
@@ -179,14 +191,15 @@ def _by_id() -> dict[str, Mechanism]:
 
 
 def normalize_id(text: str) -> str | None:
-    """'CS-3', 'cs3', 'CS3', '3', ' cs-03 ' -> 'CS-3'. None when the text does not look like an id at all.
+    """'CS-3', 'cs3', 'CS3', '3', ' cs-03 ' -> 'CS-3'; 'wc1', 'WC-1' -> 'WC-1'. None when the text does not look
+    like an id at all. A bare number is a CS id.
 
     The result is only a canonical form; it may name a mechanism that does not exist (CS-99).
     """
     match = _ID_RE.match(text or "")
     if not match:
         return None
-    return f"CS-{int(match.group(1))}"
+    return f"{(match.group(1) or 'CS').upper()}-{int(match.group(2))}"
 
 
 # ---------------------------------------------------------------------------------------------- lookup
@@ -197,8 +210,10 @@ def _suggest(query: str, limit: int = 3) -> list[Mechanism]:
     mechs = list_mechanisms()
     canon = normalize_id(query)
     if canon is not None:
-        wanted = int(canon.split("-")[1])
-        return sorted(mechs, key=lambda m: (abs(m.number - wanted), m.number))[: min(limit, 2)]
+        family, wanted = order(canon)
+        return sorted(mechs, key=lambda m: (order(m.id)[0] != family, abs(m.number - wanted), order(m.id)))[
+            : min(limit, 2)
+        ]
     q = query.strip().lower()[:SUGGEST_CHARS]  # similarity of a huge query costs seconds and says nothing more
     scored: dict[str, float] = {}
     for m in mechs:
@@ -225,9 +240,13 @@ def get(query: str) -> Mechanism:
     if canon is not None:
         if canon in table:
             return table[canon]
-        first, last = list_mechanisms()[0].id, list_mechanisms()[-1].id
+        ranges = []
+        for prefix in PREFIXES:
+            ids = [m.id for m in list_mechanisms() if m.id.startswith(prefix + "-")]
+            if ids:
+                ranges.append(f"{ids[0]} to {ids[-1]}" if len(ids) > 1 else ids[0])
         raise UnknownMechanism(
-            f"unknown mechanism {clip(query.strip())!r}: ids run from {first} to {last}; "
+            f"unknown mechanism {clip(query.strip())!r}: ids run from {' and '.join(ranges)}; "
             f"nearest: {_suggestion_text(_suggest(query))}"
         )
     q = " ".join((query or "").lower().split())
@@ -351,7 +370,7 @@ def search(keywords: str | list[str]) -> list[tuple[Mechanism, float]]:
         score = round(min(1.0, score / possible), 4)
         if score >= MIN_SCORE:
             results.append((m, score))
-    results.sort(key=lambda pair: (-pair[1], pair[0].number))
+    results.sort(key=lambda pair: (-pair[1], order(pair[0].id)))
     return results
 
 

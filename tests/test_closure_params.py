@@ -230,7 +230,8 @@ def _plain(cwd: Path) -> str:
     return "\n".join(ln for ln in done.stdout.splitlines() if not ln.startswith(("Warp ", "Module ")))
 
 
-@pytest.mark.slow
+# heavy: minutes each in CI (CI stays under 20 minutes); run with --heavy
+@pytest.mark.heavy
 def test_real_plugin_closure_measured_edited_and_run(tmp_path: Path) -> None:
     """The hook records the captured value's type in a real run; the edited copy prints the same total and builds
     the plugins' module once instead of once per plugin."""

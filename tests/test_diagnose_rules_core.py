@@ -311,7 +311,7 @@ def test_diagnose_ranks_by_saving_and_accounts_for_every_mechanism() -> None:
     assert savings == sorted(savings, reverse=True) and savings[0] == 850.0
     assert all(f.excerpt for f in d.findings)
     covered = mechs(d) | {r.mechanism for r in d.ruled_out} | {n.mechanism for n in d.not_reached}
-    assert covered == {f"CS-{i}" for i in range(1, 14)}
+    assert covered == {f"CS-{i}" for i in range(1, 14)} | {"WC-1"}
     assert d.summary.startswith("2 findings: CS-1")
     text = render_text(d)
     assert text.index("1. CS-1") < text.index("2. CS-4") < text.index("Why modules loaded again")
@@ -348,7 +348,7 @@ def test_diagnose_nothing_fires_summary_names_the_remaining_cost() -> None:
 
 
 def test_registry_lists_every_rule_module_once() -> None:
-    assert len(RULES) == len(set(RULES)) == 13
+    assert len(RULES) == len(set(RULES)) == 14  # CS-1 ... CS-13 and WC-1
     assert diagnose_mod.MECHANISMS[0] == "CS-1"
 
 

@@ -57,7 +57,8 @@ def test_the_particle_package_shape_gets_a_combination_proven_and_written_with_u
     assert '@wp.kernel(module="particlekit.stages")' in (root / "particlekit" / "plugins.py").read_text()
 
 
-@pytest.mark.slow
+# heavy: minutes each in CI (CI stays under 20 minutes); run with --heavy
+@pytest.mark.heavy
 def test_the_cache_shape_keeps_the_cache_keeps_rebuild_and_offers_no_header_fix(tmp_path: Path) -> None:
     root = _copy("cache_keeper", tmp_path)
     before = (root / "keeper" / "maintenance.py").read_text()

@@ -18,7 +18,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = {"probe": "warp_compile.probe", "server": "warp_compile.server", "evals": "warp_compile.evals",
             "knowledge": "warp_compile.knowledge", "cli": "warp_compile.cli", "warp_compile": "warp_compile"}
 MAX_LINES = 800
-MAX_HOOK_LINES = 1100  # the injected hook and its companions run in the user's Python: stdlib only, one file each
+MAX_HOOK_LINES = 1120  # the injected hook and its companions run in the user's Python: stdlib only, one file each
+# (1100 until the launch path's place cache, issue 41: the launch wrappers read hook.py's globals, so it stays there)
 MAX_REPEATS = 8  # runs of 6+ alike lines in the core (probe/)
 
 

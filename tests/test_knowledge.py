@@ -21,9 +21,12 @@ FIELDS = ("title", *knowledge.LIST_KEYS)
 OWN_FIGURES = ("CS-1", "CS-3", "CS-6", "CS-10", "CS-12")
 
 
-def test_all_thirteen_load_with_every_field_filled():
+ALL_IDS = [f"CS-{n}" for n in range(1, 14)] + ["WC-1"]  # the study's thirteen, then this project's own
+
+
+def test_all_load_with_every_field_filled():
     mechs = knowledge.list_mechanisms()
-    assert [m.id for m in mechs] == [f"CS-{n}" for n in range(1, 14)]
+    assert [m.id for m in mechs] == ALL_IDS
     for m in mechs:
         assert m.number == int(m.id.split("-")[1])
         for field in FIELDS:
@@ -154,9 +157,9 @@ def test_cli_explain_json(capsys):
 def test_cli_list(capsys):
     assert main(["explain", "--list"]) == 0
     out = capsys.readouterr().out
-    assert all(f"CS-{n} " in out for n in range(1, 14))
+    assert all(f"{i} " in out for i in ALL_IDS)
     assert main(["explain", "--list", "--json"]) == 0
-    assert [d["id"] for d in json.loads(capsys.readouterr().out)] == [f"CS-{n}" for n in range(1, 14)]
+    assert [d["id"] for d in json.loads(capsys.readouterr().out)] == ALL_IDS
 
 
 def test_cli_keywords(capsys):
@@ -211,7 +214,7 @@ def test_no_fourteen_word_run_shared_with_the_seed():
     for path in seeds:
         seed_runs |= _runs(path.read_text(encoding="utf-8", errors="replace"))
     files = sorted((REPO / "knowledge").glob("*.md"))
-    assert len(files) == 14  # CS-1 ... CS-13 and README
+    assert len(files) == 15  # CS-1 ... CS-13, WC-1 and README
     shared = {}
     for path in files:
         common = _runs(path.read_text(encoding="utf-8")) & seed_runs

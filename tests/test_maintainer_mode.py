@@ -145,7 +145,8 @@ def _fix_cs6(command: list[str], cwd: Path):  # type: ignore[no-untyped-def]
     return run_fix(command, cwd, FixOptions(wanted=["CS-6"], max_rounds=4, timeout_s=600, combine=False))
 
 
-@pytest.mark.slow
+# heavy: minutes each in CI (CI stays under 20 minutes); run with --heavy
+@pytest.mark.heavy
 def test_the_project_s_own_closure_kernel_gets_module_unique_and_fix_proves_it(tmp_path: Path) -> None:
     project = tmp_path / "narrow_phase"
     shutil.copytree(APPS / "narrow_phase", project)

@@ -148,6 +148,12 @@ def test_late_and_module_level_imports_and_the_cycle_that_keeps_one_late() -> No
     # ik_specializer's late import is late because joints.py imports solver.py back
     _, variants, skipped = _variants("ik_specializer")
     assert "imports this file back (a cycle)" in skipped["import/module_level"]
+    # index_dispatch's late import is its mechanism: joints.py registers generic instances while it is imported
+    # (IndexDispatch(...) at module level), after their module loaded; at module level there would be no CS-6 left
+    _, variants, skipped = _variants("index_dispatch")
+    assert "import/module_level" not in variants
+    assert "index_dispatch/joints.py makes kernels or kernel instances while it is imported" in \
+        skipped["import/module_level"], skipped
     _, variants, _ = _variants("kernel_memo")
     tree = _tree(variants["import/late"], "kernel_memo/__main__.py")
     assert not any(isinstance(n, ast.ImportFrom) and n.module == "solver" for n in tree.body)
@@ -229,3 +235,12 @@ def test_the_bench_spreads_a_sample_over_transformations_and_reads_mechanisms_fr
     assert len({(v.family, v.transform) for v in chosen}) == len(chosen)  # no transformation twice while others wait
     assert bench.mechanisms_of("CS-12@CS-9+CS-10") == {"CS-12", "CS-9", "CS-10"}  # type: ignore[attr-defined]
     assert bench.mechanisms_of("CS-1#2") == {"CS-1"}  # type: ignore[attr-defined]
+
+
+def test_the_bench_headline_counts_own_mechanism_also_against_the_originals_that_reach_it() -> None:
+    bench = _bench()
+    rows = [{"expected": ["CS-9"], "original_applied": ["CS-9"], "reached": True, "own": True},
+            {"expected": ["CS-6"], "original_applied": ["CS-10", "CS-6"], "reached": True, "own": False},
+            {"expected": ["CS-9"], "original_applied": ["CS-10"], "reached": True, "own": False}]
+    line = bench._headline(rows)[0]  # type: ignore[attr-defined]
+    assert "Reached 3 of 3; the shape's own mechanism written on 1 of 3; on 1 of the 2 whose original" in line

@@ -139,6 +139,8 @@ def test_saved_reports_of_an_unchanged_app_under_load_are_not_a_change(late_kern
     assert code == 0
 
 
+# heavy: minutes each in CI (CI stays under 20 minutes); run with --heavy
+@pytest.mark.heavy
 def test_saved_reports_with_a_real_fix_under_load_are_improved(late_kernels: dict) -> None:
     base, fixed, root = late_kernels["base"], late_kernels["fixed"], late_kernels["root"]
     c = compare_reports(base, fixed)

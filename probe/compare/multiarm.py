@@ -71,6 +71,31 @@ def relative_half_width(c: Comparison, intended: str) -> tuple[float | None, str
     return (abs(half / centre) if centre else None), unit
 
 
+PER_CALL_CLOCKS = frozenset({"steady"})  # clocks a fix of a cost paid at every call is judged on alone (WC-1)
+_BY_OUTCOME = {"improved": "IMPROVED", "regressed": "REGRESSION"}
+
+
+def on_clock(c: Comparison, name: str) -> Comparison:
+    """The comparison judged on the one clock `name` (a per-call fix: the compile clocks it leaves alone would call it
+    NO_EFFECT, identical work, and stop it after two pairs). That clock becomes the headline and the only one that
+    decides; an INVALID comparison stays INVALID. The compile clocks' verdict is kept in the reason."""
+    k = c.clock(name)
+    if k is None or c.verdict == "INVALID":
+        return c
+    view = c.model_copy(deep=True)
+    for clock in view.clocks:
+        if clock.name == name:
+            clock.role, clock.decisive, clock.left_out = "headline", True, ""
+        else:
+            clock.role = "informational"
+    view.headline = name  # type: ignore[assignment]
+    view.verdict = _BY_OUTCOME.get(k.outcome, "INCONCLUSIVE")  # type: ignore[assignment]
+    view.exit_code = EXIT_CODES[view.verdict]
+    view.reason = (f"judged on {k.title} alone (a cost paid at every call): {k.before.median} -> {k.after.median} ms, "
+                   f"band ±{k.band_ms} ms; the compile clocks say {c.verdict}: {c.reason}")
+    return view
+
+
 def _accepts(fn: Callable[..., Any], name: str) -> bool:
     try:
         return name in inspect.signature(fn).parameters
@@ -177,6 +202,8 @@ def multiarm_compare(
                             paired=len(mine) == n)
             if added:
                 c.equivalence.note = "; ".join(x for x in (c.equivalence.note, added) if x)
+            if arm.clock in PER_CALL_CLOCKS:
+                c = on_clock(c, arm.clock)
             step = _decide(c, limit, floor, n)
             arm.comparison, arm.decisions = c, step.decisions
             if c.verdict == "INVALID":

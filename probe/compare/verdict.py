@@ -226,8 +226,8 @@ def _warnings(before: Report, after: Report, eq: Equivalence) -> list[Warn]:
 
 
 TIME_CLOCKS = ("compile_elapsed", "warm_repeat", "cold_module", "cuda_compile", "cold_wall", "warm_wall", "pch",
-               "native", "codegen", "compile_cpu", "cold_module_cpu", "cold_cpu", "warm_cpu", "pch_cpu", "native_cpu",
-               "cuda_compile_cpu")  # fmt: skip
+               "native", "codegen", "steady", "compile_cpu", "cold_module_cpu", "cold_cpu", "warm_cpu", "pch_cpu",
+               "native_cpu", "cuda_compile_cpu")  # fmt: skip
 CPU_CLOCKS = frozenset(CPU_TWIN.values())
 
 
@@ -284,6 +284,8 @@ def _clocks(before: Report, after: Report, st: Structure, floor: float, drift: D
     ):
         if b.values or a.values or b.median is not None or a.median is not None:  # absent from both: not measured
             out.append(clock(name, b, a, cnt, label=label))
+    if before.steady_ms.values and after.steady_ms.values:  # the per-call clock (WC-1), where both arms ended cleanly
+        out.append(clock("steady", before.steady_ms, after.steady_ms, st.compiled_events))
     for name, b, a, cnt, label in (
         ("compile_cpu", before.compile_cpu_ms, after.compile_cpu_ms, st.compiled_events, "compiled events"),
         ("cold_module_cpu", before.cold_module_cpu_ms, after.cold_module_cpu_ms, st.compiled_events,
@@ -549,7 +551,7 @@ def compare(
     )
 
 
-INFORMATIONAL = ("cold_wall", "warm_wall", "pch", "native", "codegen")
+INFORMATIONAL = ("cold_wall", "warm_wall", "pch", "native", "codegen", "steady")  # steady: a per-call finding's
 CPU_INFORMATIONAL = ("cold_cpu", "warm_cpu", "pch_cpu", "native_cpu")
 
 

@@ -265,6 +265,16 @@ def _clock_saving(c: CandidateFix, comparison: Comparison) -> None:
     ]
 
 
+def _per_call_verdict(c: CandidateFix, comparison: Comparison) -> None:
+    """A fix of a cost paid at every call (WC-1) is judged on the run after its last load alone (the arm's comparison
+    is already that view: compare/multiarm.on_clock); where no sample recorded that clock it proves nothing."""
+    if c.clock != "steady" or comparison.verdict == "INVALID":
+        return
+    k = comparison.clock("steady")
+    if k is None or k.before.median is None or k.after.median is None:
+        c.verdict, c.verdict_reason = "INCONCLUSIVE", "the per-call clock (run after last load) was not measured"
+
+
 def _kept_paths(engine: Engine, variants: list[list[str]], base: Arm, arm: Arm, timeout_s: float) -> list[KeptPath]:
     from .behaviour import app_lines, first_difference
 
@@ -359,6 +369,7 @@ def _fill(c: CandidateFix, arm: Arm, engine: Engine, base: Arm, must_keep: list[
     c.verdict, c.verdict_reason = comparison.verdict, comparison.reason
     c.pairs, c.stopped_because, c.decided = len(arm.samples), arm.stopped_because, arm.decided
     _clock_saving(c, comparison)
+    _per_call_verdict(c, comparison)
     c.behaviour = _behaviour(engine, base, arm, comparison, must_keep, timeout_s,
                              check_kept=comparison.verdict == "IMPROVED", edits=c.edits)
     c.improved = improved(c)

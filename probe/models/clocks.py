@@ -14,6 +14,7 @@ CLOCK_TITLES: dict[str, str] = {
     "cold_wall": "cold wall",  # the whole cold run (empty caches)
     "warm_wall": "warm wall",  # the whole repeat run: what every later run waits, header rebuilds included
     "pch": "header (pch)",  # the CPU precompiled header built in the cold run
+    "steady": "run after last load",  # the cold run from its last module load to the app's end: the repeated calls
     "native": "native compile",  # clang / NVRTC in the cold run, header excluded
     "codegen": "codegen",  # Python -> C++/CUDA source generation in the cold run
     # CPU clocks: user + system time of a whole run (os.wait4), and the building threads' CPU time

@@ -111,7 +111,7 @@ class Alternative(_Model):
 
 
 class Finding(_Model):
-    mechanism: str  # "CS-n"
+    mechanism: str  # "CS-n", or "WC-n" for this project's own mechanisms (knowledge/WC-n.md)
     title: str
     severity: Severity
     confidence: Confidence
@@ -264,6 +264,6 @@ class RuleResult(_Model):
 
 
 def normalize_mechanism(raw: str) -> str:
-    """`cs-3`, `CS3`, `3`, `CS 3` -> `CS-3`; anything else is kept (upper-cased) and matches nothing."""
-    m = re.fullmatch(r"\s*(?:cs)?[\s_-]*0*(\d{1,2})\s*", raw, flags=re.IGNORECASE)
-    return f"CS-{int(m.group(1))}" if m else raw.strip().upper()
+    """`cs-3`, `CS3`, `3`, `CS 3` -> `CS-3`; `wc1` -> `WC-1`; anything else is kept (upper-cased), matches nothing."""
+    m = re.fullmatch(r"\s*(cs|wc)?[\s_-]*0*(\d{1,2})\s*", raw, flags=re.IGNORECASE)
+    return f"{(m.group(1) or 'CS').upper()}-{int(m.group(2))}" if m else raw.strip().upper()

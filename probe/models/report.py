@@ -212,6 +212,16 @@ class KernelCreation(_Model):
     # (`_renamed(fn, name)`) is made by the factory that called it (`make_stretch(coord_dim, simplex_dim)`)
     outer: list[dict[str, Any]] = Field(default_factory=list)
     start_ms: float = 0.0
+    # the wall time Kernel.__init__ took (its source read and parsed); None: not recorded (an older hook)
+    init_ms: float | None = None
+    # the wall time the whole decorator took (wp.kernel: Kernel.__init__ plus, from 1.19, the unique module's hash and
+    # reuse lookup); None: not made through wp.kernel, or an older hook
+    made_ms: float | None = None
+
+    @property
+    def cost_ms(self) -> float | None:
+        """What making this kernel object cost: the decorator's whole time where recorded, else Kernel.__init__."""
+        return self.made_ms if self.made_ms is not None else self.init_ms
 
 
 class CacheFacts(_Model):
@@ -486,6 +496,9 @@ class Report(_Model):
     pch_ms: Stat = Field(default_factory=Stat)
     cold_wall_ms: Stat = Field(default_factory=Stat)
     warm_wall_ms: Stat = Field(default_factory=Stat)
+    # the cold run after its last module load, to the app's end (RunEvents.steady_ms): the repeated calls once all is
+    # built, the clock a cost paid at every call (WC-1) is judged on; empty where a sample has no exit record
+    steady_ms: Stat = Field(default_factory=Stat)
     compile_elapsed_ms: Stat = Field(default_factory=Stat)
     overlap_factor: float | None = None  # summed load time / union of load intervals (1.0 = one at a time)
     generated_source_bytes: int = 0

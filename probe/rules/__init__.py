@@ -24,6 +24,7 @@ RULES: list[str] = [
     "unroll_budget",  # CS-11
     "precompiled_header",  # CS-12
     "serial_modules",  # CS-13
+    "per_call",  # WC-1 (this project's own: a cost paid at every call)
 ]
 
 

@@ -133,6 +133,15 @@ class RuleContext:
         """
         if self.scan is None:
             return None
+        found = self._scanned_kernel(info)
+        if found is None:  # a project's own decorator the scan cannot follow: the line the run recorded
+            from ..fix.transform.recorded_def import kernel_def_at
+
+            found = kernel_def_at(self, info)
+        return found
+
+    def _scanned_kernel(self, info: KernelInfo) -> KernelDef | None:
+        assert self.scan is not None
         key = info.generic_parent or info.key
         name = key.split("__locals__")[-1].split(".")[-1]
         file = self.rel(info.file) if info.file else None

@@ -735,8 +735,33 @@ def import_late(app: App) -> Result:
     return out, sites
 
 
+def _makes_at_import(app: App, target: str) -> bool:
+    """Does the module in file `target` make kernels or kernel instances while it is imported: a module-level call of
+    `wp.kernel`/`wp.Kernel`/`wp.overload`/`wp.map`, of a package function that makes kernels, or of a package class
+    whose methods do (`IndexDispatch(kernel, ...)` registering overloads)? Definitions alone (`@wp.kernel def`,
+    `@wp.func`) join their own module before it first loads, whenever the import runs."""
+    trees = app.trees()
+    makers = app.makers
+    classes = {c.name for t in trees.values() for c in t.body if isinstance(c, ast.ClassDef)
+               and any(isinstance(m, FuncDef) and m.name in makers for m in c.body)}
+    for stmt in trees[target].body:
+        if isinstance(stmt, FuncDef | ast.ClassDef | ast.Import | ast.ImportFrom):
+            continue
+        for node in ast.walk(stmt):
+            if not isinstance(node, ast.Call):
+                continue
+            f = node.func
+            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+            if any(_is_wp(f, a) for a in ("Kernel", "kernel", "overload", "map")) or name in makers | classes:
+                return True
+    return False
+
+
 def import_module_level(app: App) -> Result:
-    """A function-local `from .x import f` moves to module level, unless x imports this file back (a cycle)."""
+    """A function-local `from .x import f` moves to module level, unless x imports this file back (a cycle) or x makes
+    kernels or instances while it is imported: then the late import is when they are made, the shape's mechanism
+    (index_dispatch's `from . import joints` registers generic instances after their module loaded), and moving it
+    would remove what the variant is meant to keep."""
     trees, out, sites, why = app.trees(), {}, [], []
     for path, tree in trees.items():
         top = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} | \
@@ -749,6 +774,12 @@ def import_module_level(app: App) -> Result:
                     back = ", ".join(sorted(t for t in targets if t))
                     why.append(f"{path}:{imp.lineno} {ast.unparse(imp)} in {scope.name}(): {back} imports this "
                                "file back (a cycle)")
+                    continue
+                made = sorted(t for t in targets if t and _makes_at_import(app, t))
+                if made:
+                    why.append(f"{path}:{imp.lineno} {ast.unparse(imp)} in {scope.name}(): {', '.join(made)} makes "
+                               "kernels or kernel instances while it is imported, so the late import is when they are "
+                               "made (moving it changes the shape's mechanism)")
                     continue
                 if any((a.asname or a.name) in top for a in imp.names):
                     why.append(f"{path}:{imp.lineno}: a name it imports is bound at module level")

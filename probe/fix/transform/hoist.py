@@ -80,6 +80,31 @@ def enclosing_function(parents: dict[ast.AST, ast.AST], node: ast.AST) -> tuple[
     return up, "loop" if "loop" in kinds else "branch" if kinds else ""
 
 
+def _launched_in_its_iteration(parents: dict[ast.AST, ast.AST], fn: ast.AST, node: ast.FunctionDef) -> bool:
+    """Every use of the kernel defined in a loop is a launch below it in the same loop body, so each launch passes
+    the values of the pass that made the kernel: taken as arguments there, they are the values it captured (one
+    kept for a later pass would get the later values: refused)."""
+    loop = parents.get(node)
+    while loop is not None and not isinstance(loop, _LOOPS):
+        loop = parents.get(loop)
+    if loop is None or not isinstance(fn, ast.FunctionDef):
+        return False
+    launches = params.local_launches(fn, node)  # the launches by name, when they are its only uses
+    end = node.end_lineno or node.lineno
+    return launches is not None and all(
+        end < la.lineno and la.lineno <= (loop.end_lineno or loop.lineno)
+        and any(a is loop for a in _ancestors(parents, la)) for la in launches)
+
+
+def _ancestors(parents: dict[ast.AST, ast.AST], node: ast.AST) -> list[ast.AST]:
+    out = []
+    up = parents.get(node)
+    while up is not None:
+        out.append(up)
+        up = parents.get(up)
+    return out
+
+
 def _late_imports(fn: ast.AST, before: int) -> dict[str, ast.Import | ast.ImportFrom]:
     """Names a function binds by an import statement written above line `before` (a late import)."""
     out: dict[str, ast.Import | ast.ImportFrom] = {}
@@ -154,8 +179,9 @@ def hoist(ctx: Project, kdef: KernelDef, info: KernelInfo | None = None, as_para
             "call: move it by hand, passing those values as kernel arguments or wp.constant()s"
         )
         return h
-    if where == "loop" and outside:
-        h.why_not = f"{kdef.name} is created in a loop of {outer.name}() and reads what the loop changes"
+    if where == "loop" and outside and not _launched_in_its_iteration(parents, outer, node):
+        h.why_not = (f"{kdef.name} is created in a loop of {outer.name}() and reads what the loop changes, and not "
+                     "every use of it is a launch later in the same pass of the loop")
         return h
     top = syntax.top_statement(tree, node.lineno)
     assert top is not None

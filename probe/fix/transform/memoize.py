@@ -32,6 +32,7 @@ from . import syntax
 from .context import Project
 from .graph import imports_back
 from .plan import Step, failed
+from .reached import Reach, def_by_path, reached_as
 
 CACHE = "@functools.lru_cache(maxsize=None)"
 STEP = "create at import"
@@ -231,11 +232,11 @@ def _versions(ctx: Project, c: FactoryCallFact, home: _Home) -> tuple[list[str],
 
 def _write_versions(ctx: Project, step: Step, file: str, tree: ast.Module, node: ast.FunctionDef,
                     versions: list[str], need: int, cache: bool, imports_done: set[str],
-                    home: _Home | None = None) -> str:
+                    home: _Home | None = None, callee: str = "") -> str:
     """The edits that cache `node` (when asked and it does not cache yet) and call it at import with `versions`,
     after line `need` (the last module-scope line the calls read), with the imports the calls need; "" or why
     not."""
-    factory = node.name
+    factory = callee or node.name
     if home is not None and home.imports:
         cycle = imports_back(ctx, file, list(home.imports.values()))
         if cycle is not None:
@@ -248,7 +249,7 @@ def _write_versions(ctx: Project, step: Step, file: str, tree: ast.Module, node:
         step.edits.append(e)
         step.review.append(f"{file} now imports {', '.join(home.imports)} for the calls made at import")
     if cache and not _caches(node):
-        cached = insert_before(ctx.sources, file, syntax.span_of(node)[0], CACHE)
+        cached = insert_before(ctx.sources, file, syntax.span_of(node)[0], " " * node.col_offset + CACHE)
         if cached is None:
             return f"{file} is not a file of the project"
         step.edits.append(cached)
@@ -343,13 +344,15 @@ def made_at_import(ctx: Project, defs: list[KernelDef], calls: list[FactoryCallF
     return _finish(step, made, cached=True)
 
 
-def _frame_factories(ctx: Project, frames: list[dict]) -> tuple[list[tuple[str, ast.Module, ast.FunctionDef, dict]],
-                                                                   str]:
-    """The creation's app frames that a call at import can repeat, innermost first: module-level functions of project
-    files that ran late, each as (file, tree, its def, the frame); and why the first frame that is not one is not."""
+def _frame_factories(ctx: Project, frames: list[dict]) -> tuple[list[tuple[str, ast.Module, ast.FunctionDef, dict,
+                                                                         Reach]], str]:
+    """The creation's app frames that a call at import can repeat, innermost first: project functions that ran late
+    and that module scope of their file can call, each as (file, tree, its def, the frame, how module scope calls
+    it): a module-level function by its own name, a method or closure by the module-scope name its caller called it
+    by (reached.py); and why the first frame that is not one is not."""
     out = []
     why = "the run recorded no app frame that made it"
-    for f in frames:
+    for i, f in enumerate(frames):
         fn = str(f.get("function", ""))
         if f.get("at_import") or fn == "<module>":
             break
@@ -358,11 +361,23 @@ def _frame_factories(ctx: Project, frames: list[dict]) -> tuple[list[tuple[str, 
         if rel is None or src is None:
             why = f"{fn}() is not in a file of the project"
             continue
-        node = _factory_node(src[1], fn) if "." not in fn else None
-        if node is None:
-            why = f"{fn}() is not a module-level function, which a call at import could repeat"
+        if "." not in fn:
+            node = _factory_node(src[1], fn)
+            if node is None:
+                why = f"{fn}() is not a module-level function, which a call at import could repeat"
+                continue
+            out.append((rel, src[1], node, f, Reach(name=fn, after=node.end_lineno or node.lineno,
+                                                    bound_first=False)))
             continue
-        out.append((rel, src[1], node, f))
+        node = def_by_path(src[1], fn, int(f.get("line") or 0))
+        if node is None:
+            why = f"{fn}() could not be read back in {rel}"
+            continue
+        reach = reached_as(ctx, frames, i, rel, src[1], node)
+        if isinstance(reach, str):
+            why = reach
+            continue
+        out.append((rel, src[1], node, f, reach))
     return out, why
 
 
@@ -465,23 +480,6 @@ def _busy(stmts: list[ast.stmt], line: int, strict: bool) -> ast.stmt | None:
     return None
 
 
-def _def_by_qualname(tree: ast.Module, qualname: str) -> ast.FunctionDef | None:
-    """The function or method `qualname` names (`Pipeline.run`, `make`), outside any function body."""
-    scope: list[ast.stmt] = tree.body
-    parts = qualname.split(".")
-    for i, part in enumerate(parts):
-        last = i == len(parts) - 1
-        kinds = (ast.FunctionDef,) if last else (ast.ClassDef,)
-        node = next((s for s in scope if isinstance(s, kinds) and s.name == part), None)
-        if node is None:
-            return None
-        if last:
-            assert isinstance(node, ast.FunctionDef)
-            return node
-        scope = node.body
-    return None
-
-
 def _thin_class(tree: ast.Module | None, name: str) -> bool:
     """Constructing class `name` of `tree` does nothing but store what it is given: a dataclass, or an `__init__`
     with no work of its own (`own_work`, strict)."""
@@ -533,14 +531,17 @@ def chain_work(ctx: Project, frames: list[dict], frame: dict, node: ast.Function
                            callee_src[1] if callee_src is not None else None)
     if work:
         return work
-    for inner in frames[1:at]:
+    for i, inner in enumerate(frames[:at]):
         fn = str(inner.get("function", ""))
         rel = ctx.sources.rel(str(inner.get("file", "")))
         src = syntax.parsed(ctx.sources, rel) if rel is not None else None
-        between = _def_by_qualname(src[1], fn) if src is not None else None
+        between = def_by_path(src[1], fn, int(inner.get("line") or 0)) if src is not None else None
+        if between is None and i == 0:
+            continue  # the maker itself outside the project's files (a dependency's helper): its launches are not ours
         if between is None:
             return f"{fn}() lies between {node.name}() and the kernel and could not be read, so its work is unknown"
-        work = own_work(between, int(inner.get("line") or 0), "outer")
+        # the maker runs whole too: a launch there is the program's work (its other statements are what it is for)
+        work = own_work(between, int(inner.get("line") or 0), "maker" if i == 0 else "outer")
         if work:
             return f"{node.name}() reaches the kernel through {fn}(), and {work}"
     return ""
@@ -554,7 +555,7 @@ def made_at_import_from_run(ctx: Project, creations: list) -> Step:
     step = Step(what=STEP)
     made: list[str] = []
     imports_done: set[str] = set()
-    targets: dict[tuple[str, str], tuple[ast.Module, ast.FunctionDef, list[str], bool]] = {}
+    targets: dict[tuple[str, str], tuple[ast.Module, ast.FunctionDef, Reach, list[str], bool]] = {}
     homes: dict[str, _Home] = {}
     for c in creations:
         frames = [{"file": c.file, "line": c.line, "function": c.function, "args": c.args, "at_import": c.at_import},
@@ -564,7 +565,7 @@ def made_at_import_from_run(ctx: Project, creations: list) -> Step:
             return failed(STEP, f"{c.key}: {why}")
         got = None
         whys: list[str] = []
-        for i, (file, tree, node, frame) in enumerate(candidates):  # the innermost call source can repeat
+        for i, (file, tree, node, frame, reach) in enumerate(candidates):  # the innermost call source can repeat
             home = homes.setdefault(file, home_of(ctx, file, tree))
             line = int(frame.get("line") or 0)
             work = own_work(node, line, "maker" if frame is frames[0] else "outer" if i else "first")
@@ -572,22 +573,24 @@ def made_at_import_from_run(ctx: Project, creations: list) -> Step:
             if work:
                 whys.append(work)
                 continue
-            ok, form = _form(ctx, node, frame.get("args") or {}, home, line)
+            ok, form = _form(ctx, node, frame.get("args") or {}, home, line, reach.bound_first)
             if ok:
-                got = (file, tree, node, frame, form)
+                got = (file, tree, node, frame, reach, form)
                 break
             whys.append(form)
         if got is None:  # each frame's own reason, innermost first
             return failed(STEP, "; ".join(whys))
-        file, tree, node, frame, form = got
-        key = (file, node.name)
-        tree_, node_, forms, direct = targets.get(key, (tree, node, [], False))
-        targets[key] = (tree_, node_, [*forms, form], direct or frame is frames[0] and c.made_by == "kernel")
-    for (file, _name), (tree, node, forms, direct) in targets.items():
+        file, tree, node, frame, reach, form = got
+        key = (file, reach.name)
+        tree_, node_, reach_, forms, direct = targets.get(key, (tree, node, reach, [], False))
+        targets[key] = (tree_, node_, reach_, [*forms, form],
+                        direct or frame is frames[0] and c.made_by == "kernel")
+    for (file, name), (tree, node, reach, forms, direct) in targets.items():
         forms = list(dict.fromkeys(forms))
-        versions = [f"{node.name}({a})" for a in forms]
-        why = _write_versions(ctx, step, file, tree, node, versions, _needs(tree, node, forms), direct,
-                              imports_done, homes.get(file))
+        versions = [f"{name}({a})" for a in forms]
+        need = max(_needs(tree, node, forms), reach.after)
+        why = _write_versions(ctx, step, file, tree, node, versions, need, direct, imports_done, homes.get(file),
+                              callee=name)
         if why:
             return failed(STEP, why)
         made += versions
@@ -596,12 +599,14 @@ def made_at_import_from_run(ctx: Project, creations: list) -> Step:
     return _finish(step, made, cached=any(d for *_x, d in targets.values()))
 
 
-def _form(ctx: Project, node: ast.FunctionDef, args: dict, home: _Home, line: int = 0) -> tuple[bool, str]:
+def _form(ctx: Project, node: ast.FunctionDef, args: dict, home: _Home, line: int = 0,
+          bound_first: bool = False) -> tuple[bool, str]:
     """(True, one recorded call of `node` as an argument list its file can write, defaults left out), or (False,
     why not). A value source cannot write (an array of data) is passed as None where the function has a register
-    switch (`_register_switch`) that returns before anything reads it; the switch is then passed True."""
+    switch (`_register_switch`) that returns before anything reads it; the switch is then passed True.
+    `bound_first`: a method called through an instance, which passes its first parameter itself."""
     a = node.args
-    positional = [*a.posonlyargs, *a.args]
+    positional = [*a.posonlyargs, *a.args][1 if bound_first else 0:]
     defaults = _defaults(node)
     switch = _register_switch(node, line) if line else None
     before = set()

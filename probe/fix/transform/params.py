@@ -155,7 +155,7 @@ def _append(lines: list[str], given: ast.List | ast.Tuple, values: list[str]) ->
     return row + 1, row + 1, (head.rstrip() if sep == " " else head) + sep + joined + text[col:]
 
 
-def _local_launches(fn: ast.FunctionDef, kernel: ast.FunctionDef) -> list[ast.Call] | None:
+def local_launches(fn: ast.FunctionDef, kernel: ast.FunctionDef) -> list[ast.Call] | None:
     """The `wp.launch`es of the kernel by its name inside the function that defines it, when that is the only use of
     the name there (not returned or stored: then every launch is in sight); None otherwise."""
     uses = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == kernel.name and isinstance(n.ctx, ast.Load)]
@@ -208,7 +208,7 @@ def plan(ctx: Project, info: KernelInfo | None, fn: ast.FunctionDef, kernel: ast
     if taken & set(captured) or kernel.args.vararg or kernel.args.kwonlyargs:
         p.why_not = f"{kernel.name}'s signature cannot take {', '.join(captured)} as arguments"
         return p
-    local = _local_launches(fn, kernel)
+    local = local_launches(fn, kernel)
     if local is not None:  # launched where it is defined: the captured names are in scope at each launch
         return _local_plan(ctx, p, fn, kernel, file, captured, closure, local)
     sources = captured_sources(fn, kernel, captured)

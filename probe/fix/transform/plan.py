@@ -16,7 +16,7 @@ from ..edits import merge_edits
 
 # the order steps apply in (a plan lists them so): kernels exist first, then they share a module, then that module
 # gets its options, then the process-wide header
-ORDER = ("create at import", "move to module scope", "arguments", "module", "option", "header")
+ORDER = ("cache the factory", "create at import", "move to module scope", "arguments", "module", "option", "header")
 
 
 @dataclass
