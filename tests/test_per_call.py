@@ -254,3 +254,46 @@ def test_real_app_re_creating_per_step_is_found_on_its_lines() -> None:
 def test_real_app_making_its_kernels_once_is_not_found() -> None:
     _report_, d = _diagnose(ONCE)
     assert "WC-1" not in {f.mechanism for f in d.findings}
+
+
+def test_the_cache_is_refused_on_a_function_that_is_no_factory(tmp_path: Path) -> None:
+    """warp-1108's shape: main() reaches a library's kernel maker (wp.map) at every pass; caching main() would hand
+    back nothing and skip the program. A function that launches what it made is refused too; a real factory not."""
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "app.py").write_text(textwrap.dedent('''\
+        import warp as wp
+
+        @wp.func
+        def soft(x: float):
+            return x / (1.0 + wp.abs(x))
+
+        def main():
+            a = wp.zeros(8, dtype=float)
+            for _ in range(10):
+                a = wp.map(soft, a)
+            print(a.numpy().sum())
+
+        def make_and_run(n: int, a):
+            @wp.kernel
+            def k(x: wp.array(dtype=float)):
+                x[wp.tid()] = float(n)
+            wp.launch(k, dim=8, inputs=[a])
+            return k
+
+        def make(n: int):
+            @wp.kernel
+            def k(x: wp.array(dtype=float)):
+                x[wp.tid()] = float(n)
+            return k
+        '''))
+    ctx = _ctx(_report(root, []), root)
+    app = str(root / "app.py")
+    per_pass = [_made(root, "map_kernel", 10, "main", 100.0 + i, 1.0, {}) for i in range(4)]
+    assert "returns nothing" in cache_factory(ctx, app, "main", per_pass).why_not
+    n = {"n": {"kind": "int", "text": "3"}}
+    launching = [_made(root, "k", 14, "make_and_run", 100.0 + i, 1.0, n) for i in range(4)]
+    assert "launches kernels itself (line 17)" in cache_factory(ctx, app, "make_and_run", launching).why_not
+    made = [_made(root, "k", 21, "make", 100.0 + i, 1.0, n) for i in range(4)]
+    step = cache_factory(ctx, app, "make", made)
+    assert not step.why_not and any("lru_cache" in e.new for e in step.edits)

@@ -8,11 +8,14 @@ Preconditions, each named when it fails: the factory is a module-level function 
 would key on, and keep alive, its instance); it does not cache already; every argument the run recorded is a value
 a cache can key on and source can name (numbers, strings, Warp types, module-level functions: hook_kernels.encode
 records anything else as "other"); and each place that calls it passed the same arguments at every call (fixed per
-call site), so the cache holds one kernel per call site rather than one per step.
+call site), so the cache holds one kernel per call site rather than one per step. And it is a factory: it returns
+a value and launches nothing itself, since a cached call hands back the first call's result and skips everything
+else the function does (a `main()` that reaches a library's kernel maker, `wp.map`, is not one).
 """
 
 from __future__ import annotations
 
+import ast
 import json
 from collections import defaultdict
 
@@ -46,6 +49,32 @@ def fixed_per_call_site(made: list[KernelCreation]) -> str:
     return ""
 
 
+def _own_nodes(fn: ast.FunctionDef) -> list[ast.AST]:
+    """The function's own nodes: not those of a function, class or lambda defined inside it (a kernel's body)."""
+    out: list[ast.AST] = []
+    todo: list[ast.AST] = list(fn.body)
+    while todo:
+        n = todo.pop()
+        out.append(n)
+        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            todo.extend(ast.iter_child_nodes(n))
+    return out
+
+
+def not_a_factory(fn: ast.FunctionDef) -> str:
+    """"" when `fn` returns a value and launches no kernel itself; else why a cache would change what it does."""
+    own = _own_nodes(fn)
+    if not any(isinstance(n, ast.Return) and n.value is not None for n in own):
+        return (f"{fn.name}() returns nothing: a cached call would skip what it does instead of handing back a "
+                "kernel, so it is not a factory a cache can wrap")
+    for n in own:
+        f = n.func if isinstance(n, ast.Call) else None
+        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+        if name == "launch":
+            return f"{fn.name}() launches kernels itself (line {n.lineno}): a cached call would skip those launches"
+    return ""
+
+
 def cache_factory(ctx: Project, file: str, function: str, made: list[KernelCreation]) -> Step:
     """The step that caches the module-level factory `function` of `file`, whose calls made `made`."""
     if not function or "." in function or function == "<module>":
@@ -55,6 +84,9 @@ def cache_factory(ctx: Project, file: str, function: str, made: list[KernelCreat
     node = _factory_node(src[1], function) if src is not None else None
     if src is None or node is None:
         return failed(STEP, f"{function}() was not found at module scope of {file}")
+    why = not_a_factory(node)
+    if why:
+        return failed(STEP, why)
     if _caches(node):
         return failed(STEP, f"{function}() caches already, yet made new kernels: its arguments differ per call")
     bad = sorted({n for c in made for n in _unkeyable(c)})
