@@ -65,7 +65,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--list", action="store_true", help="list the cases and exit")
     p.add_argument("--contract", action="store_true", help="print the agent contract and the answer schema")
     p.add_argument("--trials", type=int, default=1, metavar="N", help="runs of each case (default 1)")
-    p.add_argument("--pairs", type=int, default=4, metavar="N", help="interleaved pairs that judge a fix (default 4)")
+    p.add_argument("--pairs", type=int, default=4, metavar="N",
+                   help="interleaved pairs that judge a fix (default 4; up to twice as many while the medians' "
+                        "verdict is not yet borne out by its 95%% interval)")
     p.add_argument("--shard", metavar="I/N", help="run only the I-th of N slices of the cases (1-based)")
     p.add_argument("--measure-unchanged", action="store_true",
                    help="measure the agent's copy even when it is unchanged (the A/A control)")

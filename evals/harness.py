@@ -293,6 +293,7 @@ def _judge_fix(case: Case, settings: Settings, files: dict[str, bytes], copy: Pa
     if case.history is not None:  # a release can change how modules load, not only what compiles
         acts = "unknown"
     multiarm_compare(original, [agent] + ([ref] if ref else []), rounds=settings.pairs, until_decided=False,
+                     settle_up_to=2 * settings.pairs,
                      timeout_s=settings.timeout_s, run_sample=recording(run_sample, arms),
                      build_report=measure.build_report, warmup=1, acts_through=acts)
     comparison = agent.comparison

@@ -326,3 +326,48 @@ def test_the_warm_cpu_clock_reads_the_warm_runs_compile_counts() -> None:
                    headers=Count(before=1, after=1), identical_work=True)
     assert _work_direction(st, "warm_cpu") == _work_direction(st, "warm_wall") == -1
     assert _work_direction(st, "compile_cpu") == 0
+
+
+class PerArm:
+    """Stands in for run_sample / build_report: each arm's samples, in the order they are asked for."""
+
+    def __init__(self, values: dict[str, list[float]]) -> None:
+        self.values, self.seen = values, dict.fromkeys(values, 0)
+
+    def run_sample(self, command, cwd, index, timeout_s=900.0, progress=None):  # type: ignore[no-untyped-def]
+        name = Path(cwd).name
+        self.seen[name] += 1
+        return SimpleNamespace(value=self.values[name][self.seen[name] - 1], ok=True)
+
+    def build_report(self, command, cwd, samples, label="", requested=None):  # type: ignore[no-untyped-def]
+        values = [s.value for s in samples]
+        return cpu_report(elapsed=values, cpu=[v * 0.6 for v in values], module_cpu=[v * 0.2 for v in values])
+
+
+def _settle(tmp_path: Path, fix: list[float], settle_up_to: int | None) -> Arm:
+    for name in ("base", "fix"):
+        (tmp_path / name).mkdir(exist_ok=True)
+    mock = PerArm({"base": [3000.0, 3100.0, 2950.0, 3050.0, 3000.0, 3020.0, 2980.0, 3010.0], "fix": fix})
+    arm = Arm(name="fix", cwd=tmp_path / "fix", command=["python"])
+    multiarm_compare(Arm(name="original", cwd=tmp_path / "base", command=["python"]), [arm], rounds=4,
+                     until_decided=False, run_sample=mock.run_sample, build_report=mock.build_report,
+                     settle_up_to=settle_up_to)
+    return arm
+
+
+def test_a_spike_in_a_few_fixed_rounds_costs_rounds_not_the_verdict(tmp_path: Path) -> None:
+    """One round of the fix's four lands on a load spike: its medians say IMPROVED, its interval does not. Without
+    room to settle that is INCONCLUSIVE (the CI failure of 2026-12-07); with it the judge runs on until the interval
+    bears the medians out, and says so."""
+    spiked = [2000.0, 2100.0, 4200.0, 2050.0, 2010.0, 2000.0, 1990.0, 2030.0]
+    fixed = _settle(tmp_path, spiked, None)
+    assert fixed.comparison is not None and fixed.comparison.verdict == "INCONCLUSIVE" and len(fixed.samples) == 4
+    settled = _settle(tmp_path, spiked, 8)
+    assert settled.comparison is not None and settled.comparison.verdict == "IMPROVED", settled.comparison.reason
+    assert 4 < len(settled.samples) <= 8 and "then more until" in settled.stopped_because
+
+
+def test_a_verdict_the_intervals_bear_out_takes_the_rounds_asked_and_no_more(tmp_path: Path) -> None:
+    arm = _settle(tmp_path, [2000.0, 2100.0, 1950.0, 2050.0, 2000.0, 2000.0, 2000.0, 2000.0], 8)
+    assert arm.comparison is not None and arm.comparison.verdict == "IMPROVED" and len(arm.samples) == 4
+    assert arm.stopped_because == "ran the 4 requested samples"

@@ -114,15 +114,24 @@ def compare_arm(base: Report, after: Report, base_name: str, arm_name: str, acts
     return compare(base, after, before_label=base_name, after_label=arm_name, **kw)
 
 
-def _tentative(c: Comparison, decisions: list[ClockDecision]) -> None:
-    """A verdict of the medians whose 95% intervals (paired t) all still reach inside the band is not a verdict (the
-    same guard as `interleaved_compare` applies to a fixed number of pairs)."""
-    if c.verdict not in ("IMPROVED", "REGRESSION") or c.interleaved is None:
-        return
+def _shaky(c: Comparison, decisions: list[ClockDecision]) -> list[ClockDecision]:
+    """The decisive clocks of a verdict of the medians when every one of their 95% intervals (paired t) still
+    reaches inside the band; empty when the verdict stands on at least one interval (or is no timing verdict)."""
+    if c.verdict not in ("IMPROVED", "REGRESSION"):
+        return []
     word = "improved" if c.verdict == "IMPROVED" else "regressed"
     moved = {k.name for k in c.clocks if k.decisive and k.outcome == word and k.judged != "counts"}
     shaky = [d for d in decisions if d.name in moved and d.outcome != word]
-    if moved and len(shaky) == len(moved):
+    return shaky if moved and len(shaky) == len(moved) else []
+
+
+def _tentative(c: Comparison, decisions: list[ClockDecision]) -> None:
+    """A verdict of the medians whose 95% intervals (paired t) all still reach inside the band is not a verdict (the
+    same guard as `interleaved_compare` applies to a fixed number of pairs)."""
+    if c.interleaved is None:
+        return
+    shaky = _shaky(c, decisions)
+    if shaky:
         c.interleaved.by_medians = c.verdict
         c.reason = f"{c.verdict} by the medians only, the 95% interval still reaches inside the band: {c.reason}"
         c.verdict = "INCONCLUSIVE"
@@ -147,6 +156,7 @@ def multiarm_compare(
     skip_baseline_rounds: int = 0,
     warmup: int = 0,
     precision: float | None = None,
+    settle_up_to: int | None = None,
 ) -> None:
     """Fill each arm's `comparison` against the baseline (and its `samples`, `stopped_because`, `decided`).
 
@@ -156,10 +166,13 @@ def multiarm_compare(
     `skip_baseline_rounds` rounds: samples it already holds (the diagnosis' own run) stand for them. `warmup`
     discarded samples of every arm come first (the eval's judge keeps hyperfine's discipline). `precision`: an
     IMPROVED arm also goes on until its saving's 95% interval is within ±precision of the saving
-    (`relative_half_width`), or the limit; `stopped_because` says which.
+    (`relative_half_width`), or the limit; `stopped_because` says which. `settle_up_to` (fixed rounds only): an arm
+    whose medians make a verdict its intervals do not yet bear out goes on, up to that many rounds, until they do;
+    a load spike in a few rounds then costs rounds instead of the verdict (the eval's judge uses it).
     """
     limit = max_rounds if until_decided else (rounds or min_rounds)
     floor = min(min_rounds, limit) if until_decided else limit
+    last = max(limit, settle_up_to or 0) if not until_decided else limit
     say = progress or (lambda _m: None)
 
     def sample(arm: Arm) -> None:
@@ -177,7 +190,7 @@ def multiarm_compare(
             extra = {"extra_env": arm.env} if arm.env else {}
             run_sample(arm.command, arm.cwd, -1 - w, timeout_s=timeout_s, progress=None, **extra)
     start = len(baseline.samples) - min(skip_baseline_rounds, len(baseline.samples))  # this call's first round
-    for r in range(limit):
+    for r in range(last):
         active = [a for a in arms if a.active]
         if not active:
             break
@@ -227,8 +240,13 @@ def multiarm_compare(
                 if step.settled is None and not step.decided:
                     c.warnings.append(warn(WarningCode.NOT_SETTLED, pairs=n))
             elif n >= limit:
+                if n < last and _shaky(c, step.decisions):
+                    continue  # the medians moved past the band, the intervals not yet: more rounds, not a guess
                 arm.active = False
                 arm.stopped_because = f"ran the {n} requested sample{'s' if n != 1 else ''}"
+                if n > limit:
+                    arm.stopped_because = (f"ran {n} samples: the {limit} requested, then more until the 95% interval "
+                                           f"bore out the medians' verdict (at most {last})")
                 arm.decided = False if until_decided else None
     rule = stats.UNTIL_DECIDED_RULE.format(min_pairs=floor, max_samples=limit) if until_decided else ""
     for arm in arms:
