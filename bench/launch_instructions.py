@@ -44,14 +44,19 @@ def _instructions(cmd: list[str], cwd: Path, env: dict[str, str]) -> int:
     return int(m.group(1).replace(",", ""))
 
 
+def _write_app(root: Path, name: str, source: str) -> None:
+    """The app as a package `name` under `root`, run with `python -m name`."""
+    app = root / name
+    app.mkdir()
+    (app / "__init__.py").write_text("")
+    (app / "__main__.py").write_text(textwrap.dedent(source))
+
+
 def count(arms: dict[str, Path | None], launches: int) -> dict[str, dict[int, int]]:
     """Instructions per arm (None = plain) for 0 and `launches` launches per kernel, from one warm cache."""
     root = Path(tempfile.mkdtemp(prefix="warp-compile-li-"))
     try:
-        app = root / "launchapp"
-        app.mkdir()
-        (app / "__init__.py").write_text("")
-        (app / "__main__.py").write_text(textwrap.dedent(LAUNCH_APP))
+        _write_app(root, "launchapp", LAUNCH_APP)
         env = dict(os.environ, WARP_CACHE_PATH=str(root / "cache"), TMPDIR=str(root), PYTHONDONTWRITEBYTECODE="1")
         env.pop("PYTHONPATH", None)
         cmd = [sys.executable, "-m", "launchapp"]
@@ -73,10 +78,7 @@ def count_cold(arms: dict[str, Path | None], reps: int) -> dict[str, list[int]]:
     """Instructions of the compile-bound app's cold run per arm, `reps` times, each in an empty cache of its own."""
     root = Path(tempfile.mkdtemp(prefix="warp-compile-lc-"))
     try:
-        app = root / "benchapp"
-        app.mkdir()
-        (app / "__init__.py").write_text("")
-        (app / "__main__.py").write_text(textwrap.dedent(APP))
+        _write_app(root, "benchapp", APP)
         got: dict[str, list[int]] = {}
         for i in range(reps):
             for arm, hook in arms.items():

@@ -23,6 +23,7 @@ from .models import (
     Rebuild,
     Site,
     Trigger,
+    WarpSite,
 )
 
 
@@ -129,6 +130,12 @@ def _site(d: object) -> Site | None:
     if not isinstance(d, dict) or "file" not in d or "line" not in d:
         return None
     return Site(file=str(d["file"]), line=int(d["line"]), function=str(d.get("function", "")))
+
+
+def _warp_site(d: object) -> WarpSite | None:
+    if not isinstance(d, dict) or "file" not in d or "line" not in d:
+        return None
+    return WarpSite(file=str(d["file"]), line=int(d["line"]), function=str(d.get("function", "")))
 
 
 def _trigger(d: object) -> Trigger | None:
@@ -299,7 +306,7 @@ def parse_lines(lines: list[str]) -> RunEvents:
                     at_import=bool(e.get("at_import")), caller=_site(e.get("caller")),
                     made_by=str(e.get("made_by", "kernel")), signature=str(e.get("signature", "")),
                     outer=[f for f in (e.get("outer") or []) if isinstance(f, dict)],
-                    start_ms=float(e.get("t_ms", 0.0)), init_ms=_num(e.get("init_ms")),
+                    start_ms=float(e.get("t_ms", 0.0)), init_ms=_num(e.get("init_ms")), via=_warp_site(e.get("via")),
                 )
             )
         elif kind in ("cuda_build", "cuda_concurrent", "cuda_replay"):

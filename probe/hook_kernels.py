@@ -94,6 +94,29 @@ def _user_frames(frame, wd, depth=6):
     return out
 
 
+def _made_via(frame, wd, kernel):
+    """The Warp function the app called that made this kernel for it (wp.map, a warp.fem integrand's kernel), as
+    {file, line, function} at the line in that function: the outermost Warp frame under the app's first frame,
+    unless it is the file that defines the Kernel class (wp.kernel, wp.Kernel: the app made the kernel itself).
+    None when no Warp frame lies between (a direct `wp.Kernel(...)` call) or Warp's directory is not known."""
+    if not wd:
+        return None
+    defining = getattr(sys.modules.get(type(kernel).__module__), "__file__", None)
+    outermost = None
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name.startswith(wd):
+            outermost = frame
+        elif name != _HERE and "importlib" not in name and not name.startswith("<frozen"):
+            break  # the app's first frame
+        frame = frame.f_back
+    if outermost is None or outermost.f_code.co_filename == defining:
+        return None
+    code = outermost.f_code
+    return {"file": code.co_filename, "line": outermost.f_lineno,
+            "function": getattr(code, "co_qualname", code.co_name)}
+
+
 def kernel_info(kernel, _hex):
     """A kernel of a build: key, hash, generic parent and signature, where it is defined, what its closure holds."""
     info = {"key": str(getattr(kernel, "key", "?"))}
@@ -163,8 +186,12 @@ def creation_wrapper(orig, user_site, emit, hook_error, state):
         if state.get("kernel_events", 0) >= _MAX_EVENTS:
             return  # nothing more is recorded: not even the frames are walked
         try:
-            _record("kernel", self, _user_frames(sys._getframe(1), state.get("warp_dir") or ""), emit, state,
-                    {"init_ms": round(init_ms, 3)})
+            wd = state.get("warp_dir") or ""
+            extra = {"init_ms": round(init_ms, 3)}
+            via = _made_via(sys._getframe(1), wd, self)
+            if via is not None:
+                extra["via"] = via
+            _record("kernel", self, _user_frames(sys._getframe(1), wd), emit, state, extra)
         except Exception as exc:
             hook_error("kernel_created", exc)
 

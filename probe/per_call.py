@@ -37,6 +37,7 @@ class Place:
     line: int
     function: str
     made: list[KernelCreation] = field(default_factory=list)
+    via: bool = False  # a Warp function the app called made them (wp.map): the place is that line inside Warp
 
     @property
     def keys(self) -> list[str]:
@@ -58,7 +59,9 @@ class Place:
         """(file, line, function) of the code that called the making function, most frequent first."""
         count: dict[tuple[str, int, str], int] = defaultdict(int)
         for c in self.made:
-            if c.caller is not None:
+            if self.via:  # the app's own frame called the Warp function that made it
+                count[(c.file, c.line, c.function)] += 1
+            elif c.caller is not None:
                 count[(c.caller.file, c.caller.line, c.caller.function)] += 1
         return sorted(count, key=lambda k: -count[k])
 
@@ -102,13 +105,16 @@ def first_launch(report: Report) -> float | None:
 
 
 def places_after(report: Report, start_ms: float) -> list[Place]:
-    """Kernel creations (not generic instances) after `start_ms`, grouped by the line that made them."""
+    """Kernel creations (not generic instances) after `start_ms`, grouped by the line that made them: the app's, or
+    the line inside Warp where a Warp function the app called made them (its callers are then the app's lines)."""
     by: dict[tuple[str, int, str], Place] = {}
     for c in sorted(report.kernel_creations, key=lambda c: c.start_ms):
         if c.made_by != "kernel" or c.start_ms <= start_ms or c.at_import or not c.file:
             continue
-        key = (c.file, c.line, c.function)
-        by.setdefault(key, Place(file=c.file, line=c.line, function=c.function)).made.append(c)
+        site = c.via or c
+        key = (site.file, site.line, site.function)
+        by.setdefault(key, Place(file=site.file, line=site.line, function=site.function,
+                                 via=c.via is not None)).made.append(c)
     return sorted(by.values(), key=lambda p: (-len(p.made), p.made[0].start_ms))
 
 

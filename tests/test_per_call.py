@@ -297,3 +297,110 @@ def test_the_cache_is_refused_on_a_function_that_is_no_factory(tmp_path: Path) -
     made = [_made(root, "k", 21, "make", 100.0 + i, 1.0, n) for i in range(4)]
     step = cache_factory(ctx, app, "make", made)
     assert not step.why_not and any("lru_cache" in e.new for e in step.edits)
+
+
+# ---------------------------------------------------------------------------------------------- made inside Warp
+
+
+def _via_per_step(app: Path, steps: int, warp_file: str) -> list[KernelCreation]:
+    """warp-1108's record: the app's soften() calls wp.map at every pass, and map() makes the kernel at its line."""
+    from warp_compile.probe.models import WarpSite
+
+    out = []
+    for i in range(steps + 1):
+        out.append(KernelCreation(key="map_kernel", module="map_kernel", file=str(app / "app.py"), line=18,
+                                  function="soften", caller=Site(file=str(app / "app.py"), line=30, function="main"),
+                                  via=WarpSite(file=warp_file, line=1058, function="map"),
+                                  start_ms=100.0 + 5.0 * i + 1.0, made_ms=2.0, init_ms=1.5))
+    return out
+
+
+def test_kernels_a_warp_function_makes_are_placed_at_its_line_and_called_from_the_apps(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from warp_compile.probe.rules import helpers
+
+    warp_file = "/venv/lib/python3.11/site-packages/warp/_src/utils.py"
+    monkeypatch.setattr(helpers, "dependency_of", lambda ctx, file: "warp-lang" if file == warp_file else None)
+    pc = per_call(_report(PROJECT, _via_per_step(PROJECT, 20, warp_file)))
+    (p,) = pc.places
+    assert (p.file, p.line, p.function, p.via) == (warp_file, 1058, "map", True)
+    assert p.callers[0] == (str(PROJECT / "app.py"), 18, "soften")  # the app's line that called wp.map
+    (f,) = rule.evaluate(_ctx(_report(PROJECT, _via_per_step(PROJECT, 20, warp_file)), PROJECT)).findings
+    assert f.edits == [] and f.upstream is not None and f.upstream.distribution == "warp-lang"
+    assert [(loc.file, loc.line) for loc in f.upstream.places] == [("warp/_src/utils.py", 1058)]
+    (loc,) = f.locations  # the user is pointed at their own line, never into the installed warp
+    assert (loc.file, loc.line) == ("app.py", 18) and "Warp's map()" in loc.note
+
+
+def test_a_kernel_the_app_makes_through_wp_kernel_is_its_own_not_warps(tmp_path: Path) -> None:
+    """The hook's `_made_via` on real frames: the decorator's own file is the app making the kernel; a Warp function
+    between the app and the Kernel (simulated by a module under Warp's directory) made it for the app."""
+    import importlib.util
+
+    warp_dir = tmp_path / "warp"
+    warp_dir.mkdir()
+    (warp_dir / "context.py").write_text(
+        "import sys\nclass Kernel:\n    def __init__(self, seen):\n        seen.append(sys._getframe(1))\n"
+        "def kernel(seen):\n    return Kernel(seen)\n")
+    (warp_dir / "utils.py").write_text("from warp.context import kernel\ndef map(seen):\n    return kernel(seen)\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        for name in ("warp.context", "warp.utils"):
+            spec = importlib.util.spec_from_file_location(name, warp_dir / (name.split(".")[1] + ".py"))
+            assert spec is not None and spec.loader is not None
+            mod = importlib.util.module_from_spec(spec)
+            sys.modules[name] = mod
+            spec.loader.exec_module(mod)
+        hk = _hook_kernels()
+        seen: list = []
+        made = sys.modules["warp.context"].kernel(seen)  # the app makes a kernel through the decorator
+        assert hk._made_via(seen[-1], str(warp_dir), made) is None
+        made = sys.modules["warp.utils"].map(seen)  # a Warp function makes it for the app
+        via = hk._made_via(seen[-1], str(warp_dir), made)
+        assert via is not None and via["file"] == str(warp_dir / "utils.py") and via["line"] == 3
+        assert via["function"] == "map"
+        assert hk._made_via(seen[-1], "", made) is None  # Warp's directory unknown: nothing guessed
+    finally:
+        sys.path.remove(str(tmp_path))
+        for name in ("warp.context", "warp.utils"):
+            sys.modules.pop(name, None)
+
+
+def _hook_kernels():  # type: ignore[no-untyped-def]
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_wc_hook_kernels", ROOT / "probe" / "hook_kernels.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.slow
+def test_real_wp_map_on_warp_1_10_1_is_warps_with_its_line(tmp_path: Path) -> None:
+    """warp-lang 1.10.1's wp.map makes its kernel again at every call (NVIDIA/warp #1108): the hook records the
+    line in warp's map() that made it, and the app's line that called wp.map."""
+    from tests.helpers import warp110_python
+    from warp_compile.probe.measure import measure
+
+    py = warp110_python()
+    if py is None:
+        pytest.skip("no warp-lang 1.10.1 interpreter: run scripts/venv-warp110.sh")
+    (tmp_path / "app.py").write_text(textwrap.dedent("""\
+        import warp as wp
+
+        wp.config.quiet = True
+
+        @wp.func
+        def halve(x: float):
+            return x * 0.5
+
+        a = wp.ones(8, dtype=float, device="cpu")
+        for _ in range(6):
+            a = wp.map(halve, a)
+        print(float(a.numpy()[0]))
+        """))
+    r = measure([py, "app.py"], tmp_path, samples=1)
+    made = [c for c in r.kernel_creations if c.made_by == "kernel" and c.key.startswith("map_kernel")]
+    assert len(made) >= 5, r.kernel_creations
+    assert all(c.via is not None and c.via.function == "map" and c.via.file.endswith("utils.py") for c in made)
+    assert {(Path(c.file).name, c.line) for c in made} == {("app.py", 11)}

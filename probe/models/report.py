@@ -77,6 +77,14 @@ class Site(_Model):
     function: str = ""
 
 
+class WarpSite(_Model):
+    """A line inside Warp: where a Warp function the app called did something for it (made a kernel)."""
+
+    file: str
+    line: int
+    function: str = ""
+
+
 class Trigger(Site):
     """The user line that caused a module load, and the Warp API it came through (launch, force_load, ...)."""
 
@@ -211,6 +219,9 @@ class KernelCreation(_Model):
     # the app's frames above the making one, innermost first (up to 3), each with its call's arguments: a wrapper
     # (`_renamed(fn, name)`) is made by the factory that called it (`make_stretch(coord_dim, simplex_dim)`)
     outer: list[dict[str, Any]] = Field(default_factory=list)
+    # the Warp function the app called that made the kernel for it (wp.map at every call): the line inside Warp; the
+    # app's frame above (file, line, function) is the call that asked for it. None: the app made the kernel itself
+    via: WarpSite | None = None
     start_ms: float = 0.0
     # the wall time Kernel.__init__ took (its source read and parsed); None: not recorded (an older hook)
     init_ms: float | None = None

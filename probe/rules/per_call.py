@@ -48,6 +48,12 @@ def _caller_text(ctx: RuleContext, p: Place) -> str:
 
 
 def _location(ctx: RuleContext, p: Place) -> Location:
+    if p.via and p.callers:  # the app's line that called the Warp function: the line inside Warp is upstream's
+        file, line, function = p.callers[0]
+        note = (f"{function}() calls Warp's {p.function}(), which makes {_name(p)} again at every call: "
+                f"{len(p.made)} kernel objects after the first launch (the line inside Warp is in the upstream "
+                "report)")
+        return ctx.loc(file, line, note)
     note = (f"{p.function}() makes {_name(p)} again at every call: {len(p.made)} kernel objects after the first "
             f"launch ({p.again} with arguments an earlier call had){_caller_text(ctx, p)}")
     return ctx.loc(p.file, p.line, note)
