@@ -119,8 +119,9 @@ def apply_patch(files: dict[str, bytes], patch: bytes, what: str) -> dict[str, b
             p = root / rel
             p.parent.mkdir(parents=True, exist_ok=True)
             p.write_bytes(data)
-        done = subprocess.run(["patch", "-p1", "--batch", "--forward", "--no-backup-if-mismatch", "-d", str(root)],
-                              input=patch, capture_output=True, check=False)
+        # --fuzz=0: a hunk whose context moved is a stale patch, not one to apply somewhere near
+        argv = ["patch", "-p1", "--batch", "--forward", "--no-backup-if-mismatch", "--fuzz=0", "-d", str(root)]
+        done = subprocess.run(argv, input=patch, capture_output=True, check=False)
         if done.returncode != 0:
             why = _last_line((done.stdout + done.stderr).decode(errors="replace"))
             raise UsageError(f"history: {what} does not apply to the release: {why}")
@@ -168,7 +169,7 @@ def maintainer_case(case: Case) -> Case:
     return case.model_copy(update={
         "id": case.id + ROLE_SUFFIX, "command": list(m.command), "expected": m.expected, "history": history,
         "expected_output": m.expected_output if m.expected_output is not None else case.expected_output,
-        "version_overrides": {}, "reference": None,
+        "version_overrides": {}, "reference": None, "prompt": m.prompt or case.prompt,
     })
 
 

@@ -88,6 +88,7 @@ class Maintainer(BaseModel):
     expected: Expected = Field(default_factory=Expected)  # paths relative to the project root (the unpacked tree)
     reference: MaintainerReference
     expected_output: list[str] | None = None  # None: the user role's (same driver, same release)
+    prompt: str = ""  # the request as a maintainer hears it ("": the user role's)
 
 
 class History(BaseModel):
