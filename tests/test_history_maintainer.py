@@ -217,3 +217,17 @@ def test_role_on_the_cli_needs_a_maintainer_block(tmp_path):
                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert run.returncode == 2 and "Traceback" not in run.stderr
     assert len(run.stderr.strip().splitlines()) == 1 and "maintainer role" in run.stderr
+
+
+@pytest.mark.slow
+def test_the_maintainer_role_without_a_registry_is_one_line_and_leaves_nothing(tmp_path):
+    from tests.test_history import _offline_env
+
+    env = _offline_env(tmp_path / "cache")
+    run = subprocess.run([sys.executable, "-m", "warp_compile", "eval", "--suite", "history", "--case",
+                          "mjw-1342-contact-cache", "--role", "maintainer", "--agent", "builtin:null"],
+                         capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+    assert "registry" in run.stderr.strip().splitlines()[-1]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache"]
+    assert [p for p in (tmp_path / "cache").iterdir() if p.suffix != ".lock"] == []
