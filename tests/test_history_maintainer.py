@@ -231,3 +231,13 @@ def test_the_maintainer_role_without_a_registry_is_one_line_and_leaves_nothing(t
     assert "registry" in run.stderr.strip().splitlines()[-1]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cache"]
     assert [p for p in (tmp_path / "cache").iterdir() if p.suffix != ".lock"] == []
+
+
+@pytest.mark.slow
+def test_a_release_with_no_dependencies_gets_an_empty_venv(tmp_path, local_index):
+    case = _case(tmp_path / "suite" / "mylib-1", {"kind": "release", "unpack": "mylib==1.1"})
+    python = hm.interpreter(case)
+    assert Path(python).is_file() and str(tmp_path / "cache") in python
+    run = subprocess.run([python, "-c", "import importlib.util as u; print(u.find_spec('mylib') is None)"],
+                         capture_output=True, text=True, timeout=60)
+    assert run.stdout.strip() == "True"  # the library is not installed: the unpacked tree is
