@@ -167,10 +167,21 @@ def saving_on(comparison, clock: str | None) -> float | None:  # type: ignore[no
     return round(-k.delta_pct, 2) if k is not None and k.delta_pct is not None else None
 
 
+ONE_SAMPLE = "not judged (one sample per arm)"
+
+
 def _judged(comparison, clock: str) -> str | None:  # type: ignore[no-untyped-def]
-    """How the comparison judged one clock ("improved", "within band", ...); None where it was not measured."""
+    """How the comparison judged one clock ("improved", "within band", ...); None where it was not measured.
+
+    With one sample per arm a clock has no spread, so its band is the 1 % floor and any move reads as judged (an
+    unchanged copy of mjw-1342 read -53 % on `steady` at --pairs 1): that is not a judgement."""
     k = comparison.clock(clock)
-    return k.judged if k is not None else None
+    if k is None:
+        return None
+    il = comparison.interleaved
+    if il is not None and il.pairs < 2:
+        return ONE_SAMPLE
+    return k.judged
 
 
 def _keep(dest: Path | None, name: str, text: str) -> None:

@@ -241,3 +241,16 @@ def test_a_release_with_no_dependencies_gets_an_empty_venv(tmp_path, local_index
     run = subprocess.run([python, "-c", "import importlib.util as u; print(u.find_spec('mylib') is None)"],
                          capture_output=True, text=True, timeout=60)
     assert run.stdout.strip() == "True"  # the library is not installed: the unpacked tree is
+
+
+def test_one_pair_judges_no_clock_so_no_credit_rests_on_it(tmp_path, local_index, monkeypatch):
+    from warp_compile.evals.harness import ONE_SAMPLE
+
+    _mock_measure(monkeypatch, STEADY, {})
+    case = _case(tmp_path / "suite" / "mylib-1", {"kind": "release", "unpack": "mylib==1.1"})
+    edit = KERN_10.replace("return", "return  # cached elsewhere\n    return", 1)
+    result = hm.run_maintainer(case, _editing_agent(edit, 1), Settings(pairs=1, python=sys.executable),
+                               hm.trees(case))
+    assert result.fix is not None and result.fix.clock_judged == ONE_SAMPLE == result.fix.reference_clock_judged
+    assert result.fix.credit is None  # not judged: the diagnosis alone scores the case
+    assert result.score == result.diagnosis.score
