@@ -19,7 +19,8 @@ from ..probe.errors import UsageError
 from .io import check_json_dest, clip, clip_path, emit, progress_printer, seconds
 
 USAGE = (
-    "%(prog)s [--agent NAME | -- AGENT_CMD...] [--suite history] [--case ID ...] [--cases DIR] [--trials N]\n"
+    "%(prog)s [--agent NAME | -- AGENT_CMD...] [--suite history [--role user|maintainer|both]] [--case ID ...]\n"
+    "                         [--cases DIR] [--trials N]"
     "                         [--pairs N]"
     "                         [--shard I/N] [--out DIR] [--json FILE] [--markdown FILE] [--timeout S] [--quiet]\n"
     "       %(prog)s --list [--json FILE] | --contract\n"
@@ -38,7 +39,9 @@ relative to the reference fix, behaviour kept), 0..1.
 release before the maintainers' fix (installed once from the package registry into a cached venv under
 ~/.cache/warp-compile/history) and measures the release with the fix as the reference in the same run; the user
 role is scored (the cost named as the library's, the upstream report against the maintainers' change, the
-application's saving as a fraction of the maintainers').
+application's saving as a fraction of the maintainers'). Cases with a maintainer role (newton, mujoco-warp) also run
+with the release's own source as the project (its wheel downloaded once and unpacked; the agent edits it), judged
+against the maintainers' change measured in the same run; --role picks user, maintainer or both (the default).
 
 Agents: --agent builtin:oracle (reference answer and fix), builtin:null (does nothing), builtin:self (this
 project's diagnose, no edits; the default; also builtin:diagnose), builtin:fix (`warp-compile fix --write
@@ -64,6 +67,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", metavar="DIR", help="keep per case and trial: transcript, answer, comparison, result")
     p.add_argument("--list", action="store_true", help="list the cases and exit")
     p.add_argument("--contract", action="store_true", help="print the agent contract and the answer schema")
+    p.add_argument("--role", choices=("user", "maintainer", "both"), default="both",
+                   help="--suite history: the user role, the maintainer role (the release's source as the project) "
+                        "or both where a case has both (default)")
     p.add_argument("--trials", type=int, default=1, metavar="N", help="runs of each case (default 1)")
     p.add_argument("--pairs", type=int, default=4, metavar="N",
                    help="interleaved pairs that judge a fix (default 4; up to twice as many while the medians' "
@@ -217,13 +223,25 @@ def run(ns: argparse.Namespace) -> int:
     settings = Settings(pairs=ns.pairs, timeout_s=ns.timeout, out=out, measure_unchanged=ns.measure_unchanged,
                         warp_version=_warp_version(), manifest=shipped)
     progress = progress_printer(ns.quiet)
-    per_case = {case.id: _case_settings(case, settings, progress) for case in cases}  # installs first, then runs
+    history = ns.suite == "history"
+    runs = _runs(cases, ns.role if history else "user")
+    if not runs:
+        raise UsageError("eval: no case has the maintainer role" + (f" among {', '.join(ns.case)}" if ns.case else ""))
+    # installs (and, for the maintainer role, downloads and unpacks) first, then runs: a registry that cannot be
+    # reached stops the eval with one line before any case starts
+    prepared = {(case.id, role): _case_settings(case, role, settings, progress) for case, role in runs}
     results = []
     for trial in range(ns.trials):
-        for case in cases:
-            progress(f"case {case.id}" + (f" (trial {trial + 1}/{ns.trials})" if ns.trials > 1 else ""))
-            results.append(run_case(case, agent, per_case[case.id], trial=trial, progress=progress))
-    history = ns.suite == "history"
+        for case, role in runs:
+            label = case.id + (" (maintainer role)" if role == "maintainer" else "")
+            progress(f"case {label}" + (f" (trial {trial + 1}/{ns.trials})" if ns.trials > 1 else ""))
+            case_settings, files = prepared[(case.id, role)]
+            if role == "maintainer":
+                from ..evals.history_maintainer import run_maintainer
+
+                results.append(run_maintainer(case, agent, case_settings, files, trial=trial, progress=progress))
+            else:
+                results.append(run_case(case, agent, case_settings, trial=trial, progress=progress))
     card = summarize(agent.name, results, ns.trials, "" if history else settings.warp_version, shard=ns.shard or "",
                      suite="history" if history else "")
     if ns.markdown:
@@ -232,18 +250,34 @@ def run(ns: argparse.Namespace) -> int:
     return 1 if any(c.flags for c in card.cases) else 0
 
 
-def _case_settings(case, settings, progress):  # type: ignore[no-untyped-def]
-    """A history case runs on its own releases (installed once into the cache; a registry that cannot be reached
-    is one line and exit 2, before any case runs); every other case on this interpreter."""
+def _runs(cases, role: str):  # type: ignore[no-untyped-def]
+    """(case, role) pairs to run, in case order: --role picks among the roles each case has."""
+    from ..evals.history_maintainer import roles
+
+    return [(case, r) for case in cases for r in (roles(case, role) if case.history is not None else ["user"])]
+
+
+def _case_settings(case, role: str, settings, progress):  # type: ignore[no-untyped-def]
+    """(settings, files) of one case and role. A history case runs on its own releases (installed once into the
+    cache; a registry that cannot be reached is one line and exit 2, before any case runs); its maintainer role on
+    a venv of the release's dependencies, with the unpacked release and the maintainers' change as its trees
+    (files; None: the case folder's own); every other case on this interpreter."""
     if case.history is None:
-        return settings
+        return settings, None
     import dataclasses
 
+    if role == "maintainer":
+        from ..evals import history_maintainer as hm
+
+        python = hm.interpreter(case, progress=progress)
+        files = hm.trees(case, progress=progress)
+        return dataclasses.replace(settings, python=python, reference_python=None,
+                                   warp_version=hm.pinned_warp(case)), files
     from ..evals.history import interpreters, release_version
 
     before, after = interpreters(case, progress=progress)
     return dataclasses.replace(settings, python=before, reference_python=after,
-                               warp_version=release_version(case, "warp-lang"))
+                               warp_version=release_version(case, "warp-lang")), None
 
 
 def _list(cases, dest: str | None) -> int:  # type: ignore[no-untyped-def]

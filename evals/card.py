@@ -102,13 +102,14 @@ def _judged(how: str | None) -> str:
 
 
 def _history_rows(card: Scorecard) -> list[str]:
-    """The user role of each history case: ownership, the upstream report, the saving against the maintainers'."""
+    """Each history case and role: ownership and the upstream report (the user role; a maintainer is upstream, so
+    "-" there), the saving against the maintainers'."""
     rows = [c for c in card.cases if c.history is not None]
     if not rows:
         return []
-    out = ["", "| case | releases | owned by the library | upstream mech P/R | upstream lines P/R | clock | saving "
-           "| maintainers' saving | fraction | program runs | minutes (agent + judge) |",
-           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    out = ["", "| case | role | releases | owned by the library | upstream mech P/R | upstream lines P/R | clock | "
+           "saving | maintainers' saving | fraction | program runs | minutes (agent + judge) |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for c in rows:
         h = c.history
         assert h is not None
@@ -116,8 +117,11 @@ def _history_rows(card: Scorecard) -> list[str]:
         frac = "-" if h.saving_fraction is None else f"{h.saving_fraction:.2f}"
         ref = _pct(h.reference_saving_pct) + _judged(h.reference_clock_judged)
         runs = "-" if h.program_runs is None else str(h.program_runs)
-        out.append(f"| {c.id} | {h.before} -> {h.after} | {'yes' if h.owned_by_dependency else 'no'} | "
-                   f"{u.precision:.2f}/{u.recall:.2f} | {u.location_precision:.2f}/{u.location_recall:.2f} | "
+        user = h.role == "user"
+        owned = ("yes" if h.owned_by_dependency else "no") if user else "-"
+        mech = f"{u.precision:.2f}/{u.recall:.2f}" if user else "-"
+        lines = f"{u.location_precision:.2f}/{u.location_recall:.2f}" if user else "-"
+        out.append(f"| {c.id} | {h.role} | {h.before} -> {h.after} | {owned} | {mech} | {lines} | "
                    f"{h.clock} | {_pct(h.saving_pct)}{_judged(h.clock_judged)} | {ref} | {frac} | {runs} | "
                    f"{h.agent_minutes:.1f} + {h.judge_minutes:.1f} |")
     return out
@@ -145,8 +149,9 @@ def render_text(card: Scorecard) -> str:
         h = c.history
         if h is not None:
             frac = "-" if h.saving_fraction is None else f"{h.saving_fraction:.2f}"
-            lines.append(f"        {h.before} -> {h.after}: owned by {h.library}: "
-                         f"{'yes' if h.owned_by_dependency else 'no'} · upstream report {h.upstream.score:.2f} · "
+            who = (f"owned by {h.library}: {'yes' if h.owned_by_dependency else 'no'} · upstream report "
+                   f"{h.upstream.score:.2f}" if h.role == "user" else "maintainer role (the release's source)")
+            lines.append(f"        {h.before} -> {h.after}: {who} · "
                          f"{h.clock} saving {_pct(h.saving_pct)} vs the maintainers' {_pct(h.reference_saving_pct)} "
                          f"(fraction {frac}) · program runs {h.program_runs if h.program_runs is not None else '-'}"
                          f" · {h.agent_minutes + h.judge_minutes:.1f} min")

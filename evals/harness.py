@@ -167,10 +167,21 @@ def saving_on(comparison, clock: str | None) -> float | None:  # type: ignore[no
     return round(-k.delta_pct, 2) if k is not None and k.delta_pct is not None else None
 
 
+ONE_SAMPLE = "not judged (one sample per arm)"
+
+
 def _judged(comparison, clock: str) -> str | None:  # type: ignore[no-untyped-def]
-    """How the comparison judged one clock ("improved", "within band", ...); None where it was not measured."""
+    """How the comparison judged one clock ("improved", "within band", ...); None where it was not measured.
+
+    With one sample per arm a clock has no spread, so its band is the 1 % floor and any move reads as judged (an
+    unchanged copy of mjw-1342 read -53 % on `steady` at --pairs 1): that is not a judgement."""
     k = comparison.clock(clock)
-    return k.judged if k is not None else None
+    if k is None:
+        return None
+    il = comparison.interleaved
+    if il is not None and il.pairs < 2:
+        return ONE_SAMPLE
+    return k.judged
 
 
 def _keep(dest: Path | None, name: str, text: str) -> None:
@@ -180,14 +191,18 @@ def _keep(dest: Path | None, name: str, text: str) -> None:
 
 
 def run_case(case: Case, agent: Agent, settings: Settings, trial: int = 0,
-             progress: Progress | None = None) -> CaseResult:
-    """One trial of one case; never raises for the agent's failures (they are scored), only for unusable input."""
+             progress: Progress | None = None, files: dict[str, bytes] | None = None) -> CaseResult:
+    """One trial of one case; never raises for the agent's failures (they are scored), only for unusable input.
+
+    `files`: the project/ and fixed/ trees when they are not the case folder's own (a history case's maintainer
+    role: the unpacked release and its reference); the case folder is still what the manifest guards."""
     say = progress or (lambda _m: None)
     result = CaseResult(id=case.id, kind=case.kind_for(settings.warp_version), trial=trial,
                         warp_version=settings.warp_version)
-    keep = settings.out / case.id / f"trial-{trial + 1}" if settings.out else None
-    files = _case_files(case)
-    if _tampered(case, settings, files):
+    keep = settings.out / case.id.replace(":", "-") / f"trial-{trial + 1}" if settings.out else None
+    shipped = _case_files(case)
+    files = shipped if files is None else files
+    if _tampered(case, settings, shipped):
         result.flags.append("fixtures_modified")
         result.diagnosis = DiagnosisScore(error="the installed fixtures differ from MANIFEST.json before the run")
         return result
@@ -208,7 +223,7 @@ def run_case(case: Case, agent: Agent, settings: Settings, trial: int = 0,
         if run.timed_out:
             result.flags.append("agent_timed_out")
         after_files = _case_files(case)
-        if manifest.digest(after_files) != manifest.digest(files) or _tampered(case, settings, after_files):
+        if manifest.digest(after_files) != manifest.digest(shipped) or _tampered(case, settings, after_files):
             result.flags.append("fixtures_modified")
         answer, error = _read_answer(answer_path)
         if answer is not None:
@@ -249,9 +264,9 @@ def _judge_fix(case: Case, settings: Settings, files: dict[str, bytes], copy: Pa
     fix = FixScore(changed=manifest.digest(agent_files) != manifest.digest(base))
     if case.reference is not None:  # replaced by the same run's reference arm when there is one (see below)
         fix.reference_saving_pct, fix.reference_clock = case.reference.saving_pct, case.reference.clock
-    # a history case measures its reference release even against an unchanged copy: the maintainers' saving is
-    # half of what the suite reports
-    if not fix.changed and not settings.measure_unchanged and settings.reference_python is None:
+    # a history case measures its reference (the release, or in the maintainer role the fixed source) even against
+    # an unchanged copy: the maintainers' saving is half of what the suite reports
+    if not fix.changed and not settings.measure_unchanged and case.history is None:
         fix.reason = "the agent left the project unchanged; nothing to measure"
         fix.credit = fix_credit(case, fix, settings.warp_version)
         return fix, []

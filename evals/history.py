@@ -15,7 +15,7 @@ from importlib import resources
 from pathlib import Path
 
 from .history_env import cached_venv
-from .models import Answer, AnswerFinding, Case, FixScore, HistoryScore
+from .models import Answer, AnswerFinding, Case, DiagnosisScore, FixScore, HistoryScore
 from .scorer import score_diagnosis
 
 SUITE = "history"
@@ -88,12 +88,14 @@ def history_score(case: Case, answer: Answer | None, fix: FixScore | None, runs:
                   judge_s: float) -> HistoryScore:
     assert case.history is not None
     h = case.history
-    named = upstream_answer(answer, h.library) if answer is not None else Answer()
-    up = score_diagnosis(h.upstream, named)
-    if answer is None:
+    # the maintainer role has no upstream: the release's source is the project, its findings are its own
+    maintainer = h.role == "maintainer"
+    named = upstream_answer(answer, h.library) if answer is not None and not maintainer else Answer()
+    up = DiagnosisScore() if maintainer else score_diagnosis(h.upstream, named)
+    if answer is None and not maintainer:
         up.error = "no answer"
     score = HistoryScore(
-        library=h.library, before=_pinned(h.before, h.library), after=_pinned(h.after, h.library),
+        library=h.library, role=h.role, before=_pinned(h.before, h.library), after=_pinned(h.after, h.library),
         owned_by_dependency=bool(named.findings), upstream=up, clock=h.clock, program_runs=runs,
         agent_minutes=round(agent_s / 60.0, 2), judge_minutes=round(judge_s / 60.0, 2),
     )

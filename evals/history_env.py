@@ -84,8 +84,8 @@ def _install(requirements: list[str], python: str, root: Path, venv: Path, progr
             [str(venv_python(tmp)), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
              "--no-input", *requirements],
             capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL,
-        )
-        if pip.returncode != 0:
+        ) if requirements else None  # a maintainer role whose release needs nothing besides: an empty venv
+        if pip is not None and pip.returncode != 0:
             why = _last_line(pip.stderr or pip.stdout)
             if _NETWORK.search(pip.stderr + pip.stdout):
                 raise UsageError(f"history: cannot install {' '.join(requirements)} from the package registry "

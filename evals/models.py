@@ -64,6 +64,33 @@ class Reference(BaseModel):
     measured: str = ""  # warp version, pairs, date
 
 
+class MaintainerReference(BaseModel):
+    """The maintainers' change for the maintainer role: the fixed release unpacked the same way as the project, or a
+    unified diff (-p1, relative to the project root) written here from the merged change."""
+
+    kind: Literal["release", "patch"]
+    unpack: str = ""  # kind "release": the pip spec of the release with the fix (e.g. "mujoco-warp==3.8.0.1")
+    file: str = ""  # kind "patch": the diff, a file in the case folder
+    source: str = ""  # kind "patch": where the change is public (repository, pull request, commit)
+
+
+class Maintainer(BaseModel):
+    """The maintainer role of a history case (docs/evals.md): the release's own source as the project. The wheel of
+    `unpack` is downloaded (pip download --no-deps, cached) and unpacked; its package folders and `driver` (a file of
+    the case folder, copied beside them) are the project, run with `command` on a venv of `deps` (the release's own
+    dependencies, pinned; the library itself NOT installed: the unpacked tree is on sys.path)."""
+
+    unpack: str
+    deps: list[str] = Field(default_factory=list)
+    driver: str
+    command: list[str]
+    clock: str = "steady"
+    expected: Expected = Field(default_factory=Expected)  # paths relative to the project root (the unpacked tree)
+    reference: MaintainerReference
+    expected_output: list[str] | None = None  # None: the user role's (same driver, same release)
+    prompt: str = ""  # the request as a maintainer hears it ("": the user role's)
+
+
 class History(BaseModel):
     """A case from a library's public history: the release before the maintainers' fix, the release with it, and
     what their change did, so the tool's findings and saving on the old release are judged against theirs."""
@@ -78,6 +105,7 @@ class History(BaseModel):
     clock: str = "compile_elapsed"  # the clock the case is about (a name of the comparison's clocks)
     role: Literal["user", "maintainer"] = "user"
     what_it_shows: str = ""  # before -> after, as measured when the case was made (prose, not a threshold)
+    maintainer: Maintainer | None = None  # the maintainer role (newton, mujoco-warp): the release's source as project
 
 
 class Case(BaseModel):
@@ -222,6 +250,7 @@ class HistoryScore(BaseModel):
     maintainers' lines, and how much of the maintainers' saving does the application's own change reach."""
 
     library: str = ""
+    role: Literal["user", "maintainer"] = "user"  # maintainer: the release's source was the project, no upstream
     before: str = ""  # the library release measured (the original and the agent's copy run on it)
     after: str = ""  # the release with the maintainers' fix (the reference arm)
     owned_by_dependency: bool = False  # a finding names the library as the owner of the cost

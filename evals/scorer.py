@@ -154,12 +154,13 @@ def _history_credit(fix: FixScore) -> float | None:
 
 
 def case_score(result: CaseResult) -> float:
-    """0.5 x diagnosis + 0.5 x fix credit. In a history case the diagnosis is the mean of what the application can
-    change (its own lines) and the upstream report (the maintainers' mechanism and lines, in the library)."""
+    """0.5 x diagnosis + 0.5 x fix credit. In a history case's user role the diagnosis is the mean of what the
+    application can change (its own lines) and the upstream report (the maintainers' mechanism and lines, in the
+    library); in its maintainer role the diagnosis is against the maintainers' lines in their own source."""
     if any(f in DISQUALIFYING for f in result.flags):
         return 0.0
     d = result.diagnosis.score
-    if result.history is not None:
+    if result.history is not None and result.history.role == "user":  # the maintainer role has no upstream report
         d = (d + result.history.upstream.score) / 2
     if result.fix is None or result.fix.credit is None:
         return round(d, 4)

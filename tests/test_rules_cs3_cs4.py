@@ -371,6 +371,50 @@ def test_cs3_bare_call_beside_plain_kernels_keeps_the_file_advice(tmp_path: Path
     assert "Replace the call" not in f.fix
 
 
+
+UNIQUE_FACTORIES = """\
+import warp as wp
+
+wp.set_module_options({"enable_backward": False})
+
+
+def make_scale(factor: float):
+    @wp.kernel(module="unique", enable_backward=False)
+    def scale(a: wp.array(dtype=float)):
+        a[wp.tid()] = a[wp.tid()] * factor
+
+    return scale
+
+
+def make_shift(offset: float):
+    @wp.kernel(module="unique", OPTION)
+    def shift(a: wp.array(dtype=float)):
+        a[wp.tid()] = a[wp.tid()] + offset
+
+    return shift
+"""
+
+
+@pytest.mark.parametrize(("option", "reported"), [
+    ("enable_backward=False", False),  # every unique kernel already has it: the call is dead, nothing is missing
+    ('module_options={"enable_backward": False}', False),
+    ("enable_backward=True", True),  # one kernel says otherwise: the call's intent does not reach it
+    ("max_unroll=4", True),  # one kernel has no such option on its decorator
+])
+def test_cs3_a_dead_call_whose_options_every_unique_decorator_has_is_not_reported(tmp_path: Path, option: str,
+                                                                                   reported: bool) -> None:
+    """mujoco_warp 3.8 sets enable_backward=False at file level in files whose kernels are all module="unique" and
+    carry enable_backward=False themselves: telling it to put the option on the decorators repeats what is there."""
+    files = {"__init__.py": "", "factories.py": UNIQUE_FACTORIES.replace("OPTION", option),
+             "__main__.py": "from .factories import make_scale\n\nmake_scale(2.0)\n"}
+    write(tmp_path, "app", files)
+    facts = scan(tmp_path)
+    b = bld(1, "make_scale__locals__scale_1a2b3c4d", tmp_path, [("scale", "app/factories.py", 7)],
+            ("app/__main__.py", 3, "<module>"))
+    found = _cs3(late_options.evaluate(ctx_of(report(tmp_path, [b]), facts, tmp_path)).findings, "holds no kernels")
+    assert bool(found) is reported
+
+
 # ---------------------------------------------------------------------------------------------- CS-4
 
 

@@ -69,6 +69,22 @@ def _named_modules(scan: ScanFacts, file: str | None = None, python_module: str 
     return out
 
 
+def _on_every_unique_decorator(scan: ScanFacts, f: ModuleOptionsFact) -> bool:
+    """Every kernel of the call's Python module gets a unique module of its own, and each already sets every option
+    of the call on its decorator (enable_backward=, or module_options={...}) to the same value."""
+    own = [k for k in scan.kernels if k.python_module == f.target]
+    if not f.options or not own or any(k.module_arg != "unique" for k in own):
+        return False
+
+    def has(k: KernelDef, key: str, value: str) -> bool:
+        if key == "enable_backward" and k.enable_backward_text is not None:
+            return norm_value(k.enable_backward_text) == norm_value(value)
+        text = k.module_options_dict.get(key)
+        return text is not None and norm_value(text) == norm_value(value)
+
+    return all(has(k, key, value) for k in own for key, value in f.options.items())
+
+
 def _set_elsewhere_note(module: str) -> str:
     return (
         f'on warp 1.19 `wp.set_module_options({{...}}, module="{module}")` does the same; 1.10.1 only accepts an '
@@ -101,6 +117,10 @@ def noop_findings(ctx: RuleContext) -> list[Finding]:
             if not named or any(k.python_module == m and k.warp_module == m for k in scan.kernels):
                 plain.append(m)
         named_targets = own_named or imported_named
+        if _on_every_unique_decorator(scan, f):
+            # every kernel of the file is module="unique" and its decorator already carries these options: the call
+            # configures nothing, but nothing is missing either (advising the decorator option would repeat it)
+            continue
         if not named_targets and not plain and scan.functions_in(f.file):
             # a file of @wp.func helpers: they compile into the modules of the kernels that call them, whose own
             # options govern them; setting options beside them is a harmless habit with no module to point at
