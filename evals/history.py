@@ -14,6 +14,7 @@ import json
 from importlib import resources
 from pathlib import Path
 
+from ..probe.errors import UsageError
 from .history_env import cached_venv
 from .models import Answer, AnswerFinding, Case, FixScore, HistoryScore
 from .scorer import score_diagnosis
@@ -26,10 +27,17 @@ def history_root() -> Path:
 
 
 def interpreters(case: Case, progress=None) -> tuple[str, str]:  # type: ignore[no-untyped-def]
-    """(the old release's python, the fixed release's python), installed once into the cache."""
+    """(the old release's python, the fixed release's python), installed once into the cache; the second is the old
+    release with the maintainers' change applied where the case gives it as a patch."""
     assert case.history is not None
     before = cached_venv(case.history.before, progress=progress)
-    after = cached_venv(case.history.after, progress=progress)
+    patch = None
+    if case.history.reference_patch:
+        folder = Path(case.path).resolve()
+        patch = (folder / case.history.reference_patch).resolve()
+        if folder not in patch.parents:
+            raise UsageError(f"history: case {case.id}: reference_patch must be a file of the case folder")
+    after = cached_venv(case.history.after, progress=progress, patch=patch)
     return str(before), str(after)
 
 
