@@ -820,3 +820,28 @@ def test_cs10_on_the_projects_own_module_makes_no_upstream_report() -> None:
     res = unused_backward.evaluate(ctx_of(rep([bld(1, native=9000.0, src=1_200_000, bwd=700_000)])))
     (f,) = cs10(res)
     assert f.upstream is None
+
+
+def test_cs10_upstream_leaves_out_a_launched_kernel_whose_own_option_has_no_adjoint() -> None:
+    b = _dep_build(1, "physlib.geometry.kernels", ("broad", "narrow", "soft"), f"{SITE}/physlib/geometry/kernels.py")
+    b.kernels[0].enable_backward = False  # @wp.kernel(enable_backward=False): launched, but no adjoint to drop
+    res = unused_backward.evaluate(ctx_of(_dep_report([b], [(b.module, "broad"), (b.module, "narrow")])))
+    (f,) = cs10(res)
+    assert f.upstream is not None and [p.line for p in f.upstream.places] == [140]
+
+
+def test_the_hook_records_a_kernels_own_enable_backward() -> None:
+    import warp as wp
+
+    from warp_compile.probe.hook_kernels import kernel_info
+
+    @wp.kernel(enable_backward=False)
+    def forward_only(a: wp.array(dtype=float)):  # type: ignore[valid-type]
+        a[wp.tid()] = 1.0
+
+    @wp.kernel
+    def plain(a: wp.array(dtype=float)):  # type: ignore[valid-type]
+        a[wp.tid()] = 2.0
+
+    assert kernel_info(forward_only, lambda h: "")["enable_backward"] is False
+    assert "enable_backward" not in kernel_info(plain, lambda h: "")

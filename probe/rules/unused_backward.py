@@ -402,7 +402,9 @@ def _upstream(ctx: RuleContext, targets: list[BackwardModule], estimate: float |
     spent: dict[str, float] = {}
     facts: dict[str, list[str]] = {}
     for m in sorted(targets, key=lambda m: -m.ms):
-        kernels = {k.key: k for b in m.builds for k in b.kernels if k.file and k.line}
+        # a kernel whose own option turns backward off has no adjoint in the module's source: not the maintainers' cost
+        kernels = {k.key: k for b in m.builds for k in b.kernels
+                   if k.file and k.line and k.enable_backward is not False}
         files = sorted({k.file for k in kernels.values() if k.file})
         dists = {dependency_of(ctx, f) for f in files}
         if len(dists) != 1 or None in dists:
