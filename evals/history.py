@@ -49,6 +49,12 @@ def _pinned(reqs: list[str], library: str) -> str:
     return reqs[0] if reqs else ""
 
 
+def _reference_name(h) -> str:  # type: ignore[no-untyped-def]
+    """The reference as the card names it: the release with the fix, or the release before it plus the patch."""
+    pinned = _pinned(h.after, h.library)
+    return f"{pinned} + {h.reference_patch}" if h.reference_patch else pinned
+
+
 def _owned(f: AnswerFinding, library: str) -> bool:
     """The finding says the code to change is the library's: its owner, its upstream report or its locations."""
     lib = library.lower().replace("_", "-")
@@ -101,7 +107,7 @@ def history_score(case: Case, answer: Answer | None, fix: FixScore | None, runs:
     if answer is None:
         up.error = "no answer"
     score = HistoryScore(
-        library=h.library, before=_pinned(h.before, h.library), after=_pinned(h.after, h.library),
+        library=h.library, before=_pinned(h.before, h.library), after=_reference_name(h),
         owned_by_dependency=bool(named.findings), upstream=up, clock=h.clock, program_runs=runs,
         agent_minutes=round(agent_s / 60.0, 2), judge_minutes=round(judge_s / 60.0, 2),
     )

@@ -63,3 +63,14 @@ def test_a_patched_venv_is_its_own_cache_entry():
     assert plain != patched and "patched" in patched and "patched" not in plain
     assert _key(reqs, sys.executable, DIFF + b" ") != patched  # another diff, another venv
     assert _key(reqs, sys.executable, DIFF) == patched
+
+
+def test_the_card_names_a_patched_reference_as_the_release_plus_its_patch():
+    from warp_compile.evals.history import history_root, history_score
+    from warp_compile.evals.scorer import load_cases
+
+    case = next(c for c in load_cases(history_root()) if c.history is not None and c.history.reference_patch)
+    score = history_score(case, None, None, None, 0.0, 0.0)
+    assert score.after == f"{score.before} + {case.history.reference_patch}"
+    plain = next(c for c in load_cases(history_root()) if c.history is not None and not c.history.reference_patch)
+    assert "+" not in history_score(plain, None, None, None, 0.0, 0.0).after
