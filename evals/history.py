@@ -14,6 +14,7 @@ import json
 from importlib import resources
 from pathlib import Path
 
+from ..probe.errors import UsageError
 from .history_env import cached_venv
 from .models import Answer, AnswerFinding, Case, DiagnosisScore, FixScore, HistoryScore
 from .scorer import score_diagnosis
@@ -26,10 +27,17 @@ def history_root() -> Path:
 
 
 def interpreters(case: Case, progress=None) -> tuple[str, str]:  # type: ignore[no-untyped-def]
-    """(the old release's python, the fixed release's python), installed once into the cache."""
+    """(the old release's python, the fixed release's python), installed once into the cache; the second is the old
+    release with the maintainers' change applied where the case gives it as a patch."""
     assert case.history is not None
     before = cached_venv(case.history.before, progress=progress)
-    after = cached_venv(case.history.after, progress=progress)
+    patch = None
+    if case.history.reference_patch:
+        folder = Path(case.path).resolve()
+        patch = (folder / case.history.reference_patch).resolve()
+        if folder not in patch.parents:
+            raise UsageError(f"history: case {case.id}: reference_patch must be a file of the case folder")
+    after = cached_venv(case.history.after, progress=progress, patch=patch)
     return str(before), str(after)
 
 
@@ -39,6 +47,12 @@ def _pinned(reqs: list[str], library: str) -> str:
         if name == library.lower().replace("_", "-"):
             return r
     return reqs[0] if reqs else ""
+
+
+def _reference_name(h) -> str:  # type: ignore[no-untyped-def]
+    """The reference as the card names it: the release with the fix, or the release before it plus the patch."""
+    pinned = _pinned(h.after, h.library)
+    return f"{pinned} + {h.reference_patch}" if h.reference_patch else pinned
 
 
 def _owned(f: AnswerFinding, library: str) -> bool:
@@ -95,7 +109,7 @@ def history_score(case: Case, answer: Answer | None, fix: FixScore | None, runs:
     if answer is None and not maintainer:
         up.error = "no answer"
     score = HistoryScore(
-        library=h.library, role=h.role, before=_pinned(h.before, h.library), after=_pinned(h.after, h.library),
+        library=h.library, role=h.role, before=_pinned(h.before, h.library), after=_reference_name(h),
         owned_by_dependency=bool(named.findings), upstream=up, clock=h.clock, program_runs=runs,
         agent_minutes=round(agent_s / 60.0, 2), judge_minutes=round(judge_s / 60.0, 2),
     )

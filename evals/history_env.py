@@ -5,6 +5,10 @@ from this checkout. Each set of pinned requirements gets one venv under the cach
 `~/.cache/warp-compile/history` or $WARP_COMPILE_HISTORY_CACHE), keyed by the requirements and the interpreter,
 built in a temporary folder and renamed into place only once pip succeeded, so a failed or interrupted install
 leaves nothing half made. When the registry cannot be reached the caller gets one line, not pip's traceback.
+
+A reference the registry lacks (the maintainers' change merged but never released) is the release before it with
+their change as a patch: applied in the venv's own copy of the installed package, in the same temporary folder,
+before the venv is marked complete, so it is keyed by the patch's bytes too and never touches a shared install.
 """
 
 from __future__ import annotations
@@ -38,11 +42,16 @@ def cache_root() -> Path:
     return base / "warp-compile" / "history"
 
 
-def _key(requirements: list[str], python: str) -> str:
+def _key(requirements: list[str], python: str, patch: bytes | None = None) -> str:
     version = subprocess.run([python, "-c", "import sys; print(sys.version.split()[0])"], capture_output=True,
                              text=True, check=False).stdout.strip() or "unknown"
-    blob = json.dumps({"requirements": sorted(requirements), "python": version}, sort_keys=True)
+    spec: dict[str, object] = {"requirements": sorted(requirements), "python": version}
+    if patch is not None:
+        spec["patch"] = hashlib.sha256(patch).hexdigest()
+    blob = json.dumps(spec, sort_keys=True)
     head = re.sub(r"[^A-Za-z0-9.]+", "-", requirements[0]).strip("-") if requirements else "env"
+    if patch is not None:
+        head += "-patched"
     return f"{head}-{hashlib.sha256(blob.encode()).hexdigest()[:10]}"
 
 
@@ -50,13 +59,22 @@ def venv_python(venv: Path) -> Path:
     return venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 
 
-def cached_venv(requirements: list[str], python: str | None = None, progress=None) -> Path:  # type: ignore[no-untyped-def]
-    """The interpreter of a venv holding exactly `requirements` (pip specs), made once and reused.
+def cached_venv(requirements: list[str], python: str | None = None, progress=None,  # type: ignore[no-untyped-def]
+                patch: Path | None = None) -> Path:
+    """The interpreter of a venv holding exactly `requirements` (pip specs), made once and reused; with `patch` (a
+    unified diff, -p1, paths relative to site-packages) applied to the venv's installed files.
 
-    Raises UsageError (one line) when pip cannot install them: the registry unreachable, or a release it lacks."""
+    Raises UsageError (one line) when pip cannot install them: the registry unreachable, or a release it lacks; or
+    when the patch cannot be read or does not apply."""
     python = python or sys.executable
+    diff = None
+    if patch is not None:
+        try:
+            diff = patch.read_bytes()
+        except OSError as exc:
+            raise UsageError(f"history: cannot read the patch {patch}: {exc.strerror or exc}") from None
     root = cache_root()
-    venv = root / _key(requirements, python)
+    venv = root / _key(requirements, python, diff)
     if (venv / MARKER).is_file() and venv_python(venv).exists():
         return venv_python(venv)
     try:
@@ -69,12 +87,14 @@ def cached_venv(requirements: list[str], python: str | None = None, progress=Non
         fcntl.flock(lock, fcntl.LOCK_EX)
         if (venv / MARKER).is_file() and venv_python(venv).exists():
             return venv_python(venv)
-        return _install(requirements, python, root, venv, progress)
+        return _install(requirements, python, root, venv, progress, diff, patch)
 
 
-def _install(requirements: list[str], python: str, root: Path, venv: Path, progress) -> Path:  # type: ignore[no-untyped-def]
+def _install(requirements: list[str], python: str, root: Path, venv: Path, progress,  # type: ignore[no-untyped-def]
+             diff: bytes | None = None, patch: Path | None = None) -> Path:
     if progress:
-        progress(f"history: installing {' '.join(requirements)} into {venv} (once)")
+        progress(f"history: installing {' '.join(requirements)} into {venv} (once)"
+                 + (f", patched with {patch.name}" if patch is not None else ""))
     tmp = Path(tempfile.mkdtemp(prefix=".partial-", dir=root))
     try:
         made = subprocess.run([python, "-m", "venv", str(tmp)], capture_output=True, text=True, check=False)
@@ -91,7 +111,12 @@ def _install(requirements: list[str], python: str, root: Path, venv: Path, progr
                 raise UsageError(f"history: cannot install {' '.join(requirements)} from the package registry "
                                  f"(is it reachable?): {why}")
             raise UsageError(f"history: pip could not install {' '.join(requirements)}: {why}")
-        (tmp / MARKER).write_text(json.dumps({"requirements": requirements}), encoding="utf-8")
+        record: dict[str, object] = {"requirements": requirements}
+        if diff is not None:
+            _apply_patch(tmp, diff, patch)
+            name = patch.name if patch is not None else ""
+            record["patch"] = {"file": name, "sha256": hashlib.sha256(diff).hexdigest()}
+        (tmp / MARKER).write_text(json.dumps(record), encoding="utf-8")
         # a venv left without its marker (an older interrupted install) is replaced; the move itself is atomic
         if venv.exists():
             shutil.rmtree(venv)
@@ -100,6 +125,32 @@ def _install(requirements: list[str], python: str, root: Path, venv: Path, progr
         shutil.rmtree(tmp, ignore_errors=True)
     _fix_paths(venv, tmp)
     return venv_python(venv)
+
+
+def site_packages(venv: Path) -> Path:
+    """The venv's purelib folder, asked of its own interpreter (its layout differs between platforms)."""
+    got = subprocess.run([str(venv_python(venv)), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                         capture_output=True, text=True, check=False)
+    path = Path(got.stdout.strip())
+    if got.returncode != 0 or not path.is_dir():
+        raise UsageError(f"history: cannot find the site-packages of {venv}: {_last_line(got.stderr)}")
+    return path
+
+
+def _apply_patch(venv: Path, diff: bytes, patch: Path | None) -> None:
+    """Apply a -p1 unified diff to the venv's own installed files (the venv is still the temporary folder).
+
+    `patch --dry-run` first, so a diff that does not apply cleanly changes nothing and is one line."""
+    if shutil.which("patch") is None:
+        raise UsageError("history: a patched reference needs the `patch` program, which is not on PATH")
+    where = site_packages(venv)
+    name = patch.name if patch is not None else "the patch"
+    for dry in (True, False):
+        run = subprocess.run(["patch", "-p1", "--batch", "--forward", "--no-backup-if-mismatch", "-d", str(where),
+                              *(["--dry-run"] if dry else [])], input=diff, capture_output=True, check=False)
+        if run.returncode != 0:
+            why = _last_line(run.stdout.decode(errors="replace") + run.stderr.decode(errors="replace"))
+            raise UsageError(f"history: {name} does not apply to the installed release: {why}")
 
 
 def _fix_paths(venv: Path, old: Path) -> None:

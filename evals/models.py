@@ -98,6 +98,9 @@ class History(BaseModel):
     library: str  # the distribution the fix belongs to, as pip names it (e.g. "warp-lang")
     before: list[str]  # pip requirements of the release before the fix, its dependencies pinned too
     after: list[str]  # the same with the release that holds the fix: the reference, measured in the same run
+    # no release holds the fix: `after` is the release before it and this diff (a file of the case folder, -p1,
+    # paths relative to site-packages, written from the maintainers' merged change) is applied to that venv's copy
+    reference_patch: str = ""
     source: str  # where the maintainers' change is public: repository, issue or pull request, commit
     # the maintainers' change as the upstream report must name it: its mechanism id(s) (a CS-n, or another id such as
     # the per-call re-creation one) and its lines in the release before the fix (files as its maintainers name them)

@@ -128,6 +128,12 @@ def kernel_info(kernel, _hex):
     if parent is not None:
         info["generic_parent"] = str(getattr(parent, "key", ""))
         info["signature"] = str(getattr(kernel, "sig", "") or "")
+    try:  # the kernel's own enable_backward (its decorator's option, not its module's): False means no adjoint
+        own = getattr(kernel, "options", None)
+        if isinstance(own, dict) and "enable_backward" in own:
+            info["enable_backward"] = bool(own["enable_backward"])
+    except Exception:
+        pass
     func = getattr(kernel, "func", None)
     code = getattr(func, "__code__", None)
     if code is not None:

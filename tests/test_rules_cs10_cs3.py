@@ -769,3 +769,79 @@ def test_real_late_max_unroll_stays_cs3_and_quotes_the_import(tmp_path: Path) ->
     assert "above `from swell import spectrum` (line 3 of swell/__main__.py)" in f.fix
     assert "import swell.spectrum" not in f.fix
     assert not any(r.mechanism == "CS-3" for r in d.ruled_out)
+
+
+# ---------------------------------------------------------------------------------------------- upstream report
+
+
+def _dep_build(seq: int, module: str, kernels: tuple[str, ...], file: str) -> Build:
+    b = bld(seq, module, native=9000.0, src=1_200_000, bwd=700_000, kernels=kernels)
+    for i, k in enumerate(b.kernels):
+        k.file, k.line = file, 100 + 40 * i
+    return b
+
+
+SITE = "/venv/lib/python3.11/site-packages"
+
+
+def _dep_report(builds: list[Build], launched: list[tuple[str, str]]) -> Report:
+    from warp_compile.probe.models.report import FileOwner
+
+    owners = {k.file: FileOwner(owner="dependency", distribution="physlib", version="0.1")
+              for b in builds for k in b.kernels if k.file}
+    return rep(builds, launches=[Launch(kernel=k, module=m) for m, k in launched], owners=owners)
+
+
+def test_cs10_on_a_librarys_module_reports_the_forward_only_kernels_it_launched_upstream() -> None:
+    """A library module with many kernels of which the run launched two: the entry-point line stays the application's
+    fix, and the library's maintainers get the two launched kernels at their definitions, not the others."""
+    b = _dep_build(1, "physlib.geometry.kernels", ("broad", "narrow", "soft", "cloth"),
+                   f"{SITE}/physlib/geometry/kernels.py")
+    res = unused_backward.evaluate(ctx_of(_dep_report([b], [(b.module, "broad"), (b.module, "narrow")])))
+    (f,) = cs10(res)
+    up = f.upstream
+    assert up is not None and up.distribution == "physlib"
+    assert [(p.file, p.line) for p in up.places] == [("physlib/geometry/kernels.py", 100),
+                                                     ("physlib/geometry/kernels.py", 140)]
+    assert SITE not in up.text and "enable_backward" in up.change
+    assert all(p.owner == "dependency" for p in up.places)
+
+
+def test_cs10_a_library_module_run_whole_gets_the_module_option_above_its_first_kernel() -> None:
+    b = _dep_build(1, "physlib.core.conversions", ("a", "b", "c"), f"{SITE}/physlib/core/conversions.py")
+    res = unused_backward.evaluate(ctx_of(_dep_report([b], [(b.module, k) for k in ("c", "a", "b")])))
+    (f,) = cs10(res)
+    assert f.upstream is not None
+    assert [(p.file, p.line) for p in f.upstream.places] == [("physlib/core/conversions.py", 100)]
+    assert "module option" in f.upstream.places[0].note
+
+
+def test_cs10_on_the_projects_own_module_makes_no_upstream_report() -> None:
+    res = unused_backward.evaluate(ctx_of(rep([bld(1, native=9000.0, src=1_200_000, bwd=700_000)])))
+    (f,) = cs10(res)
+    assert f.upstream is None
+
+
+def test_cs10_upstream_leaves_out_a_launched_kernel_whose_own_option_has_no_adjoint() -> None:
+    b = _dep_build(1, "physlib.geometry.kernels", ("broad", "narrow", "soft"), f"{SITE}/physlib/geometry/kernels.py")
+    b.kernels[0].enable_backward = False  # @wp.kernel(enable_backward=False): launched, but no adjoint to drop
+    res = unused_backward.evaluate(ctx_of(_dep_report([b], [(b.module, "broad"), (b.module, "narrow")])))
+    (f,) = cs10(res)
+    assert f.upstream is not None and [p.line for p in f.upstream.places] == [140]
+
+
+def test_the_hook_records_a_kernels_own_enable_backward() -> None:
+    import warp as wp
+
+    from warp_compile.probe.hook_kernels import kernel_info
+
+    @wp.kernel(enable_backward=False)
+    def forward_only(a: wp.array(dtype=float)):  # type: ignore[valid-type]
+        a[wp.tid()] = 1.0
+
+    @wp.kernel
+    def plain(a: wp.array(dtype=float)):  # type: ignore[valid-type]
+        a[wp.tid()] = 2.0
+
+    assert kernel_info(forward_only, lambda h: "")["enable_backward"] is False
+    assert "enable_backward" not in kernel_info(plain, lambda h: "")

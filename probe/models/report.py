@@ -101,6 +101,7 @@ class KernelInfo(_Model):
     file: str | None = None  # where the kernel's Python function is defined
     line: int | None = None
     closure: dict[str, str] | None = None  # captured name -> the type of its value (a closure kernel), e.g. float
+    enable_backward: bool | None = None  # the kernel's own option where its decorator sets one (None: the module's)
 
 
 class PhaseSpan(_Model):
