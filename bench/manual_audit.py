@@ -10,6 +10,8 @@ of the app. Every `manual` finding is then read:
 - a placement that failed ("create at import" in its text) must name each candidate realise.py has for it:
   memoize, hoist (with the captured values written in, where it captures) and from the run's record. A candidate
   it does not name was not tried: a DEFECT row.
+- a manual finding of another view of the module plan (CS-1, CS-4, CS-6, CS-9) whose rule placed kernels without
+  realise.py must name the same candidates in its own words (OTHER_WORDS); one it does not name is a DEFECT too.
 - any other manual finding has no placement candidate of the plan (an option moved by hand, a construct of a
   dependency): listed with its reason, not counted as a defect.
 
@@ -37,6 +39,16 @@ PLACEMENT = "create at import"
 # realise.py's candidates, as a finding's text names them when they did not hold
 CANDIDATES = {"memoize": "memoize:", "hoist": "hoist:", "from the run's record": "from the run's record:"}
 WRITTEN_IN = "with its captured values written in:"
+# the module plan's views: a manual finding of theirs is a placement that failed
+PLACING = {"CS-1", "CS-4", "CS-6", "CS-9"}
+OPTIONS_APART = "set their own options"
+# how the rules that place kernels without realise.py name a candidate they tried (or why it cannot apply)
+OTHER_WORDS = {
+    "memoize": ("memoize:", "versions at import:", "a cache can wrap", "not by a module-level factory"),
+    "hoist": ("hoist:", "cannot move to module scope", "captured when it is created", "definition was not found",
+              "definition of", "is not a statement of a function"),
+    "from the run's record": ("from the run's record:", "the versions the run made", "the run recorded"),
+}
 _MAIN_GUARD = re.compile(r"^if __name__ == ['\"]__main__['\"]", re.M)
 
 
@@ -75,7 +87,18 @@ def judge(finding: dict) -> dict:
     row = {"id": finding.get("id") or finding.get("mechanism"), "title": finding.get("title", ""),
            "reason": (finding.get("review") or finding.get("fix") or "")[:700]}
     if PLACEMENT not in text:
-        row["kind"] = "no placement step"
+        if OPTIONS_APART in text:  # the plan's own rule: as few modules as the kernels' compiled options allow
+            row["kind"] = "options keep them apart"
+            return row
+        if finding.get("mechanism") not in PLACING:
+            row["kind"] = "no placement step"
+            return row
+        # a view of the module plan that failed outside realise.py (CS-1's late kernels, CS-4's merge, CS-6's
+        # instances): the same candidates, named in that rule's words
+        named = [c for c, marks in OTHER_WORDS.items() if any(m in text for m in marks)]
+        missing = [c for c in CANDIDATES if c not in named]
+        row.update(kind="DEFECT" if missing else "every candidate tried", named=named, missing=missing,
+                   path="outside realise.py")
         return row
     named = [c for c, mark in CANDIDATES.items() if mark in text]
     missing = [c for c in CANDIDATES if c not in named]
@@ -99,7 +122,8 @@ def render(rows: list[dict], started: str, took: float, commit: str) -> str:
            "--rebuild-limit 0`; every `manual` finding read. A placement that failed must name each of realise.py's "
            "candidates (memoize, hoist, from the run's record; with the captured values written in where it "
            "captures).", "",
-           f"**{len(rows)} apps diagnosed, {manual} manual finding(s), {len(defects)} defect(s).**", "",
+           f"**{sum('manual' in r for r in rows)} apps diagnosed ({len(rows)} listed), {manual} manual finding(s), "
+           f"{len(defects)} defect(s).**", "",
            "| app | kind | finding | verdict | candidates named | not tried |", "| --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         if r.get("error") or r.get("why"):

@@ -33,6 +33,10 @@ def test_a_placement_that_skipped_a_candidate_is_a_defect() -> None:
                    "not by a module-level factory that can be called at import"}
     row = _audit().judge(f)
     assert row["kind"] == "DEFECT" and row["missing"] == ["memoize", "hoist", "from the run's record"], row
-    other = _audit().judge({"mechanism": "CS-4", "applicability": "manual", "fix": "",
-                            "review": "the modules set their own options ({\"max_unroll\": 8}), moved by hand"})
+    merge = _audit().judge({"mechanism": "CS-4", "applicability": "manual", "fix": "",
+                            "review": "pkg.b is imported only after the first of these modules loads: a merged "
+                                      "module would be rebuilt when its kernels join (CS-1)"})
+    assert merge["kind"] == "DEFECT" and merge["missing"] == ["memoize", "hoist", "from the run's record"], merge
+    other = _audit().judge({"mechanism": "CS-3", "applicability": "manual", "fix": "",
+                            "review": "no edit: fast_math never reached a kernel in this run"})
     assert other["kind"] == "no placement step"
