@@ -226,6 +226,7 @@ def main(argv: list[str] | None = None) -> int:
                          "fixed": False, "why": f"{type(exc).__name__}: {exc}"})
         r = rows[-1]
         print(f"shapes: {r['name']}: fixed={r.get('fixed')} {r.get('why', '')[:200]}", file=sys.stderr, flush=True)
+        Path(ns.json).write_text(json.dumps(rows, indent=1))  # a run stopped early keeps the rows it finished
     Path(ns.json).write_text(json.dumps(rows, indent=1))
     Path(ns.out).write_text(render(rows, ns.pairs, started, (time.perf_counter() - t0) / 60))
     print(Path(ns.out).read_text())

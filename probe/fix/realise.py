@@ -6,8 +6,9 @@ with the candidates in order, each checking its own preconditions on the source 
 
 1. memoize from the source's calls: a module-level factory cached (`functools.lru_cache`) and called at import
    with the argument lists its calls write (memoize.made_at_import);
-2. hoist: the definition moved to module scope, when it reads nothing the function binds, a late import it needs
-   moving along (hoist.py); a method's kernel, picked per branch, moves with its siblings;
+2. hoist: the definition moved to module scope, when it reads nothing the function binds, or what it reads every
+   call gives the same value, written into the kernel (constants.py), a late import it needs moving along
+   (hoist.py); a method's kernel, picked per branch, moves with its siblings;
 3. memoize from the run's record: the innermost module-level app function whose call made the kernel, called at
    import with the arguments the run recorded, refused when that call (or a frame between it and the kernel)
    would run the program's own work (memoize.made_at_import_from_run, memoize.chain_work).
@@ -65,9 +66,15 @@ def _hoist_group(ctx: Project, group: list[KernelDef], target_value: str) -> tup
         if k.line in seen:
             continue
         seen.add(k.line)
-        h = hoist(ctx, k, taken=taken)
+        h = hoist(ctx, k, taken=set(taken))
+        if h.captures:  # the values it captures, when every call gives the same one, written into the kernel
+            fixed = hoist(ctx, k, taken=set(taken), write_fixed=True)
+            h = fixed if not fixed.why_not else h
+            if fixed.why_not:
+                h.why_not += f"; with its captured values written in: {fixed.why_not}"
         if h.why_not:
             return [], f"{k.name}: {h.why_not}"
+        taken.add(h.name)
         h.text = moved_to(h.text, target_value)
         plans.append(h)
     return plans, ""
@@ -88,6 +95,8 @@ def _choices(ctx: Project, maker: str, group: list[KernelDef], calls: list[Facto
             held.append(("memoize from the source's calls", got, []))
         else:
             whys.append(f"memoize: {got.why_not}")
+    else:  # named, so a finding left without an edit says every candidate it tried
+        whys.append(f"memoize: {maker or 'its maker'}() is not a module-level function a cache can wrap")
     plans, why = _hoist_group(ctx, group, target_value)
     if plans:
         step = Step(what=STEP, edits=hoist_edits(ctx, plans),

@@ -275,7 +275,8 @@ class FactoryCallFact(Fact):
     Each call creates the factory's kernels again; with module="unique" each distinct version gets a module of its own.
     Whether those versions are fixed in the source (constant arguments) or come from run-time data is what tells a
     stable set of kernels from one that really varies. Calls from files the scan only skims (no "warp" in them) and
-    calls through aliases are not seen.
+    calls through aliases are not seen, except a module-scope name that binds a method or a closure an object keeps
+    (`make = _Factory().make`, scan/bound.py): those calls are recorded under that function's own qualname.
     """
 
     factory: str  # qualname of the called factory, e.g. "make_phase_kernel", "Registry.make"

@@ -128,11 +128,13 @@ def _factory_calls(ctx: RuleContext, defs: list[KernelDef]) -> list[FactoryCallF
     out: list[FactoryCallFact] = []
     seen: set[tuple[str, str]] = set()
     for k in defs:
-        fq = _factory_qualname(k)
-        if fq is None or (fq, k.file) in seen:
-            continue
-        seen.add((fq, k.file))
-        out += ctx.scan.calls_of_factory(fq, k.file)
+        # the outermost function, and the one that makes the kernel when that is a closure the program calls
+        # through a module-scope name (`make = _Factory().make`: the scan records those calls under its qualname)
+        for fq in dict.fromkeys(q for q in (_factory_qualname(k), k.enclosing_function) if q):
+            if (fq, k.file) in seen:
+                continue
+            seen.add((fq, k.file))
+            out += ctx.scan.calls_of_factory(fq, k.file)
     return sorted(out, key=lambda c: (c.file, c.line))
 
 

@@ -116,8 +116,10 @@ class CallsMixin:
         # whose module part is a project module; everything else (numpy, methods of objects) is skipped cheaply
         fq = fq or name
         if isinstance(func, ast.Name) and name not in self.names.map:
-            if not isinstance(self._lookup(name, node.lineno), (ast.FunctionDef, ast.AsyncFunctionDef)):
-                return
+            bound = self._lookup(name, node.lineno)
+            if not isinstance(bound, (ast.FunctionDef, ast.AsyncFunctionDef)) and not (
+                    name in self.bound_functions and isinstance(bound, ast.Attribute)):
+                return  # neither a def of this file nor a module-scope name binding a method or kept closure
             local = True
         elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"):
             if not any(

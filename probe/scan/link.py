@@ -206,7 +206,9 @@ def _link_calls(facts: ScanFacts, scans: list[_FileScan]) -> None:
 
 def _link_factory_calls(facts: ScanFacts, scans: list[_FileScan], project: _Project) -> None:
     """Calls of kernel factories: a bare name (or self./cls. attribute) in the factory's own file, or a dotted name
-    whose module part resolves to the factory's module. Anything else (aliases, instances) stays unmatched."""
+    whose module part resolves to the factory's module; a method or kept closure also by the module-scope name that
+    binds it (`make = _Factory().make`), recorded under its own qualname. Anything else (other aliases, instances
+    passed around) stays unmatched."""
     factories: dict[str, list[tuple[str, str, str]]] = defaultdict(list)  # last ident -> (qualname, file, module)
     for k in facts.kernels:
         if not k.enclosing_function:
@@ -216,6 +218,13 @@ def _link_factory_calls(facts: ScanFacts, scans: list[_FileScan], project: _Proj
         last = top.split(".")[-1]
         if entry not in factories[last]:
             factories[last].append(entry)
+    # a method or a closure kept by an object, called through the module-scope name that binds it (scan/bound.py)
+    makers = {(k.enclosing_function, k.file): k.python_module for k in facts.kernels if k.enclosing_function}
+    for fs in scans:
+        for alias, qual in fs.bound_functions.items():
+            module = makers.get((qual, fs.rel))
+            if module is not None and (qual, fs.rel, module) not in factories[alias]:
+                factories[alias].append((qual, fs.rel, module))
     if not factories:
         return
     for fs in scans:

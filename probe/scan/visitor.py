@@ -25,6 +25,7 @@ from ..models.scan import (
     TapeFact,
     TileOpFact,
 )
+from .bound import bound_functions
 from .caches import CachesMixin
 from .calls import _NO_CALLS, CallsMixin, RawCall, collect_calls
 from .common import (
@@ -91,6 +92,7 @@ class _FileScan(ImportsMixin, OptionsMixin, CachesMixin, KernelsMixin, CallsMixi
         self.loops: list[LoopFact] = []
         self.loop_stack: list[_LoopEntry] = []
         self.call_sites: list[_CallSite] = []
+        self.bound_functions: dict[str, str] = {}  # module-scope name -> the method or kept closure it binds
         self.decorators: set[int] = set()  # Call nodes used as decorators
         self.raw_calls: list[RawCall] = []  # every call of the file (the link pass keeps those ScanFacts.calls needs)
         self.guards = FileGuards()  # spans of functions and if-guarded blocks, switches (for the GuardIndex)
@@ -125,6 +127,7 @@ class _FileScan(ImportsMixin, OptionsMixin, CachesMixin, KernelsMixin, CallsMixi
     def run(self) -> None:
         self._collect_aliases()
         self._collect_constants()
+        self.bound_functions = bound_functions(self.tree)
         self.visit(self.tree)
         self._finish()
         self.raw_calls = collect_calls(self.tree, self.guards)

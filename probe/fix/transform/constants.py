@@ -22,7 +22,8 @@ from .params import bound_arguments, captured_sources, mentions
 def fixed_values(ctx: Project, fn: ast.FunctionDef, kernel: ast.FunctionDef, file: str, captured: list[str],
                  qualname: str) -> dict[str, str] | str:
     """Captured name -> the one expression every call gives it, as `file` can write it; or why not."""
-    if "." in qualname.split(".<locals>.")[0]:
+    parts = qualname.split(".")
+    if len(parts) > 1 and parts[-2] != "<locals>":
         return f"{fn.name}() is a method: the values it captures come from its instance"
     sources = captured_sources(fn, kernel, captured)
     if isinstance(sources, str):
@@ -32,12 +33,13 @@ def fixed_values(ctx: Project, fn: ast.FunctionDef, kernel: ast.FunctionDef, fil
         return f"{file} cannot be read back"
     home = memoize.home_of(ctx, file, src)
     calls: list[FactoryCallFact] = (
-        [c for c in ctx.scan.factory_calls if c.factory == qualname.split(".<locals>.")[0] and c.factory_file == file]
+        [c for c in ctx.scan.factory_calls  # a closure called through the name that binds it: its own qualname
+         if c.factory in (qualname.split(".<locals>.")[0], qualname) and c.factory_file == file]
         if ctx.scan is not None else []
     )
     if not calls:
         return f"no call of {fn.name}() was found in the scanned sources"
-    if mentions(ctx, fn.name) != len(calls):
+    if sum(mentions(ctx, n) for n in {fn.name} | {c.callee.rsplit(".", 1)[-1] for c in calls}) != len(calls):
         return f"{fn.name}() is called in places the scan does not follow, which may pass other values"
     seen: dict[str, str] = {}
     for c in calls:

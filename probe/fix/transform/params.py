@@ -110,9 +110,12 @@ def bound_arguments(fn: ast.FunctionDef, call: ast.Call, method: bool) -> dict[s
     params = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]]
     bound: dict[str, ast.expr] = {}
     if method:
-        if not isinstance(call.func, ast.Attribute) or not params:
-            return "the factory is a method called without a receiver"
-        bound[params[0]] = call.func.value
+        if not params:
+            return "the factory is a method without a receiver parameter"
+        if isinstance(call.func, ast.Attribute):
+            bound[params[0]] = call.func.value
+        # else a bound method called by the module-scope name that binds it: its receiver is no name the launch
+        # site can write, so a captured value read from it has no source there (refused by _values)
         params = params[1:]
     if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
         return "a call of the factory passes *args or **kwargs"
@@ -215,8 +218,10 @@ def plan(ctx: Project, info: KernelInfo | None, fn: ast.FunctionDef, kernel: ast
     if isinstance(sources, str):
         p.why_not = sources
         return p
-    method = "." in qualname.split(".<locals>.")[0]
+    parts = qualname.split(".")
+    method = len(parts) > 1 and parts[-2] != "<locals>"  # a method of a class (a closure in one is no method)
     sites = [c for c in ctx.scan.factory_calls if c.factory == qualname] if ctx.scan is not None else []
+    names = {fn.name} | {s.callee.rsplit(".", 1)[-1] for s in sites}  # its own name, and names that bind it
     seen = 0
     found: list[tuple[str, list[str], ast.Call, ast.List | ast.Tuple, list[str]]] = []
     for site in sites:
@@ -227,7 +232,7 @@ def plan(ctx: Project, info: KernelInfo | None, fn: ast.FunctionDef, kernel: ast
         lines, tree = src
         parents = syntax.parents_of(tree)
         calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.lineno == site.line
-                 and last_ident(n.func) == fn.name]
+                 and last_ident(n.func) in names]
         for call in calls:
             launch = _launch_of(parents, call)
             if launch is None:
@@ -240,7 +245,7 @@ def plan(ctx: Project, info: KernelInfo | None, fn: ast.FunctionDef, kernel: ast
                 return p
             found.append((site.file, lines, launch, given, values))
             seen += 1
-    total = mentions(ctx, fn.name)
+    total = sum(mentions(ctx, n) for n in names)
     if not seen or total != seen:
         p.why_not = (f"{fn.name}() is called {total} time(s) in the project's files, {seen} of them as a launch's "
                      "kernel the edit can extend: the others would launch without the values")
