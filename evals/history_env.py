@@ -137,20 +137,26 @@ def site_packages(venv: Path) -> Path:
     return path
 
 
-def _apply_patch(venv: Path, diff: bytes, patch: Path | None) -> None:
-    """Apply a -p1 unified diff to the venv's own installed files (the venv is still the temporary folder).
+def patch_folder(root: Path, diff: bytes, what: str) -> None:
+    """Apply a -p1 unified diff to the files under `root`, or change nothing and raise UsageError (one line).
 
-    `patch --dry-run` first, so a diff that does not apply cleanly changes nothing and is one line."""
+    A dry run first, so a diff that does not apply leaves every file as it was; `--fuzz=0`, so a hunk whose context
+    moved is a stale patch (bad input), not one applied somewhere near. Both the user role's patched venv and the
+    maintainer role's patched source go through here."""
     if shutil.which("patch") is None:
-        raise UsageError("history: a patched reference needs the `patch` program, which is not on PATH")
-    where = site_packages(venv)
-    name = patch.name if patch is not None else "the patch"
+        raise UsageError(f"history: applying {what} needs the `patch` program, which is not on PATH")
     for dry in (True, False):
-        run = subprocess.run(["patch", "-p1", "--batch", "--forward", "--no-backup-if-mismatch", "-d", str(where),
-                              *(["--dry-run"] if dry else [])], input=diff, capture_output=True, check=False)
+        run = subprocess.run(["patch", "-p1", "--batch", "--forward", "--no-backup-if-mismatch", "--fuzz=0",
+                              "-d", str(root), *(["--dry-run"] if dry else [])],
+                             input=diff, capture_output=True, check=False)
         if run.returncode != 0:
             why = _last_line(run.stdout.decode(errors="replace") + run.stderr.decode(errors="replace"))
-            raise UsageError(f"history: {name} does not apply to the installed release: {why}")
+            raise UsageError(f"history: {what} does not apply to the release: {why}")
+
+
+def _apply_patch(venv: Path, diff: bytes, patch: Path | None) -> None:
+    """Apply a -p1 unified diff to the venv's own installed files (the venv is still the temporary folder)."""
+    patch_folder(site_packages(venv), diff, patch.name if patch is not None else "the patch")
 
 
 def _fix_paths(venv: Path, old: Path) -> None:

@@ -24,7 +24,7 @@ import zipfile
 from pathlib import Path
 
 from ..probe.errors import UsageError
-from .history_env import _NETWORK, _last_line, cache_root, cached_venv
+from .history_env import _NETWORK, _last_line, cache_root, cached_venv, patch_folder
 from .models import Case, CaseResult, Expected, History, Maintainer
 
 ROLE_SUFFIX = ":maintainer"  # a maintainer-role result's id: the case id and this
@@ -111,20 +111,13 @@ def package_files(folder: Path) -> dict[str, bytes]:
 def apply_patch(files: dict[str, bytes], patch: bytes, what: str) -> dict[str, bytes]:
     """`files` with a -p1 unified diff applied (the `patch` program, in a temporary copy); UsageError when it does
     not apply cleanly, so a stale patch is bad input, not a reference that quietly changes nothing."""
-    if shutil.which("patch") is None:
-        raise UsageError(f"history: applying {what} needs the `patch` program, which is not on PATH")
     with tempfile.TemporaryDirectory(prefix="warp-compile-patch-") as tmp:
         root = Path(tmp) / "tree"
         for rel, data in files.items():
             p = root / rel
             p.parent.mkdir(parents=True, exist_ok=True)
             p.write_bytes(data)
-        # --fuzz=0: a hunk whose context moved is a stale patch, not one to apply somewhere near
-        argv = ["patch", "-p1", "--batch", "--forward", "--no-backup-if-mismatch", "--fuzz=0", "-d", str(root)]
-        done = subprocess.run(argv, input=patch, capture_output=True, check=False)
-        if done.returncode != 0:
-            why = _last_line((done.stdout + done.stderr).decode(errors="replace"))
-            raise UsageError(f"history: {what} does not apply to the release: {why}")
+        patch_folder(root, patch, what)
         return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
