@@ -16,14 +16,13 @@ import ast
 from ...models.scan import FactoryCallFact
 from . import memoize
 from .context import Project
-from .params import bound_arguments, captured_sources, mentions
+from .params import bound_arguments, captured_sources, is_method, mentions
 
 
 def fixed_values(ctx: Project, fn: ast.FunctionDef, kernel: ast.FunctionDef, file: str, captured: list[str],
                  qualname: str) -> dict[str, str] | str:
     """Captured name -> the one expression every call gives it, as `file` can write it; or why not."""
-    parts = qualname.split(".")
-    if len(parts) > 1 and parts[-2] != "<locals>":
+    if is_method(qualname):
         return f"{fn.name}() is a method: the values it captures come from its instance"
     sources = captured_sources(fn, kernel, captured)
     if isinstance(sources, str):

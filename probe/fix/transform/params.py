@@ -105,6 +105,12 @@ def _inputs(launch: ast.Call) -> ast.List | ast.Tuple | str:
     return given
 
 
+def is_method(qualname: str) -> bool:
+    """A method of a class, by its qualname (`Solver.make`); a closure, even one inside a method, is no method."""
+    parts = qualname.split(".")
+    return len(parts) > 1 and parts[-2] != "<locals>"
+
+
 def bound_arguments(fn: ast.FunctionDef, call: ast.Call, method: bool) -> dict[str, ast.expr] | str:
     """The factory's parameters -> the expressions one call gives them (defaults where the call passes nothing)."""
     params = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]]
@@ -218,8 +224,7 @@ def plan(ctx: Project, info: KernelInfo | None, fn: ast.FunctionDef, kernel: ast
     if isinstance(sources, str):
         p.why_not = sources
         return p
-    parts = qualname.split(".")
-    method = len(parts) > 1 and parts[-2] != "<locals>"  # a method of a class (a closure in one is no method)
+    method = is_method(qualname)
     sites = [c for c in ctx.scan.factory_calls if c.factory == qualname] if ctx.scan is not None else []
     names = {fn.name} | {s.callee.rsplit(".", 1)[-1] for s in sites}  # its own name, and names that bind it
     seen = 0
