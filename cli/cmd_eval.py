@@ -20,9 +20,8 @@ from .io import check_json_dest, clip, clip_path, emit, progress_printer, second
 
 USAGE = (
     "%(prog)s [--agent NAME | -- AGENT_CMD...] [--suite history [--role user|maintainer|both]] [--case ID ...]\n"
-    "                         [--cases DIR] [--trials N]"
-    "                         [--pairs N]"
-    "                         [--shard I/N] [--out DIR] [--json FILE] [--markdown FILE] [--timeout S] [--quiet]\n"
+    "                         [--cases DIR] [--trials N] [--pairs N] [--shard I/N] [--out DIR] [--json FILE]\n"
+    "                         [--markdown FILE] [--timeout S] [--quiet]\n"
     "       %(prog)s --list [--json FILE] | --contract\n"
     "       %(prog)s merge CARD.json... [--json FILE] [--markdown FILE]"
 )
