@@ -90,7 +90,8 @@ def run_fix(app: App, v: Variant, expected: list[str], original: list[str], pair
         row["applied"], row["written"] = result.get("applied", []), result.get("written", [])
         row["program_runs"] = result.get("costs", {}).get("program_runs")
         wrote = set().union(*(set(c.get("mechanisms") or mechanisms_of(c["key"])) for c in every
-                              if c["key"] in row["applied"]), *(mechanisms_of(k) for k in row["applied"]))
+                              if c["key"] in row["applied"]), *(mechanisms_of(k) for k in row["applied"]),
+                           set(result.get("realised") or []))  # a written plan carries its one-plan findings
         row["mechanisms_written"] = sorted(wrote)
         row["own"] = bool(wrote & set(expected))
         # fix's own why-not texts for the shape's mechanisms: each measured candidate that did not improve, each

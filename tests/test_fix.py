@@ -622,3 +622,36 @@ def test_a_findings_other_realisations_are_measured_beside_it_and_only_the_best_
     assert by["CS-9/1"].improved and not by["CS-9"].improved and "CS-9/1" in by["CS-9"].reason
     assert not by["CS-9/2"].improved and result.combination is None
     assert result.applied == ["CS-9/1"] and (root / "lib.py").read_text() == "X = 1  # hoisted\n"
+
+
+def test_a_written_plan_carries_out_the_finding_that_shares_it_and_an_unwritten_one_carries_nothing(
+        tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    merge = replace_lines(SourceView(root), "lib.py", 1, 1, "X = 1  # merged\n")
+    assert merge is not None
+    header = _finding("CS-12", [merge], applicability="review")
+    granular = _finding("CS-4", [merge], applicability="review", plan_with="CS-12")  # join_plans gave it CS-12's
+    for fast, written in ((FAST, True), (SLOW, False)):
+        (tmp_path / ("w" if written else "n")).mkdir()
+        proj = _project(tmp_path / ("w" if written else "n"))
+        mock = Mock({"original": {"elapsed": SLOW}, "fix1": {"elapsed": fast}})
+        d = _diagnosis(proj, [header.model_copy(deep=True), granular.model_copy(deep=True)])
+        result, _ = run_fix(["python", "main.py"], proj, FixOptions(write=True, unsafe_fixes=True, min_rounds=4),
+                            diagnosis=d, engine=mock.engine())
+        cs12, cs4 = result.candidates
+        assert cs4.status == "skipped" and "one plan with CS-12" in cs4.reason  # measured once, as CS-12
+        assert cs12.carries == ["CS-4"]
+        if written:
+            assert result.applied == ["CS-12"] and result.realised == ["CS-12", "CS-4"]
+            assert "its plan carries out CS-4 too" in render_fix(result)
+        else:
+            assert result.applied == [] and result.realised == []
+
+
+def test_equal_edits_of_one_mechanism_are_measured_once_but_carry_nothing(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    e = replace_lines(SourceView(root), "lib.py", 1, 1, "X = 3\n")
+    assert e is not None
+    d = _diagnosis(root, [_finding("CS-1", [e]), _finding("CS-1", [e])])  # no plan_with: a duplicate, not a plan
+    cands = plan(d)
+    assert cands[1].status == "skipped" and cands[0].carries == []

@@ -39,6 +39,7 @@ from .policy import (
     layers_to_write,
     plan,
     pointing_right,
+    realised,
     summarize,
     tentative_base,
     to_write,
@@ -769,8 +770,10 @@ def _write(result: FixResult, root: Path, files: dict[str, bytes], unsafe_fixes:
                 (root / rel).parent.mkdir(parents=True, exist_ok=True)
                 (root / rel).write_bytes(data)
         result.written, result.applied = sorted(r for r in after if before.get(r) != after[r]), keys
+        result.realised = realised(result)
         return
     new_texts(root, edits)  # every edit checked against the project before the first byte is written
     result.written_diff = unified_diff(root, edits)
     result.written = apply_edits(root, edits)
     result.applied = keys
+    result.realised = realised(result)

@@ -111,6 +111,8 @@ def plan(diagnosis: Diagnosis, wanted: Sequence[str] | None = None, settings_arm
         if c.status == "measured" and same is not None:  # one plan (composition.join_plans): measured once
             c.status = "skipped"
             c.reason = f"one plan with {same.key}: the same edits, measured and written as {same.key}"
+            if f.plan_with:
+                same.carries.append(key)
         out.append(c)
         if c.status == "measured" and not c.upstream and c.settings is None:
             out += alternatives_of(key, f)
@@ -232,6 +234,22 @@ def _first_round(result: FixResult, unsafe_fixes: bool = False) -> tuple[list[st
     if not best:
         return [], []
     return [best[0].key], list(best[0].edits)
+
+
+def realised(result: FixResult) -> list[str]:
+    """The mechanisms the written keys carry out: each written candidate's own, then those of the findings whose plan
+    it is (one plan, measured once: the edits written are theirs as much as its)."""
+    every = {c.key: c for c in [*result.candidates, *([result.combination] if result.combination else []),
+                                *result.next_round]}
+    out: list[str] = []
+    for key in result.applied:
+        c = every.get(key)
+        if c is None:
+            continue
+        out += c.mechanisms
+        for k in c.carries:
+            out += every[k].mechanisms if k in every else []
+    return list(dict.fromkeys(out))
 
 
 def held_back(result: FixResult, unsafe_fixes: bool = False) -> list[HeldBack]:

@@ -85,6 +85,9 @@ class CandidateFix(_Model):
     # another realisation of the finding `alternative_of` (its Finding.alternatives): of a finding's realisations,
     # only the one that saves most stays improved
     alternative_of: str | None = None
+    # findings with no edit of their own whose construct this candidate's edits change (composition.join_plans): one
+    # plan, measured once as this candidate; when it is written, their mechanisms are carried out too
+    carries: list[str] = Field(default_factory=list)
     status: CandidateStatus = "skipped"
     reason: str = ""  # why it was skipped, did not apply, or failed
     verdict: str | None = None  # the comparison's verdict (IMPROVED / INCONCLUSIVE / REGRESSION / INVALID / ...)
@@ -147,6 +150,8 @@ class FixResult(_Model):
     written: list[str] = Field(default_factory=list)  # project files --write changed (empty: nothing written)
     written_diff: str = ""  # exactly what --write wrote
     applied: list[str] = Field(default_factory=list)  # candidate keys whose edits were written
+    # the mechanisms the written edits carry out: each written candidate's, and those of the findings its plan carries
+    realised: list[str] = Field(default_factory=list)
     held_back: list[HeldBack] = Field(default_factory=list)  # proven, but not --write's to write (applicability)
     costs: Costs = Field(default_factory=Costs)
     warnings: list[Warn] = Field(default_factory=list)

@@ -81,7 +81,8 @@ def render_fix(r: FixResult, show_diff: bool = True) -> str:
                f"{cost.baseline_samples} baseline sample(s){reused}, {cost.wall_s:.1f} s")
     if r.write:
         if r.written:
-            out += ["", f"wrote {', '.join(r.written)} ({', '.join(r.applied)}):", r.written_diff.rstrip("\n")]
+            out += ["", f"wrote {', '.join(r.written)} ({', '.join(r.applied)}{_carried(r)}):",
+                    r.written_diff.rstrip("\n")]
         elif r.held_back:
             out += ["", "wrote nothing: every fix that improved with behaviour kept is rated review"]
         else:
@@ -91,6 +92,14 @@ def render_fix(r: FixResult, show_diff: bool = True) -> str:
                    "--unsafe-fixes adds those rated review)")
     out += [f"held back: {h.reason}" for h in r.held_back]
     return "\n".join(out).rstrip() + "\n"
+
+
+def _carried(r: FixResult) -> str:
+    """The mechanisms the written plan carries out besides the written keys' own (one plan, measured once)."""
+    own = {m for c in [*r.candidates, *r.next_round, *([r.combination] if r.combination else [])]
+           if c.key in r.applied for m in c.mechanisms}
+    more = [m for m in r.realised if m not in own]
+    return f"; its plan carries out {', '.join(more)} too" if more else ""
 
 
 def _title(clock: str | None) -> str:
