@@ -194,7 +194,8 @@ def evaluate(ctx: RuleContext) -> RuleResult:
     return RuleResult(findings=[Finding(
         mechanism=MECHANISM,
         title=f"{pc.made} kernel objects made again at every call ({places} place{'s' if places > 1 else ''}): "
-              f"{fmt_ms(pc.made_ms)} of every {fmt_ms(pc.pass_ms)} pass",
+              f"{fmt_ms(pc.made_ms)} of every {fmt_ms(pc.pass_ms)} pass (medians; {100 * share:.0f}% of the "
+              "passes' time, summed)",
         severity="high" if share >= HIGH else "medium" if share >= MEDIUM else "low",
         confidence="high" if pc.passes >= 4 else "medium",
         modules=sorted({c.module for p in pc.places for c in p.made if c.module}),
