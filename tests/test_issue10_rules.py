@@ -9,8 +9,9 @@ from warp_compile.probe.diagnose import _rank_key, _stamp_owners
 from warp_compile.probe.fix.place.entry_fix import entry_line_fix, module_lines
 from warp_compile.probe.models import EntryPoint, FileOwner, Report
 from warp_compile.probe.models.diagnosis import Finding, Location
+from warp_compile.probe.models.report import Site, Trigger
 from warp_compile.probe.rules.context import RuleContext
-from warp_compile.probe.rules.helpers import content_hashed, installed_owners, reached
+from warp_compile.probe.rules.helpers import content_hashed, installed_owners, own_frame, reached
 
 SITE = "/venv/lib/python3.11/site-packages"
 
@@ -76,3 +77,20 @@ def test_installed_owners_only_when_every_file_is_installed() -> None:
     assert installed_owners(ctx, [f"{SITE}/eng/a.py"]) == ["eng"]
     assert installed_owners(ctx, [f"{SITE}/eng/a.py", "app.py"]) is None
     assert installed_owners(ctx, []) is None
+
+
+def test_a_load_inside_an_installed_library_is_placed_at_the_apps_own_call_of_it() -> None:
+    owners = {f"{SITE}/eng/collide.py": FileOwner(owner="dependency", distribution="eng"),
+              f"{SITE}/eng/model.py": FileOwner(owner="dependency", distribution="eng"),
+              "/proj/boxes.py": FileOwner(owner="project")}
+    ctx = RuleContext(report=_report(owners=owners), scan=None, root=Path("/proj"))
+    inside = Site(file=f"{SITE}/eng/collide.py", line=258, function="collide")
+    t = Trigger(file=inside.file, line=inside.line, api="launch",
+                stack=[inside, Site(file=f"{SITE}/eng/model.py", line=40, function="collide"),
+                       Site(file="/proj/boxes.py", line=12, function="<module>")])
+    assert (own_frame(ctx, t).file, own_frame(ctx, t).line) == ("/proj/boxes.py", 12)
+    # the app's own launch stays where it is; a stack with no app frame keeps the trigger (nothing better to say)
+    mine = Trigger(file="/proj/boxes.py", line=9, stack=[Site(file="/proj/boxes.py", line=9)])
+    assert own_frame(ctx, mine).line == 9
+    theirs = Trigger(file=inside.file, line=258, stack=[inside])
+    assert own_frame(ctx, theirs).line == 258

@@ -18,6 +18,7 @@ from ..fmt import fmt_ms, fmt_span
 from ..models import ApiCall, Build
 from ..models.diagnosis import Edit, Evidence, Finding, Location, RuleResult, UpstreamReport
 from ..models.scan import LoadCallFact, SettingFact
+from . import helpers
 from .context import RuleContext, dedupe_locations
 from .helpers import is_cpu, parallel_value, ruled_out
 
@@ -190,11 +191,9 @@ def evaluate(ctx: RuleContext) -> RuleResult:
             if b.module not in modules:
                 modules.append(b.module)
             if b.trigger is not None and b.trigger.file:
-                locations.append(
-                    ctx.loc(
-                        b.trigger.file, b.trigger.line, f"{b.trigger.api or 'load'} that started the parallel CPU load"
-                    )
-                )
+                at = helpers.own_frame(ctx, b.trigger)
+                what = f"{b.trigger.api or 'load'} that started the parallel CPU load"
+                locations.append(ctx.loc(at.file, at.line, what))
         pch_threads = {p.thread for p in ctx.report.pch}
         if len(pch_threads) > 1:
             total = sum(p.ms for p in ctx.report.pch)

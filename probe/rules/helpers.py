@@ -43,6 +43,7 @@ from ..models.diagnosis import (
     RuledOut,
     RuleResult,
 )
+from ..models.report import Site, Trigger
 from ..stats import band, median
 
 if TYPE_CHECKING:
@@ -303,6 +304,16 @@ def app_side_options(dists: list[str]) -> str:
 def parsed(ctx: RuleContext, file: str) -> tuple[list[str], ast.Module] | None:
     """(lines, module AST) of a project file, or None (not the project's, unreadable, not valid Python)."""
     return _parsed(ctx.sources, file)
+
+
+def own_frame(ctx: RuleContext, t: Trigger) -> Site:
+    """The application's own line that led to a load: the innermost frame of the trigger's stack that no installed
+    distribution owns (a launch inside a library, `model.collide(state)`, is the app's call of it), else the
+    trigger's line itself. A finding's location is where the user can act, never a file of an installed package."""
+    for s in [*t.stack, t]:
+        if s.file and dependency_of(ctx, s.file) is None:
+            return s
+    return t
 
 
 def place(ctx: RuleContext, file: str, line: int) -> str:

@@ -122,7 +122,8 @@ def _evaluate_module(ctx: RuleContext, module: str, device: str, items: list[tup
     located = [loc for loc in locations if loc is not None]
     first_at = ""
     if first is not None and first.trigger is not None:
-        first_at = f" (first load: {helpers.place(ctx, first.trigger.file, first.trigger.line)})"
+        at = helpers.own_frame(ctx, first.trigger)
+        first_at = f" (first load: {helpers.place(ctx, at.file, at.line)})"
     deps = {key: helpers.dependency_of(ctx, info.file if info else None) for key, (info, _c, _k) in late.items()}
     theirs = [key for key, d in deps.items() if d is not None]
     if theirs and len(theirs) == len(late):

@@ -17,6 +17,7 @@ from ..models import Build, CudaConcurrent
 from ..models.diagnosis import Evidence, Finding, NotReached, RuledOut, RuleResult
 from ..stats import overlap_factor
 from . import cuda_replay as cr
+from . import helpers
 from .context import RuleContext
 from .helpers import MEDIUM_SHARE, NOTHING_COMPILED, is_cpu, parallel_value, ruled_out, share_of_compile
 
@@ -206,7 +207,8 @@ def _replay(ctx: RuleContext) -> RuleResult | None:
     first = min(ctx.compiled, key=lambda b: b.seq) if ctx.compiled else None
     locations = []
     if first is not None and first.trigger is not None and first.trigger.file:
-        locations.append(ctx.loc(first.trigger.file, first.trigger.line, "preload the modules before this first load"))
+        at = helpers.own_frame(ctx, first.trigger)
+        locations.append(ctx.loc(at.file, at.line, "preload the modules before this first load"))
     saving = conc.serial_ms - conc.wall_ms
     return RuleResult(
         findings=[
@@ -349,7 +351,8 @@ def evaluate(ctx: RuleContext) -> RuleResult:
                 )
     locations = []
     if first.trigger is not None and first.trigger.file:
-        locations.append(ctx.loc(first.trigger.file, first.trigger.line, "preload the modules before this first load"))
+        at = helpers.own_frame(ctx, first.trigger)
+        locations.append(ctx.loc(at.file, at.line, "preload the modules before this first load"))
     caveats = [
         "This changes scheduling, not what is compiled: judge it on compile elapsed (cold - warm wall), not on "
         "summed module ms, which rises when builds contend.",

@@ -59,7 +59,7 @@ from ..models.scan import (
     TapeFact,
 )
 from . import context as _context
-from . import cuda_pricing
+from . import cuda_pricing, helpers
 from .backward_cost import (
     BackwardModule,
     build_kind,
@@ -676,7 +676,8 @@ def _evaluate(ctx: RuleContext) -> RuleResult:
         else:
             first = min((b for m in targets for b in m.builds), key=lambda b: b.seq)
             if first.trigger is not None and first.trigger.file:
-                locations.append(ctx.loc(first.trigger.file, first.trigger.line, "before this first load"))
+                at = helpers.own_frame(ctx, first.trigger)
+                locations.append(ctx.loc(at.file, at.line, "before this first load"))
         title = "Backward code is generated and compiled for kernels that nothing differentiates"
 
     edits = _fix_edits(ctx, shape, late_sets, getmodule_lines, first_import)
