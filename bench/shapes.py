@@ -157,11 +157,19 @@ def run_one(app: dict, pairs: int, py: str, tool: str) -> dict:
 
 def realised_of(result: dict) -> list[str]:
     """The mechanisms what fix wrote carries out: its `realised` (a written plan carries the findings that share it);
-    from an older fix JSON without it, the written keys' parts."""
+    from an older fix JSON (or row) without it, the written keys' parts and every candidate skipped as "one plan with
+    K" for a written K (what `CandidateFix.carries` records now)."""
     if result.get("realised"):
         return list(result["realised"])
-    return sorted({p.split("#")[0].split("/")[0] for k in result.get("applied", [])
-                   for p in k.replace("@", "+").split("+") if p})
+    parts = {p.split("#")[0].split("/")[0] for k in result.get("applied", []) for p in k.replace("@", "+").split("+")
+             if p}
+    applied = set(result.get("applied", []))
+    for c in result.get("candidates", []):
+        reason = c.get("reason") or ""
+        if c.get("status") == "skipped" and reason.startswith("one plan with "):
+            if reason[len("one plan with "):].split(":", 1)[0] in applied:
+                parts.add(c["key"].split("#")[0])
+    return sorted(parts)
 
 
 def own(row: dict, expected: set[str]) -> bool:
@@ -202,7 +210,8 @@ def render(rows: list[dict], pairs: int, started: str, took_min: float) -> str:
         change = f"{p['change_pct']:+.1f}%" if p else ""
         same = ("yes" if p.get("same_output") else "NO") if p else ""
         exp = expected.get(r["name"], set())
-        carried = [m for m in r.get("realised") or [] if m not in realised_of({"applied": r.get("applied", [])})]
+        carried = [m for m in r.get("realised") or [] if m not in {p.split("#")[0] for k in r.get("applied", [])
+                                                                    for p in k.replace("@", "+").split("+")}]
         wrote += f" (carries {', '.join(carried)})" if carried else ""
         out.append(f"| {r['name']} | {r['shape']} | {wrote} | {cpu} | {cpu_change} | {cold} | {change} | {same} | "
                    f"{'yes' if r.get('fixed') else 'no'} | {', '.join(sorted(exp))} | "
@@ -231,7 +240,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pairs", type=int, default=6)
     ap.add_argument("--out", default=str(ROOT / "bench" / "SHAPES.md"))
     ap.add_argument("--json", default=str(ROOT / "bench" / "shapes.json"))
+    ap.add_argument("--rows", nargs="*", help="render saved row files (--json of earlier runs) instead of running; "
+                    "a shape in several files takes the last file's row")
     ns = ap.parse_args(argv)
+    if ns.rows:
+        by: dict[str, dict] = {}
+        for f in ns.rows:
+            for r in json.loads(Path(f).read_text()):
+                if not r.get("realised"):
+                    r["realised"] = realised_of(r)
+                by[r["name"]] = r
+        order = [a["name"] for a in manifest()]
+        rows = [by[n] for n in order if n in by]
+        Path(ns.out).write_text(render(rows, ns.pairs, "rows of " + ", ".join(ns.rows), 0.0))
+        print(Path(ns.out).read_text())
+        return 0
     exit_on_sigterm()  # the scratch folders' TemporaryDirectory and the running fix are cleaned up on a stop
     py = sys.executable
     tool = str(Path(py).parent / "warp-compile")

@@ -66,3 +66,28 @@ def test_fix_writes_a_proven_edit_or_names_the_failed_precondition(app: dict, tm
     else:
         # nothing written: each candidate says why (its verdict, or why it was not measured)
         assert all(c.reason or c.verdict for c in result.candidates), [(c.key, c.status) for c in result.candidates]
+
+
+def _shapes_bench():  # type: ignore[no-untyped-def]
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_shapes", Path(__file__).parents[1] / "bench" / "shapes.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_corpus_counts_a_finding_carried_by_a_written_plan_and_nothing_unwritten() -> None:
+    bench = _shapes_bench()
+    old = {"applied": ["CS-12", "CS-10@CS-12"], "candidates": [
+        {"key": "CS-12", "status": "measured", "reason": ""},
+        {"key": "CS-4", "status": "skipped", "reason": "one plan with CS-12: the same edits, measured and written as "
+                                                       "CS-12"},
+        {"key": "CS-9", "status": "skipped", "reason": "one plan with CS-3: the same edits ..."}]}  # CS-3 not written
+    assert bench.realised_of(old) == ["CS-10", "CS-12", "CS-4"]
+    assert bench.realised_of({"applied": [], "candidates": old["candidates"]}) == []
+    assert bench.realised_of({"realised": ["CS-9", "CS-3"], "applied": ["CS-9"]}) == ["CS-9", "CS-3"]
+    row = {"fixed": True, "realised": ["CS-12", "CS-4"]}
+    assert bench.own(row, {"CS-4"}) and not bench.own({**row, "fixed": False}, {"CS-4"})
+    assert not bench.own(row, {"CS-9"})
