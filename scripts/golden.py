@@ -70,5 +70,9 @@ if __name__ == "__main__":
     sys.path.insert(0, str(ROOT))
     if sys.argv[1:2] == ["measure"]:
         measure_all(sys.argv[2:])
+    elif sys.argv[1:] == ["render"]:
+        render_all()
     else:
-        {"render": render_all}[sys.argv[1]]()
+        print("usage: scripts/golden.py render | measure [NAME ...]  (render: the goldens' text from their saved JSON; "
+              "measure: run the apps again and save it)", file=sys.stderr)
+        sys.exit(0 if sys.argv[1:2] in (["-h"], ["--help"]) else 2)
