@@ -15,12 +15,12 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
+from tests.helpers import interpreters as _interpreters
 from tests.test_rules_cs3_cs4 import SPLIT, bld, ctx_of, line_of, report, write
 from warp_compile.probe.diagnose import diagnose_command
 from warp_compile.probe.fix.edits import SourceView, apply_edits
@@ -103,23 +103,26 @@ def test_a_group_created_late_still_names_why(tmp_path: Path) -> None:
     assert f.edits == [] and "the merge target is hyd.runoff" in f.review and "created only after" in f.review
 
 
-def _printed(root: Path, cache: Path) -> list[str]:
+def _printed(python: str, root: Path, cache: Path) -> list[str]:
     """What the app prints, cold in a private kernel cache (emptied after), without Warp's own load lines."""
     env = {**os.environ, "WARP_CACHE_PATH": str(cache)}
-    run = subprocess.run([sys.executable, "-m", "hyd"], cwd=root, capture_output=True, text=True, check=True, env=env)
+    run = subprocess.run([python, "-m", "hyd"], cwd=root, capture_output=True, text=True, check=True, env=env)
     shutil.rmtree(cache, ignore_errors=True)
     return [ln for ln in run.stdout.splitlines() if not ln.startswith(("Warp ", "Module "))]
 
 
 @pytest.mark.slow
 @pytest.mark.heavy
-def test_real_merge_keeps_the_options_and_the_output(tmp_path: Path) -> None:
+@pytest.mark.parametrize("python", _interpreters())
+def test_real_merge_keeps_the_options_and_the_output(python: str, tmp_path: Path) -> None:
+    """On both Warp versions: a kernel given module="<the first file's Python module>" builds with that module's
+    options (set_module_options at the top of its file), once, and prints the same."""
     root = write(tmp_path / "app", "hyd", SPLIT)
-    before = _printed(root, tmp_path / "cache")
-    _, d = diagnose_command([sys.executable, "-m", "hyd"], root, samples=1)
+    before = _printed(python, root, tmp_path / "cache")
+    _, d = diagnose_command([python, "-m", "hyd"], root, samples=1)
     (f,) = [x for x in d.findings if x.mechanism == "CS-4"]
     assert f.edits, f.review
     apply_edits(root, f.edits)
-    after = measure([sys.executable, "-m", "hyd"], root, samples=1)
+    after = measure([python, "-m", "hyd"], root, samples=1)
     assert [(b.module, b.options["enable_backward"]) for b in after.builds] == [("hyd.runoff", "False")]
-    assert _printed(root, tmp_path / "cache") == before
+    assert _printed(python, root, tmp_path / "cache") == before
