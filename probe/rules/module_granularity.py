@@ -305,15 +305,15 @@ def _merge_into_carrier(ctx: RuleContext, group: list[Build], carried: _Carried)
     if carried.conflicts or len({_options_key(b) for b in group}) > 1:
         differ = ", ".join(carried.conflicts) or "their options"
         return [], "manual", (
-            f"the modules set {differ} to different values ({lit}): one module has one option set, so a merge would "
-            "change how some kernels compile"
+            f"the modules set their own options, {differ} to different values ({lit}): one module has one option "
+            "set, so a merge would change how some kernels compile"
         ), ""
     first = min(group, key=lambda b: b.seq)  # plan_merge's first choice
     plan = plan_merge(ctx, group, only_first=True)
     if plan.why_not:
         return [], "manual", (
-            f"the modules set their own options ({lit}), the same for all, so the merge target is {first.module}, "
-            f"which carries them; but {plan.why_not}"
+            f"every module compiled with the same options of its own ({lit}), so the merge target is "
+            f"{first.module}, which carries them; but {plan.why_not}"
         ), ""
     if plan.options:
         return [], "manual", f"merging into {plan.target} would change options: {'; '.join(plan.options)}", ""
