@@ -87,6 +87,14 @@ def test_a_late_option_call_on_the_target_refuses(tmp_path: Path) -> None:
     (f,) = _finding(tmp_path, files)
     assert f.edits == [] and f.applicability == "manual"
     assert f"hyd/runoff.py:{line_of(files['runoff.py'], 'fast_math')}" in f.review and "CS-3" in f.review
+    # at import of another file, naming the module: its value never reached the build either
+    named = dict(SPLIT)
+    named["report.py"] = textwrap.dedent(SPLIT["report.py"]) + (
+        '\nwp.set_module_options({"fast_math": True}, module="hyd.runoff")\n'
+    )
+    (n,) = _finding(tmp_path / "named", named)
+    where = f"hyd/report.py:{line_of(named['report.py'], 'fast_math')}"
+    assert n.edits == [] and where in n.review and "CS-3" in n.review
     # the same call setting what the module compiled with changes nothing: the merge stands
     same = dict(files)
     same["runoff.py"] = files["runoff.py"].replace('{"fast_math": True}', '{"fast_math": False}')

@@ -278,16 +278,14 @@ def _decorator_edit(ctx: RuleContext, file: str, node: ast.FunctionDef, target: 
 
 
 def _late_option_calls(ctx: RuleContext, target: Build) -> list[str]:
-    """Option calls inside functions that may reach `target` with a value its build did not carry ("file:line").
+    """Option calls that may reach `target` with a value its build did not carry ("file:line").
 
     Such a call ran after the module had loaded (its build would carry the value otherwise) or never ran; either way,
     once the others' kernels join `target`, the merged module loads again after it and would rebuild (CS-3). A call
-    whose target the scan could not resolve counts when it is not literal or its values differ."""
+    in a function whose target the scan could not resolve counts too, when it is not literal or its values differ."""
     out: list[str] = []
     for f in ctx.scan.module_options if ctx.scan is not None else []:
-        if f.scope == "module" and f.target_resolved:
-            continue  # at import: before any launch of the file's kernels, carried by the build when it reached it
-        if f.target_resolved and f.target != target.module:
+        if f.target != target.module and (f.target_resolved or f.scope == "module"):
             continue
         differs = f.options_text is not None or any(
             norm_value(target.options.get(k)) != norm_value(v) for k, v in f.options.items()
