@@ -20,7 +20,8 @@ before the first of the modules loaded (measured module creations), so the merge
 first launch (else it would create CS-1), and the modules set no options of their own. When they all set the same
 options of their own, the kernels join the first-loaded module instead (merge_module.py's plan, shared with CS-12),
 which carries those options and loads where the first of them loaded, so every kernel compiles as before; refused
-when the options differ, or when an option call in a function may reach that module after it loaded (CS-3).
+when the options differ, or when an option call names that module with a value its build never carried (it ran
+after the load or never: the merged module, loading again for the others' kernels, would rebuild, CS-3).
 """
 
 from __future__ import annotations
@@ -306,7 +307,7 @@ def _merge_into_carrier(ctx: RuleContext, group: list[Build], carried: _Carried)
             f"the modules set their own options, {differ} to different values ({lit}): one module has one option "
             "set, so a merge would change how some kernels compile"
         ), ""
-    first = min(group, key=lambda b: b.seq)  # plan_merge's first choice
+    first = min(group, key=lambda b: b.seq)  # plan_merge's first choice, the only one it may take here
     plan = plan_merge(ctx, group, only_first=True)
     if plan.why_not:
         return [], "manual", (
