@@ -17,7 +17,11 @@ when that is under MIN_MERGE_SHARE of the modules' own summed load, where their 
 
 The edit gives each kernel `@wp.kernel(module="<pkg>.kernels")`; it is automatic only when every file was imported
 before the first of the modules loaded (measured module creations), so the merged module holds every kernel at its
-first launch (else it would create CS-1), and the modules set no options of their own.
+first launch (else it would create CS-1), and the modules set no options of their own. When they all set the same
+options of their own, the kernels join the first-loaded module instead (merge_module.py's plan, shared with CS-12),
+which carries those options and loads where the first of them loaded, so every kernel compiles as before; refused
+when the options differ, or when an option call names that module with a value its build never carried (it ran
+after the load or never: the merged module, loading again for the others' kernels, would rebuild, CS-3).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from ..fix.edits import replace_lines
+from ..fix.place.merge_module import plan_merge
 from ..hashdiff import unique_family
 from ..models import Build
 from ..models.diagnosis import Edit, Evidence, Finding, RuleResult
@@ -273,12 +278,67 @@ def _decorator_edit(ctx: RuleContext, file: str, node: ast.FunctionDef, target: 
     return None
 
 
+def _late_option_calls(ctx: RuleContext, target: Build) -> list[str]:
+    """Option calls that may reach `target` with a value its build did not carry ("file:line").
+
+    Such a call ran after the module had loaded (its build would carry the value otherwise) or never ran; either way,
+    once the others' kernels join `target`, the merged module loads again after it and would rebuild (CS-3). A call
+    in a function whose target the scan could not resolve counts too, when it is not literal or its values differ."""
+    out: list[str] = []
+    for f in ctx.scan.module_options if ctx.scan is not None else []:
+        if f.target != target.module and (f.target_resolved or f.scope == "module"):
+            continue
+        differs = f.options_text is not None or any(
+            norm_value(target.options.get(k)) != norm_value(v) for k, v in f.options.items()
+        )
+        if differs:
+            out.append(f"{ctx.rel(f.file)}:{f.line}")
+    return out
+
+
+def _merge_into_carrier(ctx: RuleContext, group: list[Build], carried: _Carried) -> tuple[list[Edit], str, str, str]:
+    """(edits, applicability, review, target): the group's modules all compiled with the same options of their own,
+    so every kernel joins the first-loaded module, which already carries them and loads where the first of the
+    group loaded (merge_module.py's plan, as CS-12's merge), unless a late option call would rebuild it."""
+    lit = literal_dict(carried.options)
+    if carried.conflicts or len({_options_key(b) for b in group}) > 1:
+        differ = ", ".join(carried.conflicts) or "their options"
+        return [], "manual", (
+            f"the modules set their own options, {differ} to different values ({lit}): one module has one option "
+            "set, so a merge would change how some kernels compile"
+        ), ""
+    first = min(group, key=lambda b: b.seq)  # plan_merge's first choice, the only one it may take here
+    plan = plan_merge(ctx, group, only_first=True)
+    if plan.why_not:
+        return [], "manual", (
+            f"every module compiled with the same options of its own ({lit}), so the merge target is "
+            f"{first.module}, which carries them; but {plan.why_not}"
+        ), ""
+    if plan.options:
+        return [], "manual", f"merging into {plan.target} would change options: {'; '.join(plan.options)}", ""
+    late = _late_option_calls(ctx, first)
+    if late:
+        return [], "manual", (
+            f"{', '.join(late)} may set options on {plan.target} after it loaded, which its build did not carry: the "
+            "merged module loads again after that and would rebuild (CS-3)"
+        ), ""
+    checks = []
+    inert = [f"{ctx.rel(f.file)}:{f.line}" for f in carried.sites if f.target != plan.target]
+    if inert:
+        checks.append(
+            f"{', '.join(dict.fromkeys(inert))} now set{'s' if len(inert) == 1 else ''} options on modules that hold "
+            f"no kernels (the same values {plan.target} carries): harmless, can go"
+        )
+    hoisted = ", ".join(h.name for h in plan.hoists)
+    if hoisted:
+        checks.append(f"{hoisted} now made once, at import of the file that defines it")
+    return plan.edits, "review" if checks else "automatic", "; ".join(checks), plan.target
+
+
 def _merge_edits(ctx: RuleContext, group: list[Build], target: str, carried: _Carried) -> tuple[list[Edit], str, str]:
     """(edits, applicability, review): every kernel of the group joins the named module `target`, when that keeps
     every kernel declared before the new module's first launch (each file imported before the first of the group's
-    builds, as the measured module creations show) and carries no options of their own."""
-    if carried.options:
-        return [], "manual", f"the modules set their own options ({literal_dict(carried.options)}), moved by hand"
+    builds, as the measured module creations show) and carries no options of their own (else `_merge_into_carrier`)."""
     if ctx.scan is not None and (ctx.scan.module_info(target) is not None or ctx.scan.kernels_in_module(target)):
         return [], "manual", f"{target} is already a module of the project, so merging into it would change it"
     first = min(b.start_ms for b in group)
@@ -414,6 +474,13 @@ def _finding(ctx: RuleContext, lifecycle: str, group: list[Build]) -> Finding | 
             estimated=f"merging them would save about {fmt_ms(saving)}, ({n} - 1) x a fixed per-module cost of "
             f"{fixed_basis}",
         )
+    elif carried.options or carried.conflicts:
+        edits, applicability, review, carrier = _merge_into_carrier(ctx, group, carried)
+        if edits:
+            fix += (
+                f' The edit gives the other kernels @wp.kernel(module="{carrier}"), keeping them in their files: '
+                f"{carrier} loads first and already compiles with {lit}, so every kernel keeps its options."
+            )
     else:
         edits, applicability, review = _merge_edits(ctx, group, target, carried)
         if edits:

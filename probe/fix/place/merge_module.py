@@ -83,9 +83,13 @@ def _option_changes(target: Build, others: list[Build]) -> list[str]:
     return [f"{k}: {old} -> {new} for the kernels of {', '.join(mods)}" for (k, old, new), mods in changes.items()]
 
 
-def plan_merge(ctx: Project, cpu: list[Build]) -> MergePlan:
+def plan_merge(ctx: Project, cpu: list[Build], only_first: bool = False) -> MergePlan:
     """Merge the modules of `cpu` (the run's CPU module builds) into the first-loaded one (or, where that cannot take
-    the others, into the first of the others that can), or say why not."""
+    the others and `only_first` is unset, into the first of the others that can), or say why not.
+
+    `only_first`: a later-loaded module as the target would load earlier than it did (where the first of them
+    loaded), perhaps before the options the program sets on it have arrived; a caller that must keep every kernel's
+    options exactly (CS-4's merge of modules carrying options of their own) takes the first-loaded one or nothing."""
     p = MergePlan()
     if not ctx.sources.available:
         p.why_not = "no project sources were given to edit"
@@ -100,7 +104,7 @@ def plan_merge(ctx: Project, cpu: list[Build]) -> MergePlan:
         return p
     cpu = sorted(cpu, key=lambda b: b.seq)
     first = _plan_into(ctx, cpu, cpu[0])
-    if not first.why_not:
+    if not first.why_not or only_first:
         return first
     for target in cpu[1:]:  # the first-loaded module keeps its options; another target where it cannot take them
         other = _plan_into(ctx, cpu, target)
