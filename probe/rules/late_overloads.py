@@ -360,8 +360,10 @@ def _finding(
         kdef = kdefs[p]
         if dist is not None:
             plan = dep_plan(ctx, p, infos[p], module, dist, sigs, code[p][1], first_load)
-        elif kdef is not None and kdef.nested and kdef.generic and kdef.module_arg == "unique":
-            plan = register_where_made(ctx, kdef, p, module)  # its own module: only its instances rebuild it
+        elif kdef is not None and kdef.nested and kdef.module_arg == "unique":
+            # its own module (generic by the run's instances, whatever the scan could see through an alias): only
+            # its instances rebuild it
+            plan = register_where_made(ctx, kdef, p, module)
         else:
             plan = own_plan(ctx, p, kdefs[p], module, sigs, code[p][1])
         edits += plan.edits

@@ -92,10 +92,10 @@ def created_at(ctx: Project, info: KernelInfo) -> KernelDef | None:
     before `wp.kernel`, bound to an alias), found through the run's record.
 
     The hook records the line that ran `wp.kernel` for each kernel it made (`KernelCreation`); the scan lists each
-    `wp.kernel(...)(f)` call and decorated definition with its line. The scanned creation on that line is the kernel's,
-    when the function defined at the line the run recorded for the kernel (`co_firstlineno`) is the one it is made
-    from: the key is never compared with a name, so any rename or alias is followed. None when the record has no
-    creation for it (an older hook) or the lines do not agree on exactly one definition.
+    `wp.kernel(...)(f)` call and decorated definition with its line. The one scanned creation on that line, in the
+    file where the run says the kernel's function is defined (at a line that defines a function), is the kernel's:
+    the key is never compared with a name, so any rename or alias is followed. None when the record has no creation
+    for it (an older hook) or the lines do not agree on exactly one definition.
     """
     if ctx.scan is None or not info.file or not info.line:
         return None
@@ -109,11 +109,12 @@ def created_at(ctx: Project, info: KernelInfo) -> KernelDef | None:
     file, line = next(iter(sites))
     if file != rel:
         return None
-    defined = [n for n in ast.walk(src[1]) if isinstance(n, ast.FunctionDef)
-               and min([n.lineno, *(d.lineno for d in n.decorator_list)]) == info.line]
+    if not any(isinstance(n, ast.FunctionDef) and min([n.lineno, *(d.lineno for d in n.decorator_list)]) == info.line
+               for n in ast.walk(src[1])):
+        return None
     found = []
     for k in ctx.scan.kernels:
-        if k.file != file or not any(n.name == k.name for n in defined):
+        if k.file != file:
             continue
         node = syntax.def_at(src[1], k.line, k.name) if k.form == "decorator" else None
         first = syntax.span_of(node)[0] if node is not None else k.line
