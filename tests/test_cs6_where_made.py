@@ -9,6 +9,7 @@ check the registrations land on the kernel the factory returns.
 from __future__ import annotations
 
 import importlib
+import shutil
 import sys
 import textwrap
 from pathlib import Path
@@ -113,8 +114,6 @@ def test_a_renamed_unique_generic_gets_its_instances_registered_where_it_is_made
         assert "scale_16" in found[0].title and "not found" not in found[0].review
         assert found[0].edits[0].model_dump() == found[1].edits[0].model_dump()  # one line makes both: one edit
         out = tmp_path / f"{form}-patched"
-        import shutil
-
         shutil.copytree(root, out)
         apply_edits(out, found[0].edits)
         text = (out / "scaler" / "kernels.py").read_text()
