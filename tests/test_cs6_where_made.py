@@ -150,3 +150,18 @@ def test_a_kernel_made_inside_an_expression_names_why_and_no_edit(tmp_path: Path
     found = _findings(ctx)
     assert all(not f.edits for f in found)
     assert "inside the expression of a return statement" in found[0].review
+
+
+def test_a_record_that_names_no_scanned_creation_leaves_the_kernel_unplaced_and_names_each_candidate(
+    tmp_path: Path,
+) -> None:
+    """The record's line must hold the scanned creation: one line off (another statement), nothing is matched by
+    name, so no edit, and the text says what hoist, memoize and the run's record had to work with."""
+    file = _project(tmp_path / "p", RETURN)
+    ctx = _run(tmp_path / "p", file, {16: [F32, F64], 32: [F32, F64]}, {16: 50.0, 32: 150.0})
+    for c in ctx.report.kernel_creations:
+        c.line -= 1  # the rename statement above it
+    found = _findings(ctx)
+    assert all(not f.edits and f.applicability == "manual" for f in found)
+    for candidate in ("hoist:", "memoize:", "from the run's record:"):
+        assert candidate in found[0].review

@@ -424,6 +424,9 @@ def _finding(
             fixes.append(f"The edit does it: {step.done}, so {module} has every instance before it loads.")
         elif step is not None:
             reviews.append(f"the instances the run made, at import: {step.why_not}")
+        elif any(kdefs[p] is None for p in launched):
+            reviews.append(f"from the run's record: it holds no instance of {module} made after the module loaded "
+                           "by a call of the project's (they came with launches)")
     fix = " ".join(fixes)
     applicability = ("automatic", "review", "manual")[rank] if edits or rank == 2 else "manual"
     if edits and applicability == "manual":
