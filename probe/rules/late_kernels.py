@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ..fix.place.closure_kernels import isolated_closure
-from ..fix.place.recorded_versions import versions_plan
+from ..fix.place.recorded_versions import late_creations, memoize_why_not, versions_plan
 from ..fix.transform.hoist import Hoist, hoist, hoist_edits, moved_text, siblings, took_text
 from ..fix.transform.memoize import made_at_import
 from ..fix.transform.plan import Plan, Step
@@ -213,7 +213,10 @@ def _own_fix(
     for key, (info, _change, _kind) in late.items():
         kdef = ctx.scan_kernel(info) if info is not None else None
         if kdef is None:
-            not_moved.append(f"{key}: its definition was not found in the scanned sources")
+            # no definition to cache: whether a cache could still make it, read from the frames that made it
+            why = memoize_why_not(ctx, late_creations(ctx, module, {key}))
+            not_moved.append(f"{key}: its definition was not found in the scanned sources; memoize: "
+                             + (why or "only from the run's record, below"))
         elif not kdef.nested:
             not_moved.append(
                 f"{kdef.name} is defined at module scope of {kdef.file}, which is imported after {module} first "
@@ -221,6 +224,7 @@ def _own_fix(
             )
         else:
             h = hoist(ctx, kdef, taken=set(taken[kdef.file]))
+            memo_why = rec_why = ""
             if h.captures:
                 # first choice: values every call gives the same, written into one module-scope kernel
                 hf = hoist(ctx, kdef, info, taken=set(taken[kdef.file]), write_fixed=True)
@@ -241,6 +245,7 @@ def _own_fix(
                 if memo.ok:
                     made.append(memo)
                     continue
+                memo_why = memo.why_not
                 not_as_params.append(f"{kdef.name}'s versions at import: {memo.why_not}")
                 # then: the calls that made its versions in this run (an object built on first use, a registry),
                 # repeated at import; a module of its own per version is the last resort
@@ -249,13 +254,20 @@ def _own_fix(
                     made.append(recorded)
                     continue
                 if recorded is not None:
+                    rec_why = f"; from the run's record: {recorded.why_not}"
                     not_as_params.append(f"{kdef.name}'s versions from the run's record: {recorded.why_not}")
             own = isolated_closure(ctx, kdef) if h.captures else None
             if own is not None:
                 isolated.append(own)
                 isolated_names.append(kdef.name)
             elif h.why_not:
-                not_moved.append(f"{kdef.name}: {h.why_not}")
+                if not h.captures:  # the next candidate: its factory cached and called at import
+                    memo = made_at_import(ctx, [kdef], ctx.scan.factory_calls if ctx.scan is not None else [])
+                    if memo.ok:
+                        made.append(memo)
+                        continue
+                    memo_why = memo.why_not
+                not_moved.append(f"{kdef.name}: {h.why_not}; memoize: {memo_why}{rec_why}")
             else:
                 taken[kdef.file].add(h.name)
                 plans.append(h)

@@ -42,6 +42,8 @@ from ..fix.place.overload_edits import (
     wp_type,
 )
 from ..fix.place.recorded_versions import versions_plan
+from ..fix.place.where_made import register_where_made
+from ..fix.transform.recorded_def import created_at
 from ..models import Build, KernelInfo, Site
 from ..models.diagnosis import (
     Cause,
@@ -275,8 +277,11 @@ def _finding(
     first = ctx.build(min(ch.from_seq for ch, _ in items))
     infos = {p: (_instances(last, p) or _instances(first, p) or [None])[0] for p in parents}
     kdefs = {p: (ctx.scan_kernel(i) if i is not None else None) for p, i in infos.items()}
+    # renamed before wp.kernel, or an alias: the run's record names the line that made it
+    renamed = {p for p, i in infos.items() if kdefs[p] is None and i is not None and created_at(ctx, i) is not None}
+    kdefs.update({p: created_at(ctx, infos[p]) for p in renamed})  # type: ignore[arg-type]
     parents = sorted(parents, key=lambda p: (kdefs[p].file, kdefs[p].line) if kdefs[p] else ("~", 0, p))
-    names = {p: (kdefs[p].name if kdefs[p] else p.split("__locals__")[-1]) for p in parents}
+    names = {p: (kdefs[p].name if kdefs[p] and p not in renamed else p.split("__locals__")[-1]) for p in parents}
     code: dict[str, tuple[list[str], dict]] = {p: _registration_lines(ctx, p, module, first, items) for p in parents}
     lates = _late_registrations(ctx, [(p, names[p], kdefs[p]) for p in parents], first_load)
     late = [x for x in lates if x.confirmed]
@@ -352,8 +357,13 @@ def _finding(
     for p in launched:
         sigs = list(code[p][1])
         dist = helpers.dependency_of(ctx, infos[p].file if infos[p] is not None else None)
+        kdef = kdefs[p]
         if dist is not None:
             plan = dep_plan(ctx, p, infos[p], module, dist, sigs, code[p][1], first_load)
+        elif kdef is not None and kdef.nested and kdef.module_arg == "unique":
+            # its own module (generic by the run's instances, whatever the scan could see through an alias): only
+            # its instances rebuild it
+            plan = register_where_made(ctx, kdef, p, module)
         else:
             plan = own_plan(ctx, p, kdefs[p], module, sigs, code[p][1])
         edits += plan.edits
@@ -414,6 +424,9 @@ def _finding(
             fixes.append(f"The edit does it: {step.done}, so {module} has every instance before it loads.")
         elif step is not None:
             reviews.append(f"the instances the run made, at import: {step.why_not}")
+        elif any(kdefs[p] is None for p in launched):
+            reviews.append(f"from the run's record: it holds no instance of {module} made after the module loaded "
+                           "by a call of the project's (they came with launches)")
     fix = " ".join(fixes)
     applicability = ("automatic", "review", "manual")[rank] if edits or rank == 2 else "manual"
     if edits and applicability == "manual":

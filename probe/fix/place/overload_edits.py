@@ -149,7 +149,8 @@ def own_plan(
     """A generic kernel of the project's own: the registrations at module scope right after its definition."""
     plan = Plan()
     if kdef is None:
-        plan.review = f"the definition of {parent} was not found in the scanned sources"
+        plan.review = (f"the definition of {parent} was not found in the scanned sources, nor at the line the run "
+                       "recorded making it (hoist: no definition to move; memoize: no factory to cache)")
         return plan
     if kdef.nested and kdef.generic:
         closure = own_closure_plan(ctx, kdef, module, types)

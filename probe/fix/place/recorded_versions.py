@@ -9,8 +9,11 @@ the transformation layer picks the function whose call made them and writes that
 
 from __future__ import annotations
 
+import ast
+
 from ...hashdiff import warp_key
 from ...models import KernelCreation
+from ..transform import syntax
 from ..transform.context import Project
 from ..transform.imports import import_at_module_scope
 from ..transform.memoize import made_at_import_from_run
@@ -66,3 +69,30 @@ def versions_plan(ctx: Project, module: str, keys: set[str] | None = None, kind:
         return Step(what=steps[0].what, edits=[e for s in steps for e in s.edits],
                     review=[r for s in steps for r in s.review], done="; ".join(s.done for s in steps))
     return made_at_import_from_run(ctx, late)
+
+
+def memoize_why_not(ctx: Project, made: list[KernelCreation]) -> str:
+    """Why no cache can make these kernels (ones the scan did not place) at import from the source's own calls, read
+    from the frames that made them and the definitions there: the kernel made by a Warp function (wp.map) rather
+    than a factory of the project's own, the making function a method or closure, or called with run-time data
+    (an array) no call at import can name. "" when none of these holds (the run's record is then the candidate)."""
+    why: list[str] = []
+    for file, function in dict.fromkeys((c.file, c.function) for c in made):
+        c = next(x for x in made if (x.file, x.function) == (file, function))
+        rel = ctx.sources.rel(file) or file
+        src = syntax.parsed(ctx.sources, rel) if ctx.sources.rel(file) is not None else None
+        top = src is not None and any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == function
+                                      for n in src[1].body)
+        parts = []
+        if c.via is not None:
+            parts.append(f"{c.key} is made by Warp's {c.via.function}() called in {function}(), not by a factory "
+                         "of the project's own a cache can wrap")
+        if not top:
+            parts.append(f"{function}() is not a module-level function of {rel} a cache can wrap (a method or a "
+                         "closure)")
+        data = [f"{name} = a {a.get('type', 'value')}" for name, a in c.args.items() if a.get("kind") == "other"]
+        if data:
+            parts.append(f"{function}() is fed run-time data ({', '.join(data)}), which no call at import can name")
+        if parts:
+            why.append("; ".join(parts))
+    return "; ".join(why)

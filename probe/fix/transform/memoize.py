@@ -309,8 +309,10 @@ def made_at_import(ctx: Project, defs: list[KernelDef], calls: list[FactoryCallF
             return failed(STEP, f"{k.name} is made inside {k.enclosing_function}(), not by a module-level factory "
                                 "that can be called at import")
         src = syntax.parsed(ctx.sources, k.file)
-        node = _factory_node(src[1], factory) if src is not None else None
-        if src is None or node is None:
+        if src is None:
+            return failed(STEP, f"{k.file} could not be read as the project's Python source")
+        node = _factory_node(src[1], factory)
+        if node is None:
             return failed(STEP, f"the factory {factory}() of {k.name} was not found at module scope of {k.file}")
         home = home_of(ctx, k.file, src[1])
         mine = [c for c in calls if c.factory == factory and c.factory_file == k.file]

@@ -85,3 +85,39 @@ def kernel_def_at(ctx: Project, info: KernelInfo) -> KernelDef | None:
         warp_module=None,  # a decorator of the project's own chooses it; the run's builds say which
         generic=bool(generic), generic_params=generic,
     )
+
+
+def created_at(ctx: Project, info: KernelInfo) -> KernelDef | None:
+    """The scanned creation of a kernel whose Warp key is not the name its function was defined under (renamed
+    before `wp.kernel`, bound to an alias), found through the run's record.
+
+    The hook records the line that ran `wp.kernel` for each kernel it made (`KernelCreation`); the scan lists each
+    `wp.kernel(...)(f)` call and decorated definition with its line. The one scanned creation on that line, in the
+    file where the run says the kernel's function is defined (at a line that defines a function), is the kernel's:
+    the key is never compared with a name, so any rename or alias is followed. None when the record has no creation
+    for it (an older hook) or the lines do not agree on exactly one definition.
+    """
+    if ctx.scan is None or not info.file or not info.line:
+        return None
+    key = info.generic_parent or info.key
+    sites = {(ctx.sources.rel(c.file), c.line) for c in ctx.report.kernel_creations
+             if c.made_by == "kernel" and c.key == key and c.file}
+    rel = ctx.sources.rel(info.file)
+    src = syntax.parsed(ctx.sources, rel) if rel is not None else None
+    if len(sites) != 1 or src is None or None in next(iter(sites)):
+        return None
+    file, line = next(iter(sites))
+    if file != rel:
+        return None
+    if not any(isinstance(n, ast.FunctionDef) and min([n.lineno, *(d.lineno for d in n.decorator_list)]) == info.line
+               for n in ast.walk(src[1])):
+        return None
+    found = []
+    for k in ctx.scan.kernels:
+        if k.file != file:
+            continue
+        node = syntax.def_at(src[1], k.line, k.name) if k.form == "decorator" else None
+        first = syntax.span_of(node)[0] if node is not None else k.line
+        if first <= line <= k.line:  # the call's line, or a decorator's of the definition
+            found.append(k)
+    return found[0] if len(found) == 1 else None
