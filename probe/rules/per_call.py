@@ -23,6 +23,7 @@ from __future__ import annotations
 from ..fix.transform.cache_factory import cache_factory
 from ..fix.transform.hoist import hoist, hoist_edits
 from ..fix.transform.plan import Plan, Step
+from ..fix.transform.split import split_maker
 from ..models import KernelInfo
 from ..models.diagnosis import Evidence, Finding, Location, RuleResult
 from ..per_call import MIN_MADE, PerCall, Place, per_call
@@ -113,15 +114,20 @@ def _own_fix(ctx: RuleContext, places: list[Place]) -> tuple[str, list, str, str
         if cached.ok:
             steps.append(cached)
             continue
+        split = split_maker(ctx, p.file, p.function, p.made)
+        if split.ok:
+            steps.append(split)
+            continue
         moved = _hoist_step(ctx, p)
         if moved.ok:
             steps.append(moved)
             continue
-        why_not.append(f"{p.function}(): {cached.why_not}; {moved.why_not}")
+        why_not.append(f"{p.function}(): {cached.why_not}; split: {split.why_not}; {moved.why_not}")
     names = ", ".join(f"{p.function}()" for p in places)
     prose = (f"{names} make{'s' if len(places) == 1 else ''} the same kernels again at every call. Make each kernel "
-             "once: cache the factory (functools.lru_cache on a function whose arguments are fixed per call site) "
-             "or define the kernel at module scope, and look it up at every call.")
+             "once: cache the factory (functools.lru_cache on a function whose arguments are fixed per call site), "
+             "split a function that makes its kernel and launches it into a cached maker and the launch, or define "
+             "the kernel at module scope, and look it up at every call.")
     if not steps:
         return prose, [], "manual", "; ".join(why_not)
     plan = Plan(steps=steps)
