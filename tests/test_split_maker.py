@@ -197,3 +197,27 @@ def test_the_split_code_prints_what_the_original_printed_and_makes_each_kernel_o
     want, got = lines(original.stdout), lines(split.stdout)
     assert want[:-1] == got[:-1]
     assert want[-1] == "makes 4" and got[-1] == "makes 2"
+
+
+def test_a_cache_the_edits_add_is_refused_when_the_fixed_run_keyed_it_on_an_object(tmp_path: Path) -> None:
+    """Judged on the composed result: the fixed copy's run record of the new maker's arguments (the hook's)."""
+    from types import SimpleNamespace
+
+    from warp_compile.probe.fix.keys import object_keys
+
+    root = _project(tmp_path, APP)
+    step = _split(root, "step", _line(APP, "@decorator_for(cfg)"), {"scene": OBJ, "cfg": OBJ})
+    assert step.ok, step.why_not
+
+    def run(args: dict) -> SimpleNamespace:
+        made = KernelCreation(key="_step_kernel__locals__apply", file=str(root / "app.py"), line=30,
+                              function="_step_kernel", args=args)
+        return SimpleNamespace(cold=SimpleNamespace(events=SimpleNamespace(kernel_creations=[made])))
+
+    values = {"cfg_fast": {"kind": "bool", "text": "True"}, "scene_k": {"kind": "int", "text": "3"}}
+    assert object_keys(step.edits, [run(values)]) == ""
+    why = object_keys(step.edits, [run({**values, "scene_k": {"kind": "other", "type": "Material"}})])
+    assert "_step_kernel()" in why and "scene_k (a Material)" in why
+    # edits that add no cached function are not judged here
+    assert object_keys([e for e in step.edits if "lru_cache" not in e.new],
+                       [run({"x": {"kind": "other", "type": "Material"}})]) == ""
