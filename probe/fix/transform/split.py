@@ -277,7 +277,7 @@ def split_maker(ctx: Project, file: str, function: str, made: list[KernelCreatio
         binds = _binds(stmt)
         if not binds & need:
             continue
-        if not isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.FunctionDef, ast.Import, ast.ImportFrom)):
+        if not _takeable(stmt):
             return failed(STEP, f"{', '.join(sorted(binds & need))}, which {kernel.name} needs, is bound by a "
                                 f"{type(stmt).__name__.lower()} statement at line {stmt.lineno}: not a statement "
                                 "the maker can take whole")
@@ -290,7 +290,7 @@ def split_maker(ctx: Project, file: str, function: str, made: list[KernelCreatio
     if again:
         return failed(STEP, f"{function}() binds {', '.join(again)} again outside the statements that make "
                             f"{kernel.name}: the kernel would capture another value")
-    rebound = sorted(n for s in fn.body for n in _binds(s) & set(params))
+    rebound = sorted(n for s in fn.body for n in _binds(s) & set(params) & need)
     if rebound:
         return failed(STEP, f"{function}() assigns its parameter(s) {', '.join(rebound)}: the values the kernel "
                             "reads would depend on where they are read")
@@ -425,6 +425,14 @@ def split_maker(ctx: Project, file: str, function: str, made: list[KernelCreatio
         "would be keyed by identity"
     )
     return step
+
+
+def _takeable(stmt: ast.stmt) -> bool:
+    """A statement the maker can take whole: an assignment, a def, an import, or an `if` made only of those (a
+    predicate turned into a func one way or another)."""
+    if isinstance(stmt, ast.If):
+        return all(_takeable(s) for s in [*stmt.body, *stmt.orelse])
+    return isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.FunctionDef, ast.Import, ast.ImportFrom, ast.Pass))
 
 
 def _writes(stmt: ast.stmt, given: set[str]) -> str:
