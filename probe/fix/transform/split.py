@@ -406,13 +406,13 @@ def split_maker(ctx: Project, file: str, function: str, made: list[KernelCreatio
     for g in groups:
         first, last = syntax.span_of(g[0])[0], syntax.span_of(g[-1])[1]
         edits.append(replace_lines(ctx.sources, file, first, last, call if g[-1] is kernel else ""))
-    at_imp, has = _import_line(tree)
-    imports = [] if has else ["import functools"]
+    _, has = _import_line(tree)
+    imports = [] if has else ["functools"]
     if keys and not any(isinstance(s, ast.Import) and any(x.name == "types" and not x.asname for x in s.names)
                         for s in tree.body):
-        imports.append("import types")
-    if imports:
-        edits.append(insert_before(ctx.sources, file, at_imp, "\n".join(imports)))
+        imports.append("types")
+    for name in imports:
+        edits.append(insert_before(ctx.sources, file, _stdlib_slot(tree, lines, name), f"import {name}"))
     if any(e is None for e in edits):
         return failed(STEP, f"{file} is not a file of the project")
     step.edits = [e for e in edits if e is not None]
@@ -425,6 +425,24 @@ def split_maker(ctx: Project, file: str, function: str, made: list[KernelCreatio
         "would be keyed by identity"
     )
     return step
+
+
+def _stdlib_slot(tree: ast.Module, lines: list[str], name: str) -> int:
+    """The line `import name` goes before: in order within the file's first block of imports (the standard
+    library's, by convention), else where a first import would go."""
+    at, _ = _import_line(tree)
+    block: list[ast.stmt] = []
+    for s in tree.body:
+        if s.lineno < at:
+            continue
+        if not isinstance(s, (ast.Import, ast.ImportFrom)) or (block and s.lineno > (block[-1].end_lineno or 0) + 1):
+            break
+        block.append(s)
+    for s in block:
+        if isinstance(s, ast.Import) and s.names[0].name > name:
+            return s.lineno
+    plain = [s for s in block if isinstance(s, ast.Import)]
+    return (plain[-1].end_lineno or plain[-1].lineno) + 1 if plain else at
 
 
 def _takeable(stmt: ast.stmt) -> bool:
