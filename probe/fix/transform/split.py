@@ -151,6 +151,8 @@ class _Effects:
                 if last in _MUTATORS and root in given:
                     return f"calls {ast.unparse(n.func)}(), which changes its argument {root} (line {n.lineno})"
                 if root in _PURE_ROOTS:
+                    if "random" in ast.unparse(n.func).split("."):
+                        return f"draws random numbers with {ast.unparse(n.func)}() (line {n.lineno})"
                     if last in _EFFECTS:
                         what = "launches a kernel" if "launch" in last else f"calls {ast.unparse(n.func)}()"
                         return f"{what} (line {n.lineno}), work of the call a cache would skip or share"
