@@ -221,3 +221,57 @@ def test_a_cache_the_edits_add_is_refused_when_the_fixed_run_keyed_it_on_an_obje
     # edits that add no cached function are not judged here
     assert object_keys([e for e in step.edits if "lru_cache" not in e.new],
                        [run({"x": {"kind": "other", "type": "Material"}})]) == ""
+
+
+CHECKS = '''\
+import numpy as np
+import warp as wp
+import warp.utils
+
+
+class Checker:
+    def __init__(self, tol):
+        self.tol = tol
+
+    def check(self, q, predicate, indices=None):
+        if isinstance(predicate, wp.Function):
+            fn = predicate
+        else:
+            fn = warp.utils.create_warp_function(predicate)[0]
+        TOL = self.tol
+
+        @wp.kernel(module="unique", enable_backward=False)
+        def check(q: wp.array(dtype=float), bad: wp.array(dtype=int)):
+            t = wp.tid()
+            if fn(q[t]) and q[t] > TOL:
+                bad[t] = 0
+            else:
+                bad[t] = 1
+
+        if indices is None:
+            indices = np.arange(q.shape[0], dtype=np.int32)
+        bad = wp.zeros(q.shape[0], dtype=int)
+        wp.launch(check, dim=q.shape[0], inputs=[q, bad])
+        return int(bad.numpy().sum())
+'''
+
+
+def test_a_method_that_picks_its_func_in_a_branch_is_split_on_the_predicate_and_its_instances_value(
+        tmp_path: Path) -> None:
+    """newton's check helper as a method: the `if` that turns a predicate into a func is taken whole, the key is the
+    predicate (recorded as a function) and the value the kernel reads of `self`, not `self`."""
+    root = _project(tmp_path, CHECKS)
+    line = _line(CHECKS, "@wp.kernel(module=")
+    pred = {"kind": "function", "module": "app", "name": "upright"}
+    step = _split(root, "Checker.check", line, {"self": OBJ, "q": OBJ, "predicate": pred, "indices": {"kind": "none"}})
+    assert step.ok, step.why_not
+    apply_edits(root, step.edits)
+    tree = ast.parse((root / "app.py").read_text())
+    maker = next(s for s in tree.body if isinstance(s, ast.FunctionDef) and s.name == "_check_kernel")
+    assert [a.arg for a in maker.args.args] == ["predicate", "self_tol"]
+    cls = next(s for s in tree.body if isinstance(s, ast.ClassDef))
+    method = next(s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "check")
+    assert ast.unparse(method.body[0]) == "check = _check_kernel(predicate, self.tol)"
+    lambdas = _split(_project(tmp_path / "c", CHECKS) if (tmp_path / "c").mkdir() is None else root, "Checker.check",
+                     line, {"self": OBJ, "q": OBJ, "predicate": {"kind": "other", "type": "partial"}})
+    assert "uses predicate itself" in lambdas.why_not
