@@ -320,6 +320,9 @@ def split_maker(ctx: Project, file: str, function: str, made: list[KernelCreatio
                                 f"{kernel.name} was, would read the arguments after that change")
     # the keys: what the slice reads of each parameter
     used = {p for p in params if p in need}
+    if not used and taken == [kernel]:
+        return failed(STEP, f"{kernel.name} reads nothing of {function}(): defining it once at module scope is the "
+                            "plainer edit")
     keys: dict[str, set[str]] = {}
     whole: list[str] = []
     parents = syntax.parents_of(fn)
