@@ -320,7 +320,7 @@ def split_maker(ctx: Project, file: str, function: str, made: list[KernelCreatio
                                 f"{kernel.name} was, would read the arguments after that change")
     # the keys: what the slice reads of each parameter
     used = {p for p in params if p in need}
-    if not used and taken == [kernel]:
+    if not used and all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in taken if s is not kernel):
         return failed(STEP, f"{kernel.name} reads nothing of {function}(): defining it once at module scope is the "
                             "plainer edit")
     keys: dict[str, set[str]] = {}
@@ -356,8 +356,12 @@ def split_maker(ctx: Project, file: str, function: str, made: list[KernelCreatio
                 bare = True
         if bare:
             kinds = {str(c.args.get(p, {}).get("kind", "")) for c in made}
-            shown = sorted({str(c.args.get(p, {}).get("type") or c.args.get(p, {}).get("kind", "?")) for c in made})
-            if not kinds <= _HASHABLE or "" in kinds:
+            shown = sorted({str(c.args.get(p, {}).get("type") or c.args.get(p, {}).get("kind")) for c in made
+                            if p in c.args})
+            if "" in kinds:
+                return failed(STEP, f"the kernel's maker uses {p} itself, not values read from it, and the run did "
+                                    f"not record {p}: whether a cache can key on it is unknown")
+            if not kinds <= _HASHABLE:
                 return failed(STEP, f"the kernel's maker uses {p} itself, not values read from it, and the run passed "
                                     f"{'/'.join(shown)}: a cache would key on that object (by identity, or raise)")
             whole.append(p)
@@ -423,7 +427,7 @@ def split_maker(ctx: Project, file: str, function: str, made: list[KernelCreatio
     step.edits = [e for e in edits if e is not None]
     shown = ", ".join(e for _, e in args) or "no values"
     step.done = (f"split {function}(): {maker}() makes {kernel.name} (functools.lru_cache on {shown}), and "
-                 f"{function}() calls it, then launches as before")
+                 f"{function}() calls it where {kernel.name} was defined and keeps the rest as it was")
     step.review.append(
         f"{maker}() returns the kernel made for the same values of {shown}: a value the slice read from a global "
         "or a config is kept from the first call, and a value read from the arguments that is a mutable object "
