@@ -115,13 +115,13 @@ def test_a_render_like_function_is_split_into_a_maker_keyed_on_the_values_it_rea
     text = (root / "app.py").read_text()
     tree = ast.parse(text)
     maker = next(s for s in tree.body if isinstance(s, ast.FunctionDef) and s.name == "_step_kernel")
-    # the values the slice reads, through the helper too: not the objects
-    assert [a.arg for a in maker.args.args] == ["cfg_fast", "cfg_gain", "cfg_n", "scene_k"]
+    # the values the slice reads, through the helper too: not the objects; plain values it computed stay keys
+    assert [a.arg for a in maker.args.args] == ["N", "G", "cfg_fast", "scene_k"]
     assert any("lru_cache" in ast.unparse(d) for d in maker.decorator_list)
     step_fn = next(s for s in tree.body if isinstance(s, ast.FunctionDef) and s.name == "step")
-    first = ast.unparse(step_fn.body[0])
-    # the launch reads N, bound by the slice: the maker returns it
-    assert first == "apply, N = _step_kernel(cfg.fast, cfg.gain, cfg.n, scene.k)"
+    got = [ast.unparse(s) for s in step_fn.body[:3]]
+    # N and G are computed where they were (the launch reads N too); the maker is called where the kernel was
+    assert got == ["N = cfg.n", "G = cfg.gain", "apply = _step_kernel(N, G, cfg.fast, scene.k)"]
     assert any("wp.launch" in ast.unparse(s) for s in step_fn.body)
     assert "import functools" in text and "import types" in text
 
@@ -154,7 +154,7 @@ def test_an_argument_the_slice_uses_whole_is_a_key_only_when_the_run_recorded_a_
     assert "uses scene itself" in refused.why_not and "Obj" in refused.why_not
     ok = _split(root, "step", line, {"scene": {"kind": "int", "text": "3"}, "cfg": OBJ})
     assert ok.ok, ok.why_not
-    assert any("_step_kernel(scene, cfg.fast" in e.new for e in ok.edits)
+    assert any("_step_kernel(N, G, scene, cfg.fast)" in e.new for e in ok.edits)
 
 
 def test_a_kernel_under_a_branch_and_a_name_bound_again_are_refused(tmp_path: Path) -> None:
@@ -258,8 +258,8 @@ class Checker:
 
 def test_a_method_that_picks_its_func_in_a_branch_is_split_on_the_predicate_and_its_instances_value(
         tmp_path: Path) -> None:
-    """newton's check helper as a method: the `if` that turns a predicate into a func is taken whole, the key is the
-    predicate (recorded as a function) and the value the kernel reads of `self`, not `self`."""
+    """newton's check helper as a method: the `if` that turns a predicate into a func is taken whole, the keys are the
+    predicate (recorded as a function) and the value computed from `self`, not `self`."""
     root = _project(tmp_path, CHECKS)
     line = _line(CHECKS, "@wp.kernel(module=")
     pred = {"kind": "function", "module": "app", "name": "upright"}
@@ -268,10 +268,64 @@ def test_a_method_that_picks_its_func_in_a_branch_is_split_on_the_predicate_and_
     apply_edits(root, step.edits)
     tree = ast.parse((root / "app.py").read_text())
     maker = next(s for s in tree.body if isinstance(s, ast.FunctionDef) and s.name == "_check_kernel")
-    assert [a.arg for a in maker.args.args] == ["predicate", "self_tol"]
+    assert [a.arg for a in maker.args.args] == ["TOL", "predicate"]
     cls = next(s for s in tree.body if isinstance(s, ast.ClassDef))
     method = next(s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "check")
-    assert ast.unparse(method.body[0]) == "check = _check_kernel(predicate, self.tol)"
+    assert [ast.unparse(s) for s in method.body[:2]] == ["TOL = self.tol", "check = _check_kernel(TOL, predicate)"]
     lambdas = _split(_project(tmp_path / "c", CHECKS) if (tmp_path / "c").mkdir() is None else root, "Checker.check",
                      line, {"self": OBJ, "q": OBJ, "predicate": {"kind": "other", "type": "partial"}})
     assert "uses predicate itself" in lambdas.why_not
+
+
+RESET = '''\
+import warp as wp
+
+
+def reset(model, data, mask=None) -> None:
+    masked = mask is not None
+
+    @wp.kernel(module="unique", enable_backward=False)
+    def clear(mask: wp.array(dtype=bool), force: wp.array(dtype=float)):
+        w = wp.tid()
+        if wp.static(masked):
+            if not mask[w]:
+                return
+        force[w] = 0.0
+
+    @wp.kernel(module="unique", enable_backward=False)
+    def restore(mask: wp.array(dtype=bool), q0: wp.array(dtype=float), q: wp.array(dtype=float)):
+        w = wp.tid()
+        if wp.static(masked):
+            if not mask[w]:
+                return
+        q[w] = q0[w]
+
+    wp.launch(clear, dim=model.n, inputs=[mask, data.force])
+    wp.launch(restore, dim=model.n, inputs=[mask, model.q0, data.q])
+'''
+
+
+def test_the_kernels_of_one_function_share_one_maker_keyed_on_a_value_computed_from_an_array(tmp_path: Path) -> None:
+    """mujoco_warp's reset shape: two kernels read `masked = mask is not None`; `mask` is an array (an object the
+    cache must not key on), `masked` a bool computed where it was: the one key."""
+    root = _project(tmp_path, RESET)
+    file = str(root / "app.py")
+    made = [KernelCreation(key=f"reset__locals__{k}", file=file, line=_line(RESET, f"def {k}(") - 1, function="reset",
+                           args={"model": OBJ, "data": OBJ, "mask": {"kind": "other", "type": "array"}},
+                           start_ms=100.0 + i, made_ms=1.0) for i in range(3) for k in ("clear", "restore")]
+    ctx = _ctx(_report(root, made), root)
+    step = split_maker(ctx, file, "reset", made)
+    assert step.ok, step.why_not
+    apply_edits(root, step.edits)
+    tree = ast.parse((root / "app.py").read_text())
+    maker = next(s for s in tree.body if isinstance(s, ast.FunctionDef) and s.name == "_reset_kernels")
+    assert [a.arg for a in maker.args.args] == ["masked"]
+    reset = next(s for s in tree.body if isinstance(s, ast.FunctionDef) and s.name == "reset")
+    assert [ast.unparse(s) for s in reset.body[:2]] == ["masked = mask is not None",
+                                                        "clear, restore = _reset_kernels(masked)"]
+    # a value the function binds again later is no key computed once: the kernels would capture another value
+    bound_later = RESET.replace("    wp.launch(clear", "    masked = False\n    wp.launch(clear")
+    root2 = _project(tmp_path / "b", bound_later) if (tmp_path / "b").mkdir() is None else root
+    got = split_maker(_ctx(_report(root2, made), root2), str(root2 / "app.py"), "reset",
+                      [KernelCreation(**{**m.model_dump(), "file": str(root2 / "app.py")}) for m in made])
+    assert not got.ok

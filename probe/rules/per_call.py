@@ -111,14 +111,20 @@ def _own_fix(ctx: RuleContext, places: list[Place]) -> tuple[str, list, str, str
     """(fix prose, edits, applicability, review) for re-creating places in the project's own files."""
     steps: list[Step] = []
     why_not: list[str] = []
+    split_done: set[tuple[str, str]] = set()
     for p in places:
         cached = cache_factory(ctx, p.file, p.function, p.made)
         if cached.ok:
             steps.append(cached)
             continue
-        split = split_maker(ctx, p.file, p.function, p.made)
+        if (p.file, p.function) in split_done:
+            continue
+        # every kernel the function makes again goes into one maker: they share what makes them
+        made = [c for q in places if (q.file, q.function) == (p.file, p.function) for c in q.made]
+        split = split_maker(ctx, p.file, p.function, made)
         if split.ok:
             steps.append(split)
+            split_done.add((p.file, p.function))
             continue
         moved = _hoist_step(ctx, p)
         if moved.ok:

@@ -260,12 +260,20 @@ def split_maker(ctx: Project, file: str, function: str, made: list[KernelCreatio
     fn = def_by_path(tree, function, line)
     if fn is None:
         return failed(STEP, f"{function}() was not found in {file}")
-    kernel = syntax.def_at(fn, line)
-    if kernel is None or kernel is fn:
-        return failed(STEP, f"the kernel made at {file}:{line} is not defined in {function}()")
-    if not any(s is kernel for s in fn.body):
-        return failed(STEP, f"{kernel.name} is defined under a branch or loop of {function}(): the statements that "
-                            "make it depend on the path taken")
+    kernels: list[ast.FunctionDef] = []
+    for at_line in sorted({c.line for c in made} or {line}):
+        k = syntax.def_at(fn, at_line)
+        if k is None or k is fn:
+            return failed(STEP, f"the kernel made at {file}:{at_line} is not defined in {function}()")
+        if not any(s is k for s in fn.body):
+            return failed(STEP, f"{k.name} is defined under a branch or loop of {function}(): the statements that "
+                                "make it depend on the path taken")
+        if k not in kernels:
+            kernels.append(k)
+    index = {id(s): i for i, s in enumerate(fn.body)}
+    kernels.sort(key=lambda k: index[id(k)])
+    kernel = kernels[-1]  # the maker is called where the last of them was defined
+    names_made = ", ".join(k.name for k in kernels)
     a = fn.args
     params = [x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs]]
     if a.vararg or a.kwarg:
@@ -273,55 +281,66 @@ def split_maker(ctx: Project, file: str, function: str, made: list[KernelCreatio
     at = next(i for i, s in enumerate(fn.body) if s is kernel)
     before = fn.body[:at]
     # the slice: backward from the kernel over the statements above it
-    need, _ = _reads(kernel)
-    taken: list[ast.stmt] = [kernel]
+    need: set[str] = set().union(*(_reads(k)[0] for k in kernels))
+    taken: list[ast.stmt] = list(kernels)
+    fn_binds = [n for s in fn.body for n in _binds(s)]
+    values: list[str] = []  # names bound to plain values computed from the arguments: keys, computed where they were
     for stmt in reversed(before):
+        if any(stmt is k for k in kernels):
+            continue
         binds = _binds(stmt)
         if not binds & need:
             continue
+        value = _plain_value(stmt, set(params), set(fn_binds))
+        if value and fn_binds.count(value) == 1:
+            values.insert(0, value)
+            need.discard(value)
+            continue
         if not _takeable(stmt):
-            return failed(STEP, f"{', '.join(sorted(binds & need))}, which {kernel.name} needs, is bound by a "
+            return failed(STEP, f"{', '.join(sorted(binds & need))}, which {names_made} needs, is bound by a "
                                 f"{type(stmt).__name__.lower()} statement at line {stmt.lineno}: not a statement "
                                 "the maker can take whole")
         reads, _ = _reads(stmt)
         need = (need - binds) | reads
-        taken.insert(0, stmt)
+        taken.append(stmt)
+    taken.sort(key=lambda s: index[id(s)])
     slice_binds = set().union(*(_binds(s) for s in taken))
     rest_stmts = [s for s in fn.body if not any(s is t for t in taken)]
     again = sorted(n for s in rest_stmts for n in _binds(s) & slice_binds)
     if again:
         return failed(STEP, f"{function}() binds {', '.join(again)} again outside the statements that make "
-                            f"{kernel.name}: the kernel would capture another value")
+                            f"{names_made}: the kernel would capture another value")
     rebound = sorted(n for s in fn.body for n in _binds(s) & set(params) & need)
     if rebound:
         return failed(STEP, f"{function}() assigns its parameter(s) {', '.join(rebound)}: the values the kernel "
                             "reads would depend on where they are read")
     early = sorted(n for s in before if not any(s is t for t in taken) for n in syntax.read_names(s) & slice_binds)
     if early:
-        return failed(STEP, f"{function}() reads {', '.join(early)} before {kernel.name} is defined: the maker's "
+        return failed(STEP, f"{function}() reads {', '.join(early)} before {names_made} is defined: the maker's "
                             "results would not exist yet there")
     bound_in_fn = syntax.bound_names(fn) - set(params)
     missing = sorted(need & bound_in_fn - slice_binds)
     if missing:
-        return failed(STEP, f"{kernel.name} reads {', '.join(missing)}, which {function}() binds in a way the maker "
+        return failed(STEP, f"{names_made} reads {', '.join(missing)}, which {function}() binds in a way the maker "
                             "cannot take")
     # effects of the slice, its callees followed
     eff = _Effects(ctx, file, tree)
     nodes: list[ast.AST] = []
     for s in taken:
-        nodes += _runs(s) if s is kernel else _without_warp_bodies(s)
+        nodes += _runs(s) if s in kernels else _without_warp_bodies(s)
     why = eff.of(nodes, set(params), file, tree)
     if why:
-        return failed(STEP, f"the statements that make {kernel.name} have effects a cache would skip: {why}")
+        return failed(STEP, f"the statements that make {names_made} have effects a cache would skip: {why}")
     for s in before:
         w = "" if any(s is t for t in taken) else _writes(s, set(params))
         if w:
-            return failed(STEP, f"line {s.lineno} of {function}(), above {kernel.name}, {w}: the maker, called where "
-                                f"{kernel.name} was, would read the arguments after that change")
+            return failed(STEP, f"line {s.lineno} of {function}(), above {names_made}, {w}: the maker, called where "
+                                f"{names_made} was, would read the arguments after that change")
     # the keys: what the slice reads of each parameter
     used = {p for p in params if p in need}
-    if not used and all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in taken if s is not kernel):
-        return failed(STEP, f"{kernel.name} reads nothing of {function}(): defining it once at module scope is the "
+    if not used and not values and all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in taken
+                                       if s not in kernels):
+        return failed(STEP, f"{names_made} reads nothing of {function}(): defining it once at module scope is the "
                             "plainer edit")
     keys: dict[str, set[str]] = {}
     whole: list[str] = []
@@ -339,7 +358,7 @@ def split_maker(ctx: Project, file: str, function: str, made: list[KernelCreatio
                 up = parents.get(n)
                 if isinstance(up, ast.Attribute) and isinstance(up.ctx, ast.Load):
                     if isinstance(parents.get(up), ast.Attribute):
-                        return failed(STEP, f"{kernel.name}'s maker reads {ast.unparse(parents[up])}: {p}.{up.attr} "
+                        return failed(STEP, f"{names_made}'s maker reads {ast.unparse(parents[up])}: {p}.{up.attr} "
                                             "would be a key kept by identity (an object), not a value")
                     attrs.add(up.attr)
                     continue
@@ -371,12 +390,14 @@ def split_maker(ctx: Project, file: str, function: str, made: list[KernelCreatio
     rest_reads: set[str] = set()
     for s in rest_stmts:
         rest_reads |= syntax.read_names(s) if not isinstance(s, ast.FunctionDef) else _reads(s)[0]
-    returned = [kernel.name] + sorted((rest_reads & slice_binds) - {kernel.name})
+    returned = [k.name for k in kernels] + sorted((rest_reads & slice_binds) - {k.name for k in kernels})
     # the maker's text
     names = syntax.module_bindings(tree)
-    maker = next(n for n in [f"_{fn.name}_kernel"] + [f"_{fn.name}_kernel_{k}" for k in range(2, 99)]
+    stem = f"_{fn.name.lstrip('_')}_kernel" + ("s" if len(kernels) > 1 else "")  # `__x` in a class is mangled
+    maker = next(n for n in [stem] + [f"{stem}_{k}" for k in range(2, 99)]
                  if n not in names)
-    args: list[tuple[str, str]] = [(p, p) for p in whole]  # (parameter of the maker, expression at the call)
+    # (parameter of the maker, expression at the call)
+    args: list[tuple[str, str]] = [(v, v) for v in values] + [(p, p) for p in whole]
     for p, attrs in keys.items():
         args += [(f"{p}_{x}", f"{p}.{x}") for x in sorted(attrs)]
     body_indent = syntax.indent_of(lines[syntax.span_of(fn.body[0])[0] - 1])
@@ -390,7 +411,7 @@ def split_maker(ctx: Project, file: str, function: str, made: list[KernelCreatio
         block = syntax.dedent_lines(lines[first - 1 : last], body_indent)
         if block is None:
             return failed(STEP, f"the lines {first}-{last} of {function}() are not uniformly indented")
-        if s is kernel and text[-1].strip():
+        if s in kernels and text[-1].strip():
             text.append("\n")
         text += [("    " + ln) if ln.strip() else ln for ln in block]
     if text[-1].strip():
@@ -405,7 +426,6 @@ def split_maker(ctx: Project, file: str, function: str, made: list[KernelCreatio
     add = insert_before(ctx.sources, file, insert_at, "".join(text) + "\n\n")
     call = " " * body_indent + f"{', '.join(returned)} = {maker}({', '.join(e for _, e in args)})\n"
     edits = [add]
-    index = {id(s): i for i, s in enumerate(fn.body)}
     groups: list[list[ast.stmt]] = []  # runs of consecutive taken statements: removed with the blank lines between
     for s in taken:
         if groups and index[id(groups[-1][-1])] + 1 == index[id(s)]:
@@ -426,8 +446,8 @@ def split_maker(ctx: Project, file: str, function: str, made: list[KernelCreatio
         return failed(STEP, f"{file} is not a file of the project")
     step.edits = [e for e in edits if e is not None]
     shown = ", ".join(e for _, e in args) or "no values"
-    step.done = (f"split {function}(): {maker}() makes {kernel.name} (functools.lru_cache on {shown}), and "
-                 f"{function}() calls it where {kernel.name} was defined and keeps the rest as it was")
+    step.done = (f"split {function}(): {maker}() makes {names_made} (functools.lru_cache on {shown}), and "
+                 f"{function}() calls it where {names_made} was defined and keeps the rest as it was")
     step.review.append(
         f"{maker}() returns the kernel made for the same values of {shown}: a value the slice read from a global "
         "or a config is kept from the first call, and a value read from the arguments that is a mutable object "
@@ -452,6 +472,22 @@ def _stdlib_slot(tree: ast.Module, lines: list[str], name: str) -> int:
             return s.lineno
     plain = [s for s in block if isinstance(s, ast.Import)]
     return (plain[-1].end_lineno or plain[-1].lineno) + 1 if plain else at
+
+
+def _plain_value(stmt: ast.stmt, params: set[str], bound: set[str]) -> str:
+    """The name a statement binds to a plain value computed from the arguments (`masked = mask is not None`,
+    `W = cfg.width`), or "": one name assigned, reading nothing else the function binds, calling only builtins.
+    Such a value is passed to the maker as a key and computed where it was."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+        return ""
+    for n in ast.walk(stmt.value):
+        if isinstance(n, (ast.Lambda, ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr)):
+            return ""
+        if isinstance(n, ast.Call) and not (isinstance(n.func, ast.Name) and n.func.id in _PURE_BUILTINS):
+            return ""
+    if syntax.read_names(stmt.value) & (bound - params):
+        return ""
+    return stmt.targets[0].id
 
 
 def _takeable(stmt: ast.stmt) -> bool:
