@@ -29,6 +29,7 @@ from ..models.diagnosis import Diagnosis, Edit, Finding
 from ..models.fix import Behaviour, CandidateFix, ClockSaving, Costs, FixResult, KeptPath
 from .checks import failure_cause, parse_problem, stderr_tail
 from .edits import EditConflict, apply_edits, merge_edits, new_texts, unified_diff
+from .keys import object_keys
 from .policy import (
     finding_keys,
     fix_clock,
@@ -366,6 +367,10 @@ def _fill(c: CandidateFix, arm: Arm, engine: Engine, base: Arm, must_keep: list[
         c.status = "failed"
         c.reason = (f"the copy imported {leaked} from the project itself (an editable install or PYTHONPATH), so "
                     "its edits never ran; run fix from a checkout the interpreter does not import by path")
+        return
+    keyed = object_keys(c.edits, arm.samples[:1])
+    if keyed:
+        c.status, c.reason = "failed", keyed
         return
     c.verdict, c.verdict_reason = comparison.verdict, comparison.reason
     c.pairs, c.stopped_because, c.decided = len(arm.samples), arm.stopped_because, arm.decided

@@ -10,6 +10,7 @@ create at import, then share a module, then the option, then the header.
 
 Modules, one transformation each: `syntax` (reading the tree), `statements` (moving, inserting and removing
 statements), `decorators` (a kernel's module: share, unique, named), `hoist` (a kernel to module scope), `params`
-(captured values as kernel arguments), `memoize` (a factory's versions kept and created at import), `options` (an
-option call before the first load), `plan` (steps composed). Nothing here imports a rule.
+(captured values as kernel arguments), `split` (a function that makes its kernel and launches it, split into a
+cached maker keyed on the values it reads and the launch), `memoize` (a factory's versions kept and created at
+import), `options` (an option call before the first load), `plan` (steps composed). Nothing here imports a rule.
 """
