@@ -30,9 +30,9 @@ from ...scan.common import last_ident
 from ..edits import insert_before
 from . import syntax
 from .context import Project
-from .graph import imports_back
+from .graph import BackImport, imported_back, imports_back
 from .plan import Step, failed
-from .reached import Reach, def_by_path, reached_as
+from .reached import Reach, def_by_path, method_binder, reached_as
 
 CACHE = "@functools.lru_cache(maxsize=None)"
 STEP = "create at import"
@@ -249,7 +249,9 @@ def _write_versions(ctx: Project, step: Step, file: str, tree: ast.Module, node:
         step.edits.append(e)
         step.review.append(f"{file} now imports {', '.join(home.imports)} for the calls made at import")
     if cache and not _caches(node):
-        cached = insert_before(ctx.sources, file, syntax.span_of(node)[0], " " * node.col_offset + CACHE)
+        binder = method_binder(node)  # the cache wraps the function, inside @classmethod / @staticmethod
+        at = (binder.end_lineno or binder.lineno) + 1 if binder is not None else syntax.span_of(node)[0]
+        cached = insert_before(ctx.sources, file, at, " " * node.col_offset + CACHE)
         if cached is None:
             return f"{file} is not a file of the project"
         step.edits.append(cached)
@@ -570,25 +572,36 @@ def made_at_import_from_run(ctx: Project, creations: list) -> Step:
             line = int(frame.get("line") or 0)
             work = own_work(node, line, "maker" if frame is frames[0] else "outer" if i else "first")
             work = work or chain_work(ctx, frames, frame, node, line)
+            backs = _late_cycles(ctx, frames, frame, file, tree) if not work else []
+            if isinstance(backs, str):
+                work = backs
             if work:
                 whys.append(work)
                 continue
             ok, form = _form(ctx, node, frame.get("args") or {}, home, line, reach.bound_first)
             if ok:
-                got = (file, tree, node, frame, reach, form)
+                got = (file, tree, node, frame, reach, form, backs)
                 break
             whys.append(form)
         if got is None:  # each frame's own reason, innermost first
             return failed(STEP, "; ".join(whys))
-        file, tree, node, frame, reach, form = got
+        file, tree, node, frame, reach, form, backs = got
         key = (file, reach.name)
-        tree_, node_, reach_, forms, direct = targets.get(key, (tree, node, reach, [], False))
+        tree_, node_, reach_, forms, direct, backs_ = targets.get(key, (tree, node, reach, [], False, []))
         targets[key] = (tree_, node_, reach_, [*forms, form],
-                        direct or frame is frames[0] and c.made_by == "kernel")
-    for (file, name), (tree, node, reach, forms, direct) in targets.items():
+                        direct or frame is frames[0] and c.made_by == "kernel", [*backs_, *backs])
+    for (file, name), (tree, node, reach, forms, direct, backs) in targets.items():
         forms = list(dict.fromkeys(forms))
         versions = [f"{name}({a})" for a in forms]
         need = max(_needs(tree, node, forms), reach.after)
+        bound = syntax.module_bindings(tree)
+        for b in {b.module: b for b in backs}.values():  # the call goes below what the cycle imports back
+            need = max(need, *(bound[n] for n in b.names))
+            step.review.append(
+                f"{name}() imports {b.module} inside, which imports {', '.join(sorted(b.names))} back from {file}: "
+                f"the calls at import go below line {max(bound[n] for n in b.names)}, where those are bound, so "
+                f"that import still resolves while {file} is half imported; importing {b.module} before {file} "
+                f"would now fail there (nothing in the project does)")
         why = _write_versions(ctx, step, file, tree, node, versions, need, direct, imports_done, homes.get(file),
                               callee=name)
         if why:
@@ -596,7 +609,34 @@ def made_at_import_from_run(ctx: Project, creations: list) -> Step:
         made += versions
     step.review.append("the versions are the ones this run made late, from its record: a run that asks for others "
                        "still makes those after the module loaded")
-    return _finish(step, made, cached=any(d for *_x, d in targets.values()))
+    return _finish(step, made, cached=any(t[4] for t in targets.values()))
+
+
+def _late_cycles(ctx: Project, frames: list[dict], frame: dict, file: str, tree: ast.Module) -> list[BackImport] | str:
+    """The late imports a call at import of `file` (repeating `frame`) runs in that frame and the frames it leads to,
+    whose modules import `file` back while it is half imported (graph.imported_back); why not when one cannot
+    resolve there: it imports back a name `file` does not bind at module scope, or cannot be read."""
+    at = next(i for i, f in enumerate(frames) if f is frame)
+    bound = syntax.module_bindings(tree)
+    out: list[BackImport] = []
+    for f in frames[: at + 1]:
+        fn, rel = str(f.get("function", "")), ctx.sources.rel(str(f.get("file", "")))
+        src = syntax.parsed(ctx.sources, rel) if rel is not None else None
+        node = None if src is None else _factory_node(src[1], fn) if "." not in fn else def_by_path(
+            src[1], fn, int(f.get("line") or 0))
+        if rel is None or node is None:
+            continue  # outside the project (its imports are not ours) or not a def (chain_work named it)
+        got = imported_back(ctx, file, rel, node, lambda p: ctx.sources.tree(p))
+        if isinstance(got, str):
+            return f"{fn}() imports a module late that imports {file} back: {got}"
+        for b in got:
+            missing = sorted(n for n in b.names if n not in bound)
+            if missing:
+                return (f"{fn}() imports {b.module} late, which imports {', '.join(missing)} back from {file}; "
+                        f"{file} does not bind {'it' if len(missing) == 1 else 'them'} at module scope, so a call "
+                        "at import would fail there")
+        out += got
+    return out
 
 
 def _form(ctx: Project, node: ast.FunctionDef, args: dict, home: _Home, line: int = 0,
