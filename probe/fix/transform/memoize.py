@@ -347,13 +347,14 @@ def made_at_import(ctx: Project, defs: list[KernelDef], calls: list[FactoryCallF
 
 
 def _frame_factories(ctx: Project, frames: list[dict]) -> tuple[list[tuple[str, ast.Module, ast.FunctionDef, dict,
-                                                                         Reach]], str]:
+                                                                         Reach]], str, dict[int, str]]:
     """The creation's app frames that a call at import can repeat, innermost first: project functions that ran late
     and that module scope of their file can call, each as (file, tree, its def, the frame, how module scope calls
     it): a module-level function by its own name, a method or closure by the module-scope name its caller called it
-    by (reached.py); and why the first frame that is not one is not."""
+    by (reached.py); why the last frame that is not one is not; and each such frame's reason by its index."""
     out = []
     why = "the run recorded no app frame that made it"
+    skipped: dict[int, str] = {}
     for i, f in enumerate(frames):
         fn = str(f.get("function", ""))
         if f.get("at_import") or fn == "<module>":
@@ -361,26 +362,26 @@ def _frame_factories(ctx: Project, frames: list[dict]) -> tuple[list[tuple[str, 
         rel = ctx.sources.rel(str(f.get("file", "")))
         src = syntax.parsed(ctx.sources, rel) if rel is not None else None
         if rel is None or src is None:
-            why = f"{fn}() is not in a file of the project"
+            why = skipped[i] = f"{fn}() is not in a file of the project"
             continue
         if "." not in fn:
             node = _factory_node(src[1], fn)
             if node is None:
-                why = f"{fn}() is not a module-level function, which a call at import could repeat"
+                why = skipped[i] = f"{fn}() is not a module-level function, which a call at import could repeat"
                 continue
             out.append((rel, src[1], node, f, Reach(name=fn, after=node.end_lineno or node.lineno,
                                                     bound_first=False)))
             continue
         node = def_by_path(src[1], fn, int(f.get("line") or 0))
         if node is None:
-            why = f"{fn}() could not be read back in {rel}"
+            why = skipped[i] = f"{fn}() could not be read back in {rel}"
             continue
         reach = reached_as(ctx, frames, i, rel, src[1], node)
         if isinstance(reach, str):
-            why = reach
+            why = skipped[i] = reach
             continue
         out.append((rel, src[1], node, f, reach))
-    return out, why
+    return out, why, skipped
 
 
 def _defaults(node: ast.FunctionDef) -> dict[str, ast.expr]:
@@ -562,12 +563,13 @@ def made_at_import_from_run(ctx: Project, creations: list) -> Step:
     for c in creations:
         frames = [{"file": c.file, "line": c.line, "function": c.function, "args": c.args, "at_import": c.at_import},
                   *c.outer]
-        candidates, why = _frame_factories(ctx, frames)
+        candidates, why, skipped = _frame_factories(ctx, frames)
         if not candidates:
             return failed(STEP, f"{c.key}: {why}")
         got = None
-        whys: list[str] = []
+        whys: dict[int, str] = dict(skipped)  # frame index -> why a call at import does not repeat it
         for i, (file, tree, node, frame, reach) in enumerate(candidates):  # the innermost call source can repeat
+            at = next(j for j, f in enumerate(frames) if f is frame)
             home = homes.setdefault(file, home_of(ctx, file, tree))
             line = int(frame.get("line") or 0)
             work = own_work(node, line, "maker" if frame is frames[0] else "outer" if i else "first")
@@ -576,15 +578,15 @@ def made_at_import_from_run(ctx: Project, creations: list) -> Step:
             if isinstance(backs, str):
                 work = backs
             if work:
-                whys.append(work)
+                whys[at] = work
                 continue
             ok, form = _form(ctx, node, frame.get("args") or {}, home, line, reach.bound_first)
             if ok:
                 got = (file, tree, node, frame, reach, form, backs)
                 break
-            whys.append(form)
+            whys[at] = form
         if got is None:  # each frame's own reason, innermost first
-            return failed(STEP, "; ".join(whys))
+            return failed(STEP, "; ".join(whys[k] for k in sorted(whys)))
         file, tree, node, frame, reach, form, backs = got
         key = (file, reach.name)
         tree_, node_, reach_, forms, direct, backs_ = targets.get(key, (tree, node, reach, [], False, []))
