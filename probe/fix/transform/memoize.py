@@ -17,7 +17,9 @@ versions as the run made. Where the source does not show them fixed, the version
 (`Report.kernel_creations`: hook_kernels.py notes which app call made each kernel, with its arguments), said so for
 review; a function of another project module among them is imported for the calls (unless that closes a cycle).
 `made_at_import_from_run` starts from the record alone: the innermost module-level app function that made the late
-kernels (`make_stretch`, not its `_renamed` helper) is the one called at import.
+kernels (`make_stretch`, not its `_renamed` helper) is the one called at import, or a method module scope can name
+(reached.py: `LMSolver._specialize(key)` for a classmethod). A late import that call runs, kept late because its
+module imports the file back, must still resolve there: the names that module takes back are bound above the call.
 """
 
 from __future__ import annotations
