@@ -17,7 +17,9 @@ versions as the run made. Where the source does not show them fixed, the version
 (`Report.kernel_creations`: hook_kernels.py notes which app call made each kernel, with its arguments), said so for
 review; a function of another project module among them is imported for the calls (unless that closes a cycle).
 `made_at_import_from_run` starts from the record alone: the innermost module-level app function that made the late
-kernels (`make_stretch`, not its `_renamed` helper) is the one called at import.
+kernels (`make_stretch`, not its `_renamed` helper) is the one called at import, or a method module scope can name
+(reached.py: `LMSolver._specialize(key)` for a classmethod). A late import that call runs, kept late because its
+module imports the file back, must still resolve there: the names that module takes back are bound above the call.
 """
 
 from __future__ import annotations
@@ -30,9 +32,9 @@ from ...scan.common import last_ident
 from ..edits import insert_before
 from . import syntax
 from .context import Project
-from .graph import imports_back
+from .graph import BackImport, imported_back, imports_back
 from .plan import Step, failed
-from .reached import Reach, def_by_path, reached_as
+from .reached import Reach, def_by_path, method_binder, reached_as
 
 CACHE = "@functools.lru_cache(maxsize=None)"
 STEP = "create at import"
@@ -249,7 +251,9 @@ def _write_versions(ctx: Project, step: Step, file: str, tree: ast.Module, node:
         step.edits.append(e)
         step.review.append(f"{file} now imports {', '.join(home.imports)} for the calls made at import")
     if cache and not _caches(node):
-        cached = insert_before(ctx.sources, file, syntax.span_of(node)[0], " " * node.col_offset + CACHE)
+        binder = method_binder(node)  # the cache wraps the function, inside @classmethod / @staticmethod
+        at = (binder.end_lineno or binder.lineno) + 1 if binder is not None else syntax.span_of(node)[0]
+        cached = insert_before(ctx.sources, file, at, " " * node.col_offset + CACHE)
         if cached is None:
             return f"{file} is not a file of the project"
         step.edits.append(cached)
@@ -347,13 +351,14 @@ def made_at_import(ctx: Project, defs: list[KernelDef], calls: list[FactoryCallF
 
 
 def _frame_factories(ctx: Project, frames: list[dict]) -> tuple[list[tuple[str, ast.Module, ast.FunctionDef, dict,
-                                                                         Reach]], str]:
+                                                                         Reach]], str, dict[int, str]]:
     """The creation's app frames that a call at import can repeat, innermost first: project functions that ran late
     and that module scope of their file can call, each as (file, tree, its def, the frame, how module scope calls
     it): a module-level function by its own name, a method or closure by the module-scope name its caller called it
-    by (reached.py); and why the first frame that is not one is not."""
+    by (reached.py); why the last frame that is not one is not; and each such frame's reason by its index."""
     out = []
     why = "the run recorded no app frame that made it"
+    skipped: dict[int, str] = {}
     for i, f in enumerate(frames):
         fn = str(f.get("function", ""))
         if f.get("at_import") or fn == "<module>":
@@ -361,26 +366,26 @@ def _frame_factories(ctx: Project, frames: list[dict]) -> tuple[list[tuple[str, 
         rel = ctx.sources.rel(str(f.get("file", "")))
         src = syntax.parsed(ctx.sources, rel) if rel is not None else None
         if rel is None or src is None:
-            why = f"{fn}() is not in a file of the project"
+            why = skipped[i] = f"{fn}() is not in a file of the project"
             continue
         if "." not in fn:
             node = _factory_node(src[1], fn)
             if node is None:
-                why = f"{fn}() is not a module-level function, which a call at import could repeat"
+                why = skipped[i] = f"{fn}() is not a module-level function, which a call at import could repeat"
                 continue
             out.append((rel, src[1], node, f, Reach(name=fn, after=node.end_lineno or node.lineno,
                                                     bound_first=False)))
             continue
         node = def_by_path(src[1], fn, int(f.get("line") or 0))
         if node is None:
-            why = f"{fn}() could not be read back in {rel}"
+            why = skipped[i] = f"{fn}() could not be read back in {rel}"
             continue
         reach = reached_as(ctx, frames, i, rel, src[1], node)
         if isinstance(reach, str):
-            why = reach
+            why = skipped[i] = reach
             continue
         out.append((rel, src[1], node, f, reach))
-    return out, why
+    return out, why, skipped
 
 
 def _defaults(node: ast.FunctionDef) -> dict[str, ast.expr]:
@@ -562,35 +567,47 @@ def made_at_import_from_run(ctx: Project, creations: list) -> Step:
     for c in creations:
         frames = [{"file": c.file, "line": c.line, "function": c.function, "args": c.args, "at_import": c.at_import},
                   *c.outer]
-        candidates, why = _frame_factories(ctx, frames)
+        candidates, why, skipped = _frame_factories(ctx, frames)
         if not candidates:
             return failed(STEP, f"{c.key}: {why}")
         got = None
-        whys: list[str] = []
+        whys: dict[int, str] = dict(skipped)  # frame index -> why a call at import does not repeat it
         for i, (file, tree, node, frame, reach) in enumerate(candidates):  # the innermost call source can repeat
+            at = next(j for j, f in enumerate(frames) if f is frame)
             home = homes.setdefault(file, home_of(ctx, file, tree))
             line = int(frame.get("line") or 0)
             work = own_work(node, line, "maker" if frame is frames[0] else "outer" if i else "first")
             work = work or chain_work(ctx, frames, frame, node, line)
+            backs = _late_cycles(ctx, frames, frame, file, tree) if not work else []
+            if isinstance(backs, str):
+                work = backs
             if work:
-                whys.append(work)
+                whys[at] = work
                 continue
             ok, form = _form(ctx, node, frame.get("args") or {}, home, line, reach.bound_first)
             if ok:
-                got = (file, tree, node, frame, reach, form)
+                got = (file, tree, node, frame, reach, form, backs)
                 break
-            whys.append(form)
+            whys[at] = form
         if got is None:  # each frame's own reason, innermost first
-            return failed(STEP, "; ".join(whys))
-        file, tree, node, frame, reach, form = got
+            return failed(STEP, "; ".join(whys[k] for k in sorted(whys)))
+        file, tree, node, frame, reach, form, backs = got
         key = (file, reach.name)
-        tree_, node_, reach_, forms, direct = targets.get(key, (tree, node, reach, [], False))
+        tree_, node_, reach_, forms, direct, backs_ = targets.get(key, (tree, node, reach, [], False, []))
         targets[key] = (tree_, node_, reach_, [*forms, form],
-                        direct or frame is frames[0] and c.made_by == "kernel")
-    for (file, name), (tree, node, reach, forms, direct) in targets.items():
+                        direct or frame is frames[0] and c.made_by == "kernel", [*backs_, *backs])
+    for (file, name), (tree, node, reach, forms, direct, backs) in targets.items():
         forms = list(dict.fromkeys(forms))
         versions = [f"{name}({a})" for a in forms]
         need = max(_needs(tree, node, forms), reach.after)
+        bound = syntax.module_bindings(tree)
+        for b in {b.module: b for b in backs}.values():  # the call goes below what the cycle imports back
+            need = max(need, *(bound[n] for n in b.names))
+            step.review.append(
+                f"{name}() imports {b.module} inside, which imports {', '.join(sorted(b.names))} back from {file}: "
+                f"the calls at import go below line {max(bound[n] for n in b.names)}, where those are bound, so "
+                f"that import still resolves while {file} is half imported; importing {b.module} before {file} "
+                f"would now fail there (nothing in the project does)")
         why = _write_versions(ctx, step, file, tree, node, versions, need, direct, imports_done, homes.get(file),
                               callee=name)
         if why:
@@ -598,7 +615,34 @@ def made_at_import_from_run(ctx: Project, creations: list) -> Step:
         made += versions
     step.review.append("the versions are the ones this run made late, from its record: a run that asks for others "
                        "still makes those after the module loaded")
-    return _finish(step, made, cached=any(d for *_x, d in targets.values()))
+    return _finish(step, made, cached=any(t[4] for t in targets.values()))
+
+
+def _late_cycles(ctx: Project, frames: list[dict], frame: dict, file: str, tree: ast.Module) -> list[BackImport] | str:
+    """The late imports a call at import of `file` (repeating `frame`) runs in that frame and the frames it leads to,
+    whose modules import `file` back while it is half imported (graph.imported_back); why not when one cannot
+    resolve there: it imports back a name `file` does not bind at module scope, or cannot be read."""
+    at = next(i for i, f in enumerate(frames) if f is frame)
+    bound = syntax.module_bindings(tree)
+    out: list[BackImport] = []
+    for f in frames[: at + 1]:
+        fn, rel = str(f.get("function", "")), ctx.sources.rel(str(f.get("file", "")))
+        src = syntax.parsed(ctx.sources, rel) if rel is not None else None
+        node = None if src is None else _factory_node(src[1], fn) if "." not in fn else def_by_path(
+            src[1], fn, int(f.get("line") or 0))
+        if rel is None or node is None:
+            continue  # outside the project (its imports are not ours) or not a def (chain_work named it)
+        got = imported_back(ctx, file, rel, node, lambda p: ctx.sources.tree(p))
+        if isinstance(got, str):
+            return f"{fn}() imports a module late that imports {file} back: {got}"
+        for b in got:
+            missing = sorted(n for n in b.names if n not in bound)
+            if missing:
+                return (f"{fn}() imports {b.module} late, which imports {', '.join(missing)} back from {file}; "
+                        f"{file} does not bind {'it' if len(missing) == 1 else 'them'} at module scope, so a call "
+                        "at import would fail there")
+        out += got
+    return out
 
 
 def _form(ctx: Project, node: ast.FunctionDef, args: dict, home: _Home, line: int = 0,

@@ -8,6 +8,11 @@ name that is bound once at module scope of the function's file (in that file, or
 is the function itself (`X().method`, or `X().attr` where X's method that defines the closure stores it as
 `self.attr`), and the next app frame in is the function (no app-level wrapper between them, only the bound method
 or a cache), then that name at module scope, after its binding, calls the same function the program called later.
+
+A classmethod or staticmethod of a class defined at module scope (`LMSolver._specialize`, called by the program as
+`cls._specialize(key)` from `__new__`) needs no such line: module scope calls it as `LMSolver._specialize(key)` after
+the class statement, with no instance made, as long as the name is the class (bound once, no decorator that may
+replace it) and, for a classmethod, the run called it on that class and not on a subclass.
 """
 
 from __future__ import annotations
@@ -155,11 +160,84 @@ def _binds_to(tree: ast.Module, stmt: ast.stmt, node: ast.FunctionDef) -> bool:
     return False
 
 
+_SAME_CLASS = {"dataclass", "final", "total_ordering"}  # class decorators that return the class they are given
+
+
+def method_binder(node: ast.FunctionDef) -> ast.expr | None:
+    """The `@classmethod` / `@staticmethod` decorator of a method (the builtin, by its own name), or None."""
+    return next((d for d in node.decorator_list if isinstance(d, ast.Name) and d.id in ("classmethod", "staticmethod")),
+                None)
+
+
+def _class_path(tree: ast.Module, qualname: str) -> list[ast.ClassDef] | None:
+    """The classes `Outer.Inner.method` is defined in, from module scope in, when every part but the method is a
+    class statement directly in the body of the one before (no function in between); else None."""
+    parts = qualname.split(".")
+    if len(parts) < 2 or "<locals>" in parts:
+        return None
+    scope: list[ast.stmt] = list(tree.body)
+    out: list[ast.ClassDef] = []
+    for part in parts[:-1]:
+        hits = [s for s in scope if isinstance(s, ast.ClassDef) and s.name == part]
+        if len(hits) != 1:
+            return None
+        out.append(hits[0])
+        scope = list(hits[0].body)
+    return out
+
+
+def _class_decorators(cls: ast.ClassDef) -> list[str]:
+    """The class decorators of `cls` that may return another object than the class (its name would not be it)."""
+    out = []
+    for d in cls.decorator_list:
+        base = d.func if isinstance(d, ast.Call) else d
+        name = base.attr if isinstance(base, ast.Attribute) else base.id if isinstance(base, ast.Name) else ""
+        if name not in _SAME_CLASS:
+            out.append(ast.unparse(d))
+    return out
+
+
+def class_reach(ctx: Project, frame: Frame, file: str, tree: ast.Module, node: ast.FunctionDef) -> Reach | str | None:
+    """How module scope of `file` calls a classmethod or staticmethod `node` of a class defined at module scope
+    (`LMSolver._specialize`): `Class.method(args)` after the class statement, with no instance made (no `__init__`
+    runs). None when `node` is not one (another reach may hold); why not when it is one the name cannot call as the
+    program did: the class name rebound or replaced by a decorator, or a classmethod the run called on another
+    class (a subclass passes itself as `cls`)."""
+    fn = str(frame.get("function", ""))
+    binder = method_binder(node)
+    classes = _class_path(tree, fn)
+    if binder is None or classes is None or not any(m is node for m in classes[-1].body):
+        return None
+    top = classes[0]
+    bound = [s for s in tree.body if top.name in syntax.module_bindings(ast.Module(body=[s], type_ignores=[]))]
+    if bound != [top]:
+        return f"{fn}() is a method of {top.name}, and {file} binds the name {top.name} more than once"
+    odd = [d for c in classes for d in _class_decorators(c)]
+    if odd:
+        return f"{fn}() is a method of a class decorated with @{odd[0]}, which may bind its name to another object"
+    owner = ".".join(c.name for c in classes)
+    if isinstance(binder, ast.Name) and binder.id == "classmethod":
+        first = [*node.args.posonlyargs, *node.args.args]
+        got = (frame.get("args") or {}).get(first[0].arg) if first else None
+        info = ctx.scan.module_of_file(file) if ctx.scan is not None else None
+        modules = {info.name, info.main_alias} if info is not None else set()
+        if not got or got.get("kind") != "type" or got.get("name") != owner or got.get("module") not in modules:
+            shown = f"{got.get('module')}.{got.get('name')}" if got and got.get("kind") == "type" else "a value"
+            return (f"{fn}() is a classmethod the run called on {shown}, not on {owner}, so {owner}.{node.name}() "
+                    "at import would not repeat that call")
+    return Reach(name=f"{owner}.{node.name}", after=top.end_lineno or top.lineno,
+                 bound_first=isinstance(binder, ast.Name) and binder.id == "classmethod")
+
+
 def reached_as(ctx: Project, frames: list[Frame], at: int, file: str, tree: ast.Module,
                node: ast.FunctionDef) -> Reach | str:
-    """How a call at import of `file` reaches `node` (the function of `frames[at]`, not a module-level def), from
-    the line of the next frame out that called it; or why it cannot (see the module docstring)."""
+    """How a call at import of `file` reaches `node` (the function of `frames[at]`, not a module-level def): as
+    `Class.method` for a classmethod or staticmethod of a module-level class (class_reach), else from the line of
+    the next frame out that called it; or why it cannot (see the module docstring)."""
     fn = str(frames[at].get("function", ""))
+    by_class = class_reach(ctx, frames[at], file, tree, node)
+    if by_class is not None:
+        return by_class
     outer = frames[at + 1] if at + 1 < len(frames) else None
     if outer is None:
         return f"{fn}() is not a module-level function, and the run recorded no frame that called it"
