@@ -28,6 +28,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from ..fix.edits import replace_lines
+from ..fix.place.late_modules import Early, made_before_load
 from ..hashdiff import unique_family
 from ..models import Build
 from ..models.diagnosis import Edit, Evidence, Finding, RuleResult
@@ -275,8 +276,10 @@ def _decorator_edit(ctx: RuleContext, file: str, node: ast.FunctionDef, target: 
 
 def _merge_edits(ctx: RuleContext, group: list[Build], target: str, carried: _Carried) -> tuple[list[Edit], str, str]:
     """(edits, applicability, review): every kernel of the group joins the named module `target`, when that keeps
-    every kernel declared before the new module's first launch (each file imported before the first of the group's
-    builds, as the measured module creations show) and carries no options of their own."""
+    every kernel declared before the new module's first launch and carries no options of their own. The first is
+    checked on the composed result: a module the measured creations show made after the group's first build is
+    first made at import by the plan's candidates (fix/place/late_modules.py: the late import moved up, the kernels
+    hoisted, or made from the run's record); the merge is manual only when none holds, naming each."""
     if carried.options:
         return [], "manual", f"the modules set their own options ({literal_dict(carried.options)}), moved by hand"
     if ctx.scan is not None and (ctx.scan.module_info(target) is not None or ctx.scan.kernels_in_module(target)):
@@ -288,20 +291,28 @@ def _merge_edits(ctx: RuleContext, group: list[Build], target: str, carried: _Ca
             "the measurement does not show every file imported before the merged module's first launch (a kernel "
             "joining it later would rebuild it, CS-1)"
         )
-    late = [b.module for b in group if created[b.module] >= first]
-    if late:
+    late = [b for b in group if created[b.module] >= first]
+    early = made_before_load(ctx, late, target) if late else Early()
+    if early.why_not:
+        names = [b.module for b in late]
+        one = len(names) == 1
         return [], "manual", (
-            f"{', '.join(late)} {'is' if len(late) == 1 else 'are'} imported only after the first of these modules "
-            "loads: a merged module would be rebuilt when its kernels join (CS-1)"
+            f"{', '.join(names)} {'is' if one else 'are'} created only after the first of these modules loads: a "
+            f"merged module would be rebuilt when {'its' if one else 'their'} kernels join (CS-1), and no candidate "
+            f"makes {'it' if one else 'them'} at import ({early.why_not})"
         )
-    edits: list[Edit] = []
+    edits: list[Edit] = list(early.edits)
     for b in group:
+        if b.module in early.hoisted:
+            continue  # the moved text carries module="<target>"
         for k in b.kernels:
             kd = ctx.scan_kernel(k)
             src = helpers.parsed(ctx, kd.file) if kd is not None else None
             node = helpers.def_at(src[1], kd.line, kd.name) if src is not None and kd is not None else None
             if kd is not None and src is None:
                 return [], "manual", f"no project source of {kd.file} to edit"
+            if b.module in early.recorded and kd is not None and node is not None:
+                continue  # the run's-record candidate named the module on its definition
             if kd is None or node is None or kd.nested or kd.form != "decorator":
                 name = kd.name if kd is not None else k.key
                 return [], "manual", f"{name} is not a module-scope @wp.kernel of the project's own files"
@@ -309,6 +320,10 @@ def _merge_edits(ctx: RuleContext, group: list[Build], target: str, carried: _Ca
             if e is None:
                 return [], "manual", f"the decorator of {kd.name} ({kd.file}:{kd.line}) is not one plain line"
             edits.append(e)
+    if late:  # the program changed before the merge: a person checks that step
+        names = ", ".join(b.module for b in late)
+        return edits, "review", (f"{names} {'was' if len(late) == 1 else 'were'} created only after the first of "
+                                 f"these modules loaded; now: {'; '.join(early.done)}. " + " ".join(early.review))
     return edits, "automatic", ""
 
 

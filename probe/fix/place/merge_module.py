@@ -116,7 +116,7 @@ def _plan_into(ctx: Project, cpu: list[Build], target: Build) -> MergePlan:
     loads = min(b.start_ms for b in cpu)  # the merged module first loads where the first of them loaded
     created = _created(ctx)
     late = [b for b in others if created.get(b.module, float("inf")) >= loads]
-    hoists, why = _hoisted_into(ctx, late, target.module)
+    hoists, why = hoisted_into(ctx, late, target.module)
     if why:
         names = [b.module for b in late]
         p.why_not = f"{', '.join(names)} {'is' if len(names) == 1 else 'are'} created only after {target.module} " \
@@ -166,7 +166,7 @@ def _plan_into(ctx: Project, cpu: list[Build], target: Build) -> MergePlan:
     return p
 
 
-def _hoisted_into(ctx: Project, late: list[Build], target: str) -> tuple[list[Hoist], str]:
+def hoisted_into(ctx: Project, late: list[Build], target: str) -> tuple[list[Hoist], str]:
     """Modules made only when a function is called (a kernel defined inside it, capturing nothing): their kernels
     moved to module scope of their file with module="<target>" on the moved decorator, so they exist at import and
     join the merged module before it loads; ([], why not) when one cannot move."""
