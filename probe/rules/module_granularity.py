@@ -28,7 +28,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from ..fix.edits import replace_lines
-from ..fix.place.late_modules import Early, made_before_load
+from ..fix.place.late_modules import Early, kernel_makers, made_before_load
+from ..fix.place.merge_module import exists_by
+from ..fix.transform.decorators import decorator_with
 from ..hashdiff import unique_family
 from ..models import Build
 from ..models.diagnosis import Edit, Evidence, Finding, RuleResult
@@ -302,6 +304,7 @@ def _merge_edits(ctx: RuleContext, group: list[Build], target: str, carried: _Ca
             f"makes {'it' if one else 'them'} at import ({early.why_not})"
         )
     edits: list[Edit] = list(early.edits)
+    makers = kernel_makers(ctx)
     for b in group:
         if b.module in early.hoisted:
             continue  # the moved text carries module="<target>"
@@ -313,6 +316,16 @@ def _merge_edits(ctx: RuleContext, group: list[Build], target: str, carried: _Ca
                 return [], "manual", f"no project source of {kd.file} to edit"
             if b.module in early.recorded and kd is not None and node is not None:
                 continue  # the run's-record candidate named the module on its definition
+            if kd is not None and node is not None and kd.nested and kd.form == "decorator" \
+                    and exists_by(ctx, k.key, kd, first, b.start_ms):
+                # made inside a function, but every time before the first load or after its own module built
+                # (which did not rebuild it): it names the merged module where it is defined
+                change = decorator_with(src[0], node, {"module": f'"{target}"'}, replace=True, makers=makers)
+                e = replace_lines(ctx.sources, kd.file, change.start, change.end, change.new) if change else None
+                if e is None:
+                    return [], "manual", f"the decorator of {kd.name} ({kd.file}:{kd.line}) cannot be edited"
+                edits.append(e)
+                continue
             if kd is None or node is None or kd.nested or kd.form != "decorator":
                 name = kd.name if kd is not None else k.key
                 return [], "manual", f"{name} is not a module-scope @wp.kernel of the project's own files"

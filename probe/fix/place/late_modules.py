@@ -21,6 +21,7 @@ A module none of them realises keeps the merge manual, with every candidate's re
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 
 from ...models import Build
@@ -47,6 +48,25 @@ class Early:
     hoisted: set[str] = field(default_factory=set)  # modules whose kernels moved (their decorator is in the moved text)
     recorded: set[str] = field(default_factory=set)  # modules made at import from the run's record (nested defs)
     why_not: str = ""
+
+
+def kernel_makers(ctx: Project) -> frozenset[str]:
+    """The project's own kernel decorators that take a `module` parameter and hand a module= to `wp.kernel` inside
+    (`stage_kernel(fn=None, *, module=None)`): a definition decorated by one can be given module="<target>" as it is
+    given to `@wp.kernel` (the fix's own run proves the merged module is the one that builds)."""
+    scan = ctx.scan
+    if scan is None:
+        return frozenset()
+    out: set[str] = set()
+    for k in scan.kernels:
+        if k.form != "call" or not k.enclosing_function or "module" not in k.decorator_kwargs or k.module_arg:
+            continue
+        top = k.enclosing_function.split(".<locals>.")[0]
+        src = syntax.parsed(ctx.sources, k.file)
+        fn = next((n for n in src[1].body if isinstance(n, ast.FunctionDef) and n.name == top), None) if src else None
+        if fn is not None and "module" in {a.arg for a in [*fn.args.args, *fn.args.kwonlyargs]}:
+            out.add(top)
+    return frozenset(out)
 
 
 def _started(ctx: Project) -> set[str]:
@@ -120,7 +140,7 @@ def _by_import(ctx: Project, b: Build, started: set[str]) -> tuple[list[Edit], l
     return [], [], "", "; ".join(whys)
 
 
-def _by_record(ctx: Project, b: Build, target: str) -> tuple[list[Edit], list[str], str, str]:
+def _by_record(ctx: Project, b: Build, target: str, makers: frozenset[str]) -> tuple[list[Edit], list[str], str, str]:
     """(edits, review, done, why not) for candidate 3."""
     made = [c for c in ctx.report.kernel_creations if c.module == b.module and not c.at_import]
     if not made:
@@ -136,7 +156,7 @@ def _by_record(ctx: Project, b: Build, target: str) -> tuple[list[Edit], list[st
         if kd is None or src is None or node is None or kd.form != "decorator":
             return [], [], "", (f"{k.key} is made at import by the recorded call, but it is not a @wp.kernel "
                                 "definition of the project's files whose module= an edit can name")
-        change = decorator_with(src[0], node, {"module": f'"{target}"'}, replace=True)
+        change = decorator_with(src[0], node, {"module": f'"{target}"'}, replace=True, makers=makers)
         e = replace_lines(ctx.sources, kd.file, change.start, change.end, change.new) if change else None
         if e is None:
             return [], [], "", f"the decorator of {kd.name} ({kd.file}:{kd.line}) cannot be edited"
@@ -149,6 +169,7 @@ def made_before_load(ctx: Project, late: list[Build], target: str) -> Early:
     holds (see the module docstring), or `why_not` naming every candidate tried for the first one that none holds."""
     out = Early()
     started = _started(ctx)
+    makers = kernel_makers(ctx)
     hoists: list[Hoist] = []
     for b in late:
         whys: list[str] = []
@@ -159,14 +180,14 @@ def made_before_load(ctx: Project, late: list[Build], target: str) -> Early:
             out.done.append(done)
             continue
         whys.append(f"move the late import up: {why}")
-        moved, why = hoisted_into(ctx, [b], target)
+        moved, why = hoisted_into(ctx, [b], target, makers)
         if not why:
             hoists += moved
             out.hoisted.add(b.module)
             out.done.append(f"move {', '.join(h.name for h in moved)} to module scope")
             continue
         whys.append(f"hoist: {why}")
-        edits, review, done, why = _by_record(ctx, b, target)
+        edits, review, done, why = _by_record(ctx, b, target, makers)
         if not why:
             out.edits += [e for e in edits if e not in out.edits]
             out.review += review
