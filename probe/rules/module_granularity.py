@@ -28,7 +28,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from ..fix.edits import replace_lines
-from ..fix.place.late_modules import Early, kernel_makers, made_before_load
+from ..fix.place.late_modules import Early, call_module_edit, kernel_makers, made_before_load
 from ..fix.place.merge_module import exists_by
 from ..fix.transform.decorators import decorator_with
 from ..hashdiff import unique_family
@@ -294,7 +294,7 @@ def _merge_edits(ctx: RuleContext, group: list[Build], target: str, carried: _Ca
             "joining it later would rebuild it, CS-1)"
         )
     late = [b for b in group if created[b.module] >= first]
-    early = made_before_load(ctx, late, target) if late else Early()
+    early = made_before_load(ctx, late, target, {b.module for b in group}) if late else Early()
     if early.why_not:
         names = [b.module for b in late]
         one = len(names) == 1
@@ -314,8 +314,14 @@ def _merge_edits(ctx: RuleContext, group: list[Build], target: str, carried: _Ca
             node = helpers.def_at(src[1], kd.line, kd.name) if src is not None and kd is not None else None
             if kd is not None and src is None:
                 return [], "manual", f"no project source of {kd.file} to edit"
-            if b.module in early.recorded and kd is not None and node is not None:
-                continue  # the run's-record candidate named the module on its definition
+            if b.module in early.recorded:
+                continue  # the run's-record candidate named the module on its definition (or the making call)
+            if kd is None and exists_by(ctx, k.key, None, first, b.start_ms):
+                got, why = call_module_edit(ctx, b, target, {g.module for g in group})
+                if why:
+                    return [], "manual", f"{k.key} is not a @wp.kernel of the project's files, and {why}"
+                edits += [e for e in got if e not in edits]
+                continue
             if kd is not None and node is not None and kd.nested and kd.form == "decorator" \
                     and exists_by(ctx, k.key, kd, first, b.start_ms):
                 # made inside a function, but every time before the first load or after its own module built

@@ -140,7 +140,48 @@ def _by_import(ctx: Project, b: Build, started: set[str]) -> tuple[list[Edit], l
     return [], [], "", "; ".join(whys)
 
 
-def _by_record(ctx: Project, b: Build, target: str, makers: frozenset[str]) -> tuple[list[Edit], list[str], str, str]:
+def call_module_edit(ctx: Project, b: Build, target: str, group: set[str]) -> tuple[list[Edit], str]:
+    """(edits, why not): the kernels of `b` the run recorded made by a `wp.Kernel(...)` / `wp.kernel(...)` call that
+    names its module (`module=wp.get_module(f"...{key}")`: one module per generated kernel), that call given the
+    merged module instead. Refused when that line also made kernels of modules outside the merge (they would join
+    it too, after it loaded), or when two kernels it made share a key (in one module the later would replace the
+    earlier)."""
+    made = [c for c in ctx.report.kernel_creations if c.module == b.module]
+    sites = {(c.file, c.line) for c in made}
+    if not made or len(sites) != 1:
+        return [], f"the run recorded no single line that made the kernels of {b.module}"
+    ((file, line),) = sites
+    rel = ctx.sources.rel(file)
+    src = syntax.parsed(ctx.sources, rel) if rel is not None else None
+    if rel is None or src is None:
+        return [], f"{file} is not a file of the project"
+    lines, tree = src
+    call = next((n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.lineno <= line <= (n.end_lineno or line)
+                 and isinstance(n.func, ast.Attribute) and n.func.attr in ("Kernel", "kernel")
+                 and any(k.arg == "module" for k in n.keywords)), None)
+    if call is None:
+        return [], f"{rel}:{line} (where the run made {b.module}'s kernels) is no wp.Kernel(...) call naming a module"
+    others = sorted({c.module for c in ctx.report.kernel_creations if (c.file, c.line) == (file, line)} - group)
+    if others:
+        return [], (f"{rel}:{line} also makes the kernels of {', '.join(others)}, which would join the merged module "
+                    "late")
+    keys = [c.key for c in ctx.report.kernel_creations if (c.file, c.line) == (file, line)]
+    if len(set(keys)) != len(set((c.key, c.module) for c in ctx.report.kernel_creations
+                                 if (c.file, c.line) == (file, line))):
+        return [], f"{rel}:{line} makes kernels of one key in several modules: in one module one would replace another"
+    kw = next(k for k in call.keywords if k.arg == "module")
+    v = kw.value
+    if v.lineno != (v.end_lineno or v.lineno):
+        return [], f"the module= of {rel}:{line} spans several lines"
+    wp = ast.unparse(call.func.value)  # type: ignore[union-attr]
+    text = lines[v.lineno - 1]
+    new = text[: v.col_offset] + f'{wp}.get_module("{target}")' + text[v.end_col_offset:]
+    e = replace_lines(ctx.sources, rel, v.lineno, v.lineno, new)
+    return ([e], "") if e is not None else ([], f"{rel}:{line} cannot be edited")
+
+
+def _by_record(ctx: Project, b: Build, target: str, makers: frozenset[str],
+               group: set[str]) -> tuple[list[Edit], list[str], str, str]:
     """(edits, review, done, why not) for candidate 3."""
     made = [c for c in ctx.report.kernel_creations if c.module == b.module and not c.at_import]
     if not made:
@@ -153,7 +194,13 @@ def _by_record(ctx: Project, b: Build, target: str, makers: frozenset[str]) -> t
         kd = ctx.scan_kernel(k)
         src = syntax.parsed(ctx.sources, kd.file) if kd is not None else None
         node = syntax.def_at(src[1], kd.line, kd.name) if src is not None and kd is not None else None
-        if kd is None or src is None or node is None or kd.form != "decorator":
+        if kd is None:  # made by a call (a generated kernel): that call names the merged module
+            got, why = call_module_edit(ctx, b, target, group)
+            if why:
+                return [], [], "", f"{k.key} is made at import by the recorded call, but {why}"
+            edits += [e for e in got if e not in edits]
+            continue
+        if src is None or node is None or kd.form != "decorator":
             return [], [], "", (f"{k.key} is made at import by the recorded call, but it is not a @wp.kernel "
                                 "definition of the project's files whose module= an edit can name")
         change = decorator_with(src[0], node, {"module": f'"{target}"'}, replace=True, makers=makers)
@@ -164,7 +211,7 @@ def _by_record(ctx: Project, b: Build, target: str, makers: frozenset[str]) -> t
     return edits, step.review, step.done, ""
 
 
-def made_before_load(ctx: Project, late: list[Build], target: str) -> Early:
+def made_before_load(ctx: Project, late: list[Build], target: str, group: set[str]) -> Early:
     """Each of `late` (modules created after the group's first load) made at import by the first candidate that
     holds (see the module docstring), or `why_not` naming every candidate tried for the first one that none holds."""
     out = Early()
@@ -187,7 +234,7 @@ def made_before_load(ctx: Project, late: list[Build], target: str) -> Early:
             out.done.append(f"move {', '.join(h.name for h in moved)} to module scope")
             continue
         whys.append(f"hoist: {why}")
-        edits, review, done, why = _by_record(ctx, b, target, makers)
+        edits, review, done, why = _by_record(ctx, b, target, makers, group)
         if not why:
             out.edits += [e for e in edits if e not in out.edits]
             out.review += review
