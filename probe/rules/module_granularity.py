@@ -342,7 +342,7 @@ def _merge_edits(ctx: RuleContext, group: list[Build], target: str, carried: _Ca
     if late:  # the program changed before the merge: a person checks that step
         names = ", ".join(b.module for b in late)
         return edits, "review", (f"{names} {'was' if len(late) == 1 else 'were'} created only after the first of "
-                                 f"these modules loaded; now: {'; '.join(early.done)}. " + " ".join(early.review))
+                                 f"these modules loaded; now: {'; '.join(early.done)}. " + "; ".join(early.review))
     return edits, "automatic", ""
 
 

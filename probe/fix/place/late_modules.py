@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from ...models import Build
+from ...models import Build, KernelCreation
 from ...models.diagnosis import Edit
 from ..edits import replace_lines
 from ..transform import syntax
@@ -180,16 +180,21 @@ def call_module_edit(ctx: Project, b: Build, target: str, group: set[str]) -> tu
     return ([e], "") if e is not None else ([], f"{rel}:{line} cannot be edited")
 
 
+def _late_made(ctx: Project, b: Build) -> list[KernelCreation]:
+    return [c for c in ctx.report.kernel_creations if c.module == b.module and not c.at_import]
+
+
 def _by_record(ctx: Project, b: Build, target: str, makers: frozenset[str],
-               group: set[str]) -> tuple[list[Edit], list[str], str, str]:
-    """(edits, review, done, why not) for candidate 3."""
-    made = [c for c in ctx.report.kernel_creations if c.module == b.module and not c.at_import]
+               group: set[str]) -> tuple[list[Edit], str]:
+    """(the edits naming the merged module, why not) for candidate 3; the calls at import are written once for
+    every module it realises (made_before_load), so the versions of one factory share one cache and one block."""
+    made = _late_made(ctx, b)
     if not made:
-        return [], [], "", "the run recorded no late creation of its kernels"
+        return [], "the run recorded no late creation of its kernels"
     step = made_at_import_from_run(ctx, made)
     if not step.ok:
-        return [], [], "", step.why_not
-    edits = list(step.edits)
+        return [], step.why_not
+    edits: list[Edit] = []
     for k in b.kernels:
         kd = ctx.scan_kernel(k)
         src = syntax.parsed(ctx.sources, kd.file) if kd is not None else None
@@ -197,18 +202,18 @@ def _by_record(ctx: Project, b: Build, target: str, makers: frozenset[str],
         if kd is None:  # made by a call (a generated kernel): that call names the merged module
             got, why = call_module_edit(ctx, b, target, group)
             if why:
-                return [], [], "", f"{k.key} is made at import by the recorded call, but {why}"
+                return [], f"{k.key} is made at import by the recorded call, but {why}"
             edits += [e for e in got if e not in edits]
             continue
         if src is None or node is None or kd.form != "decorator":
-            return [], [], "", (f"{k.key} is made at import by the recorded call, but it is not a @wp.kernel "
-                                "definition of the project's files whose module= an edit can name")
+            return [], (f"{k.key} is made at import by the recorded call, but it is not a @wp.kernel definition of "
+                        "the project's files whose module= an edit can name")
         change = decorator_with(src[0], node, {"module": f'"{target}"'}, replace=True, makers=makers)
         e = replace_lines(ctx.sources, kd.file, change.start, change.end, change.new) if change else None
         if e is None:
-            return [], [], "", f"the decorator of {kd.name} ({kd.file}:{kd.line}) cannot be edited"
+            return [], f"the decorator of {kd.name} ({kd.file}:{kd.line}) cannot be edited"
         edits.append(e)
-    return edits, step.review, step.done, ""
+    return edits, ""
 
 
 def made_before_load(ctx: Project, late: list[Build], target: str, group: set[str]) -> Early:
@@ -218,6 +223,7 @@ def made_before_load(ctx: Project, late: list[Build], target: str, group: set[st
     started = _started(ctx)
     makers = kernel_makers(ctx)
     hoists: list[Hoist] = []
+    recorded: list[Build] = []
     for b in late:
         whys: list[str] = []
         edits, review, done, why = _by_import(ctx, b, started)
@@ -234,15 +240,22 @@ def made_before_load(ctx: Project, late: list[Build], target: str, group: set[st
             out.done.append(f"move {', '.join(h.name for h in moved)} to module scope")
             continue
         whys.append(f"hoist: {why}")
-        edits, review, done, why = _by_record(ctx, b, target, makers, group)
+        edits, why = _by_record(ctx, b, target, makers, group)
         if not why:
             out.edits += [e for e in edits if e not in out.edits]
-            out.review += review
-            out.done.append(done)
+            recorded.append(b)
             out.recorded.add(b.module)
             continue
         whys.append(f"from the run's record: {why}")
         out.why_not = f"{b.module}: " + "; ".join(whys)
         return out
+    if recorded:  # one step for every module it realises
+        step = made_at_import_from_run(ctx, [c for b in recorded for c in _late_made(ctx, b)])
+        if not step.ok:
+            out.why_not = f"{', '.join(b.module for b in recorded)}: from the run's record, together: {step.why_not}"
+            return out
+        out.edits = step.edits + [e for e in out.edits if e not in step.edits]
+        out.review += step.review
+        out.done.append(step.done)
     out.edits += hoist_edits(ctx, hoists)
     return out
