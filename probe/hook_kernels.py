@@ -7,8 +7,9 @@ and it changes nothing the app does (it reads the creating frame's arguments, ne
 A kernel made inside a function (a factory, a method) is a version of that function's call. Recording the call's
 arguments at the moment the kernel is created tells the transformation layer the versions the run made, so a plan
 can create exactly those at import. Only values that can be written back as source are kept as such (numbers,
-strings, None, bools, Warp and NumPy types, module-level functions, tuples of those); anything else is recorded by
-its type name, which tells the plan that argument cannot be written at import. It also names kernels and launch
+strings, None, bools, Warp and NumPy types, module-level functions, tuples of those, and any object bound to a
+public module-level name of the app's own package, by that name); anything else is recorded by its type name, which
+tells the plan that argument cannot be written at import. It also names kernels and launch
 arguments for the hook's records (`kernel_info`, `dtype_name`).
 """
 

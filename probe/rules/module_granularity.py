@@ -15,9 +15,12 @@ CPU header, FIXED_PER_HEADER x the run's header build; else the
 intercept of load time against generated source size over the run's builds, else the smallest load); no finding
 when that is under MIN_MERGE_SHARE of the modules' own summed load, where their own compile dwarfs the saving.
 
-The edit gives each kernel `@wp.kernel(module="<pkg>.kernels")`; it is automatic only when every file was imported
-before the first of the modules loaded (measured module creations), so the merged module holds every kernel at its
-first launch (else it would create CS-1), and the modules set no options of their own.
+The edit gives each kernel `@wp.kernel(module="<pkg>.kernels")` (or names that module on the project's own kernel
+decorator, or on the `wp.Kernel(...)` call that generated it); the merged module must hold every kernel at its first
+launch (else it would create CS-1), and the modules set no options of their own. The first is checked on the
+composed result: a module the measured creations show made after the first load is first made at import by the
+plan's candidates (fix/place/late_modules.py: the late import moved up, the kernels hoisted, or made from the run's
+record), and the edit is then `review`; it is `manual` only when none holds, with each candidate's reason.
 """
 
 from __future__ import annotations
