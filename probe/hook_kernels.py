@@ -7,8 +7,9 @@ and it changes nothing the app does (it reads the creating frame's arguments, ne
 A kernel made inside a function (a factory, a method) is a version of that function's call. Recording the call's
 arguments at the moment the kernel is created tells the transformation layer the versions the run made, so a plan
 can create exactly those at import. Only values that can be written back as source are kept as such (numbers,
-strings, None, bools, Warp and NumPy types, module-level functions, tuples of those); anything else is recorded by
-its type name, which tells the plan that argument cannot be written at import. It also names kernels and launch
+strings, None, bools, Warp and NumPy types, module-level functions, tuples of those, and any object bound to a
+public module-level name of the app's own package, by that name); anything else is recorded by its type name, which
+tells the plan that argument cannot be written at import. It also names kernels and launch
 arguments for the hook's records (`kernel_info`, `dtype_name`).
 """
 
@@ -51,11 +52,39 @@ def encode(value, depth=0):
     return {"kind": "other", "type": type(value).__name__}
 
 
+def _global_name(value, package):
+    """{"kind": "global", "module", "name"} when `value` (an object no literal writes: an `@integrand` instance) is
+    bound at module level of a module of the app's own package, so a file can import it by that name; else None.
+    Reads the modules' dicts only (no attribute access that could run the app's code)."""
+    if not package or package == "__main__":
+        return None
+    for name, mod in list(sys.modules.items()):
+        if name != package and not name.startswith(package + "."):
+            continue
+        space = getattr(mod, "__dict__", None)
+        if not isinstance(space, dict):
+            continue
+        for key, bound in list(space.items()):
+            if bound is value and not key.startswith("_"):
+                return {"kind": "global", "module": name, "name": key}
+    return None
+
+
 def _arguments(frame):
     code = frame.f_code
     names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
     loc = frame.f_locals
-    return {n: encode(loc[n]) for n in names if n in loc}
+    package = str(frame.f_globals.get("__name__", "")).split(".")[0]
+    out = {}
+    for n in names:
+        if n in loc:
+            out[n] = encode(loc[n])
+            if out[n]["kind"] == "other":
+                try:
+                    out[n] = _global_name(loc[n], package) or out[n]
+                except Exception:
+                    pass
+    return out
 
 
 def _at_import(frame):

@@ -358,6 +358,57 @@ def test_cs4_merge_edit_and_its_guards(tmp_path: Path) -> None:
     assert module_granularity.evaluate(_ctx(mixed, tmp_path)).findings == []
 
 
+LATE_IMPORT = {
+    **SPLIT,
+    "pkg/__init__.py": "",
+    "pkg/__main__.py": "from .run import main\n\nmain()\n",
+    "pkg/run.py": "from . import one, two\n\n\ndef main():\n    from . import three\n\n    return one, two, three\n",
+}
+
+
+def _late_import_ctx(root: Path, files: dict[str, str]) -> RuleContext:
+    """pkg.three's file is first imported inside main() (pkg/run.py:5), after pkg.one first loaded."""
+    _write(root, files)
+    r = _split_report(root, [100.0, 110.0, 120.0], created=[10.0, 11.0, 2000.0])
+    r.command = ["python", "-m", "pkg"]
+    return _ctx(r, root)
+
+
+def test_cs4_late_import_moved_up_lets_the_merge_happen(tmp_path: Path) -> None:
+    """The gate is checked on the composed result: with the late import at module scope of run.py (no cycle, the
+    imported file only defines a kernel), every module exists before the first load, so the merge holds."""
+    ctx = _late_import_ctx(tmp_path, LATE_IMPORT)
+    (f,) = module_granularity.evaluate(ctx).findings
+    assert f.applicability == "review", f.review
+    assert "pkg.three was created only after" in f.review and "from . import three" in f.review
+    run = [e for e in f.edits if e.file == "pkg/run.py"]
+    assert len(run) == 1 and run[0].new.startswith("from . import three")
+    assert sorted(e.file for e in f.edits if e.file != "pkg/run.py") == ["pkg/one.py", "pkg/three.py", "pkg/two.py"]
+    written = tmp_path / "written"
+    shutil.copytree(tmp_path / "pkg", written / "pkg")
+    apply_edits(written, f.edits)
+    tree = ast.parse((written / "pkg/run.py").read_text())
+    top = [ast.unparse(n) for n in tree.body if isinstance(n, ast.ImportFrom)]
+    assert "from . import three" in top  # now imported with run.py, before main() launches anything
+    assert 'module="pkg.kernels"' in (written / "pkg/three.py").read_text()
+
+
+@pytest.mark.parametrize(("change", "reason"), [
+    # three.py imports run.py back at module scope: the import is late on purpose
+    ({"pkg/three.py": "from . import run\n" + SPLIT["pkg/three.py"]}, "imports pkg/run.py back"),
+    # three.py does more than define at its import: moving the import up would run that earlier
+    ({"pkg/three.py": SPLIT["pkg/three.py"] + "\nprint('three loaded')\n"}, "runs `print('three loaded')`"),
+])
+def test_cs4_late_import_that_must_stay_late_refuses_naming_every_candidate(tmp_path: Path, change: dict[str, str],
+                                                                          reason: str) -> None:
+    ctx = _late_import_ctx(tmp_path, {**LATE_IMPORT, **change})
+    (f,) = module_granularity.evaluate(ctx).findings
+    assert f.applicability == "manual" and not f.edits
+    assert "pkg.three is created only after the first of these modules loads" in f.review and "CS-1" in f.review
+    assert "move the late import up: " in f.review and reason in f.review, f.review
+    assert "hoist: " in f.review and "from the run's record: " in f.review  # the other candidates, each named
+
+
 # ---------------------------------------------------------------------------------------------- a real library
 
 

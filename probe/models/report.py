@@ -205,6 +205,7 @@ class KernelCreation(_Model):
 
     `args` maps each parameter of the making function to its value as source can write it: {"kind": "int" |
     "float" | "bool" | "str" | "none", "text": "4"}, {"kind": "type" | "function", "module": ..., "name": ...},
+    {"kind": "global", "module": ..., "name": ...} (an object bound at module level of the app's own package),
     {"kind": "tuple", "items": [...]}, or {"kind": "other", "type": "ndarray"} (a value no source can write)."""
 
     key: str

@@ -15,13 +15,17 @@ CPU header, FIXED_PER_HEADER x the run's header build; else the
 intercept of load time against generated source size over the run's builds, else the smallest load); no finding
 when that is under MIN_MERGE_SHARE of the modules' own summed load, where their own compile dwarfs the saving.
 
-The edit gives each kernel `@wp.kernel(module="<pkg>.kernels")`; it is automatic only when every file was imported
-before the first of the modules loaded (measured module creations), so the merged module holds every kernel at its
-first launch (else it would create CS-1), and the modules set no options of their own. When they all set the same
-options of their own, the kernels join the first-loaded module instead (merge_module.py's plan, shared with CS-12),
-which carries those options and loads where the first of them loaded, so every kernel compiles as before; refused
-when the options differ, or when an option call names that module with a value its build never carried (it ran
-after the load or never: the merged module, loading again for the others' kernels, would rebuild, CS-3).
+The edit gives each kernel `@wp.kernel(module="<pkg>.kernels")` (or names that module on the project's own kernel
+decorator, or on the `wp.Kernel(...)` call that generated it); the merged module must hold every kernel at its first
+launch (else it would create CS-1), and the modules set no options of their own. The first is checked on the
+composed result: a module the measured creations show made after the first load is first made at import by the
+plan's candidates (fix/place/late_modules.py: the late import moved up, the kernels hoisted, or made from the run's
+record), and the edit is then `review`; it is `manual` only when none holds, with each candidate's reason. When the
+modules all set the same options of their own, the kernels join the first-loaded module instead (merge_module.py's
+plan, shared with CS-12), which carries those options and loads where the first of them loaded, so every kernel
+compiles as before; refused when the options differ, or when an option call names that module with a value its build
+never carried (it ran after the load or never: the merged module, loading again for the others' kernels, would
+rebuild, CS-3).
 """
 
 from __future__ import annotations
@@ -32,7 +36,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from ..fix.edits import replace_lines
-from ..fix.place.merge_module import plan_merge
+from ..fix.place.late_modules import Early, call_module_edit, kernel_makers, made_before_load
+from ..fix.place.merge_module import exists_by, plan_merge
+from ..fix.transform.decorators import decorator_with
 from ..hashdiff import unique_family
 from ..models import Build
 from ..models.diagnosis import Edit, Evidence, Finding, RuleResult
@@ -337,8 +343,11 @@ def _merge_into_carrier(ctx: RuleContext, group: list[Build], carried: _Carried)
 
 def _merge_edits(ctx: RuleContext, group: list[Build], target: str, carried: _Carried) -> tuple[list[Edit], str, str]:
     """(edits, applicability, review): every kernel of the group joins the named module `target`, when that keeps
-    every kernel declared before the new module's first launch (each file imported before the first of the group's
-    builds, as the measured module creations show) and carries no options of their own (else `_merge_into_carrier`)."""
+    every kernel declared before the new module's first launch and carries no options of their own (those go to
+    `_merge_into_carrier`). The first is checked on the composed result: a module the measured creations show made
+    after the group's first build is first made at import by the plan's candidates (fix/place/late_modules.py: the late
+    import moved up, the kernels hoisted, or made from the run's record); the merge is manual only when none holds,
+    naming each."""
     if ctx.scan is not None and (ctx.scan.module_info(target) is not None or ctx.scan.kernels_in_module(target)):
         return [], "manual", f"{target} is already a module of the project, so merging into it would change it"
     first = min(b.start_ms for b in group)
@@ -348,20 +357,45 @@ def _merge_edits(ctx: RuleContext, group: list[Build], target: str, carried: _Ca
             "the measurement does not show every file imported before the merged module's first launch (a kernel "
             "joining it later would rebuild it, CS-1)"
         )
-    late = [b.module for b in group if created[b.module] >= first]
-    if late:
+    late = [b for b in group if created[b.module] >= first]
+    early = made_before_load(ctx, late, target, {b.module for b in group}) if late else Early()
+    if early.why_not:
+        names = [b.module for b in late]
+        one = len(names) == 1
         return [], "manual", (
-            f"{', '.join(late)} {'is' if len(late) == 1 else 'are'} imported only after the first of these modules "
-            "loads: a merged module would be rebuilt when its kernels join (CS-1)"
+            f"{', '.join(names)} {'is' if one else 'are'} created only after the first of these modules loads: a "
+            f"merged module would be rebuilt when {'its' if one else 'their'} kernels join (CS-1), and no candidate "
+            f"makes {'it' if one else 'them'} at import ({early.why_not})"
         )
-    edits: list[Edit] = []
+    edits: list[Edit] = list(early.edits)
+    makers = kernel_makers(ctx)
     for b in group:
+        if b.module in early.hoisted:
+            continue  # the moved text carries module="<target>"
         for k in b.kernels:
             kd = ctx.scan_kernel(k)
             src = helpers.parsed(ctx, kd.file) if kd is not None else None
             node = helpers.def_at(src[1], kd.line, kd.name) if src is not None and kd is not None else None
             if kd is not None and src is None:
                 return [], "manual", f"no project source of {kd.file} to edit"
+            if b.module in early.recorded:
+                continue  # the run's-record candidate named the module on its definition (or the making call)
+            if kd is None and exists_by(ctx, k.key, None, first, b.start_ms):
+                got, why = call_module_edit(ctx, b, target, {g.module for g in group})
+                if why:
+                    return [], "manual", f"{k.key} is not a @wp.kernel of the project's files, and {why}"
+                edits += [e for e in got if e not in edits]
+                continue
+            if kd is not None and node is not None and kd.nested and kd.form == "decorator" \
+                    and exists_by(ctx, k.key, kd, first, b.start_ms):
+                # made inside a function, but every time before the first load or after its own module built
+                # (which did not rebuild it): it names the merged module where it is defined
+                change = decorator_with(src[0], node, {"module": f'"{target}"'}, replace=True, makers=makers)
+                e = replace_lines(ctx.sources, kd.file, change.start, change.end, change.new) if change else None
+                if e is None:
+                    return [], "manual", f"the decorator of {kd.name} ({kd.file}:{kd.line}) cannot be edited"
+                edits.append(e)
+                continue
             if kd is None or node is None or kd.nested or kd.form != "decorator":
                 name = kd.name if kd is not None else k.key
                 return [], "manual", f"{name} is not a module-scope @wp.kernel of the project's own files"
@@ -369,6 +403,10 @@ def _merge_edits(ctx: RuleContext, group: list[Build], target: str, carried: _Ca
             if e is None:
                 return [], "manual", f"the decorator of {kd.name} ({kd.file}:{kd.line}) is not one plain line"
             edits.append(e)
+    if late:  # the program changed before the merge: a person checks that step
+        names = ", ".join(b.module for b in late)
+        return edits, "review", (f"{names} {'was' if len(late) == 1 else 'were'} created only after the first of "
+                                 f"these modules loaded; now: {'; '.join(early.done)}. " + "; ".join(early.review))
     return edits, "automatic", ""
 
 

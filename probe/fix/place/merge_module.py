@@ -64,7 +64,7 @@ def _made_before(ctx: Project, key: str, start_ms: float, built_ms: float) -> bo
     return all(c.start_ms < start_ms or c.start_ms > built_ms for c in made)
 
 
-def _exists_by(ctx: Project, key: str, kd: KernelDef | None, loads: float, built_ms: float) -> bool:
+def exists_by(ctx: Project, key: str, kd: KernelDef | None, loads: float, built_ms: float) -> bool:
     """The kernel exists when the merged module first loads: by the run's record of its creations where there is one
     (a module-scope call that runs after the first launch is not early enough), else by the scan (defined at module
     scope, or by a factory some module-scope statement calls)."""
@@ -120,7 +120,7 @@ def _plan_into(ctx: Project, cpu: list[Build], target: Build) -> MergePlan:
     loads = min(b.start_ms for b in cpu)  # the merged module first loads where the first of them loaded
     created = _created(ctx)
     late = [b for b in others if created.get(b.module, float("inf")) >= loads]
-    hoists, why = _hoisted_into(ctx, late, target.module)
+    hoists, why = hoisted_into(ctx, late, target.module)
     if why:
         names = [b.module for b in late]
         p.why_not = f"{', '.join(names)} {'is' if len(names) == 1 else 'are'} created only after {target.module} " \
@@ -133,7 +133,7 @@ def _plan_into(ctx: Project, cpu: list[Build], target: Build) -> MergePlan:
             return p
         for k in target.kernels:
             kd = ctx.scan_kernel(k)
-            if not _exists_by(ctx, k.key, kd, loads, target.start_ms):
+            if not exists_by(ctx, k.key, kd, loads, target.start_ms):
                 name = f"{kd.name} is made by {kd.enclosing_function}() when it is called" if kd is not None else (
                     f"{k.key} is not made at import")
                 p.why_not = (f"{name}, after the first module loaded: it would join the merged module "
@@ -153,7 +153,7 @@ def _plan_into(ctx: Project, cpu: list[Build], target: Build) -> MergePlan:
             if kd is None or src is None or node is None or kd.form != "decorator":
                 p.why_not = f"{k.key} of {b.module} is not a @wp.kernel definition in the project's files"
                 return p
-            if kd.nested and not _exists_by(ctx, k.key, kd, loads, b.start_ms):
+            if kd.nested and not exists_by(ctx, k.key, kd, loads, b.start_ms):
                 p.why_not = (f"{kd.name} is made by {kd.enclosing_function}() when it is called, not at import: it "
                              "would join the merged module after it loaded")
                 return p
@@ -170,7 +170,8 @@ def _plan_into(ctx: Project, cpu: list[Build], target: Build) -> MergePlan:
     return p
 
 
-def _hoisted_into(ctx: Project, late: list[Build], target: str) -> tuple[list[Hoist], str]:
+def hoisted_into(ctx: Project, late: list[Build], target: str,
+                 makers: frozenset[str] = frozenset()) -> tuple[list[Hoist], str]:
     """Modules made only when a function is called (a kernel defined inside it, capturing nothing): their kernels
     moved to module scope of their file with module="<target>" on the moved decorator, so they exist at import and
     join the merged module before it loads; ([], why not) when one cannot move."""
@@ -186,7 +187,8 @@ def _hoisted_into(ctx: Project, late: list[Build], target: str) -> tuple[list[Ho
             h = hoist(ctx, kd, taken=taken.setdefault(kd.file, set()))
             src = syntax.parsed(ctx.sources, kd.file)
             node = syntax.def_at(src[1], kd.line, kd.name) if src is not None else None
-            change = decorator_with(src[0], node, {"module": f'"{target}"'}) if node is not None and src else None
+            change = (decorator_with(src[0], node, {"module": f'"{target}"'}, makers=makers)
+                      if node is not None and src else None)
             if h.why_not or change is None or src is None:
                 return [], h.why_not or f"the decorator of {kd.name} names a module or cannot be edited"
             first = syntax.span_of(node)[0]  # type: ignore[arg-type]

@@ -39,7 +39,7 @@ def late_creations(ctx: Project, module: str, keys: set[str] | None = None,
     return out
 
 
-def _late_import(ctx: Project, c: KernelCreation) -> tuple[str, int] | None:
+def late_import_site(ctx: Project, c: KernelCreation) -> tuple[str, int] | None:
     """(file, line) of the import inside a function whose module body made this kernel or instance, if it was."""
     frames = [{"file": c.file, "line": c.line, "function": c.function}, *c.outer]
     for i, f in enumerate(frames[:-1]):
@@ -60,7 +60,7 @@ def versions_plan(ctx: Project, module: str, keys: set[str] | None = None, kind:
     late = late_creations(ctx, module, keys, kind)
     if not late or not ctx.sources.available:
         return None
-    sites = {_late_import(ctx, c) for c in late}
+    sites = {late_import_site(ctx, c) for c in late}
     if None not in sites:
         steps = [import_at_module_scope(ctx, file, line) for file, line in sorted(sites)]  # type: ignore[misc]
         bad = next((s for s in steps if s.why_not), None)

@@ -33,10 +33,12 @@ def takes_module_options(warp_version: str | None) -> bool:
     return v is not None and v >= _MODULE_OPTIONS_SINCE
 
 
-def _kernel_decorator(node: ast.FunctionDef) -> ast.expr | None:
-    """The `@wp.kernel` / `@wp.kernel(...)` decorator (any alias ending in `kernel`)."""
+def _kernel_decorator(node: ast.FunctionDef, makers: frozenset[str] = frozenset()) -> ast.expr | None:
+    """The `@wp.kernel` / `@wp.kernel(...)` decorator (any alias ending in `kernel`), or one of `makers` (the project's
+    own decorators that hand a `module` keyword on to Warp)."""
     for d in node.decorator_list:
-        if last_ident(d.func if isinstance(d, ast.Call) else d) == "kernel":
+        name = last_ident(d.func if isinstance(d, ast.Call) else d)
+        if name == "kernel" or name in makers:
             return d
     return None
 
@@ -55,11 +57,11 @@ def unique_decorator(lines: list[str], node: ast.FunctionDef, extra: dict[str, s
 
 
 def decorator_with(lines: list[str], node: ast.FunctionDef, kwargs: dict[str, str],
-                   replace: bool = False) -> DecoratorChange | None:
+                   replace: bool = False, makers: frozenset[str] = frozenset()) -> DecoratorChange | None:
     """The `@wp.kernel` decorator of `node` with the keywords `kwargs` (name -> source text, one of them module=)
     added; None when it already names a module (unless `replace`: then that keyword's value is the new one) or is not
-    a plain `@wp.kernel` decorator."""
-    d = _kernel_decorator(node)
+    a plain `@wp.kernel` decorator (or one of `makers`)."""
+    d = _kernel_decorator(node, makers)
     if d is None or d.end_lineno is None or d.end_col_offset is None:
         return None
     if isinstance(d, ast.Call):

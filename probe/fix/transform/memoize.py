@@ -152,7 +152,7 @@ def render(value: dict, home: _Home, ctx: Project) -> str | None:
             return None
         return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"  # type: ignore[arg-type]
     module, name = str(value.get("module", "")), str(value.get("name", ""))
-    if kind in ("type", "function") and module and name and "<" not in name:
+    if kind in ("type", "function", "global") and module and name and "<" not in name:
         alias = next((a for a, m in home.modules.items() if m == module), None)
         if alias is not None:
             return f"{alias}.{name}"
@@ -163,7 +163,8 @@ def render(value: dict, home: _Home, ctx: Project) -> str | None:
                     if i.scope == "module" and i.module == module and i.names]
         if imported:  # `from pkg import mod` binds the module under a name of this file
             return f"{imported[0].names[0]}.{name}"
-        if kind == "function" and "." not in name and ctx.scan is not None and ctx.scan.module_info(module):
+        if kind in ("function", "global") and "." not in name and ctx.scan is not None \
+                and ctx.scan.module_info(module):
             # a function of another module of the project: imported by the line the calls need
             line = f"from {_relative(info.name if info else '', module)} import {name}"
             home.imports[line] = module
