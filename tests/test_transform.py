@@ -716,3 +716,35 @@ def test_a_factory_both_memoize_and_hoist_can_realise_carries_the_other_as_an_al
     tree = ast.parse(moved)
     assert {s.name for s in tree.body if isinstance(s, ast.FunctionDef)} >= {"push", "pull"}
     assert "unique" not in moved and "lru_cache" not in moved
+
+
+def test_a_module_constant_that_reads_unique_is_edited_at_the_call_and_the_constant_is_left(tmp_path: Path) -> None:
+    from warp_compile.probe.fix.transform.decorators import drop_unique
+
+    root = tmp_path / "proj"
+    (root / "proj").mkdir(parents=True)
+    (root / "proj" / "__init__.py").write_text("")
+    (root / "proj" / "naming.py").write_text(textwrap.dedent('''\
+        import warp as wp
+
+        KERNEL_MODULE = "unique"
+        OTHER = "unique"
+
+
+        def named_kernel(name):
+            def wrap(fn):
+                fn.__name__ = name
+                return wp.kernel(fn, module=KERNEL_MODULE, enable_backward=False)
+            return wrap
+        '''))
+    facts = scan(root)
+    (k,) = [k for k in facts.kernels if k.file.endswith("naming.py")]
+    assert k.module_arg == "unique" and k.module_arg_text == "KERNEL_MODULE"
+    view = SourceView(root)
+    e = drop_unique(view, k, '"proj.kernels"')
+    assert e is not None and e.new.strip() == 'return wp.kernel(fn, module="proj.kernels", enable_backward=False)'
+    dropped = drop_unique(view, k)
+    assert dropped is not None and dropped.new.strip() == "return wp.kernel(fn, enable_backward=False)"
+    # a name that is not the one the scan resolved is not touched (OTHER reads "unique" too, but is not this call's)
+    k2 = k.model_copy(update={"module_arg_text": "OTHER"})
+    assert drop_unique(view, k2) is None

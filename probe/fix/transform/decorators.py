@@ -121,13 +121,24 @@ def _replaced(lines: list[str], d: ast.Call, named: list[ast.keyword], kwargs: d
 _UNIQUE_KW = r'module\s*=\s*["\']unique["\']'
 
 
-def unique_to(text: str, value: str) -> str | None:
-    """One line with `module="unique"` changed to `module=<value>` (a string literal naming a module), or dropped
-    when `value` is "None" (the kernel joins its Python module); None when the line has no such keyword."""
+def _unique_kw(arg_text: str | None) -> str:
+    """The `module=` keyword that makes the kernel unique: the literal, or the name the scan resolved to "unique"
+    (`module=KERNEL_MODULE`, a module constant): the edit changes this call's keyword, never the constant, which other
+    code may read."""
+    if arg_text and re.fullmatch(r"[A-Za-z_][\w.]*", arg_text.strip()):
+        return rf"module\s*=\s*{re.escape(arg_text.strip())}(?![\w.])"
+    return _UNIQUE_KW
+
+
+def unique_to(text: str, value: str, arg_text: str | None = None) -> str | None:
+    """One line with `module="unique"` (or `module=NAME`, NAME resolved to "unique": `arg_text`) changed to
+    `module=<value>` (a string literal naming a module), or dropped when `value` is "None" (the kernel joins its
+    Python module); None when the line has no such keyword."""
+    kw = _unique_kw(arg_text)
     if value != "None":
-        new, n = re.subn(_UNIQUE_KW, f"module={value}", text, count=1)
+        new, n = re.subn(kw, f"module={value}", text, count=1)
         return new if n else None
-    for pat in (rf"\(\s*{_UNIQUE_KW}\s*\)", rf",\s*{_UNIQUE_KW}", rf"{_UNIQUE_KW}\s*,\s*"):
+    for pat in (rf"\(\s*{kw}\s*\)", rf",\s*{kw}", rf"{kw}\s*,\s*"):
         new, n = re.subn(pat, "", text, count=1)
         if n:
             return new
@@ -153,7 +164,7 @@ def drop_unique(view: SourceView, k: KernelDef, value: str = "None") -> Edit | N
     lines = view.lines(k.file)
     if lines is None or line > len(lines):
         return None
-    new = unique_to(lines[line - 1], value)
+    new = unique_to(lines[line - 1], value, k.module_arg_text if k.module_arg == "unique" else None)
     return replace_lines(view, k.file, line, line, new) if new is not None else None
 
 
