@@ -779,3 +779,16 @@ def test_a_paired_share_is_taken_pair_by_pair_so_a_load_that_stretches_a_pair_ca
     # unpaired: the ms interval over the before median, as before
     iv = _interval(before, after, False, 0.0, before)
     assert iv is not None and iv.mean_pct == pytest.approx(100.0 * iv.mean_ms / 1500.0, abs=1e-3)
+
+
+def test_a_paired_verdict_whose_medians_moved_the_other_way_says_so_instead_of_fell_up() -> None:
+    from warp_compile.probe.compare.verdict import _moved
+    from warp_compile.probe.models.comparison import Clock
+    from warp_compile.probe.models.report import Stat
+
+    c = Clock(name="compile_cpu", title="compile CPU", before=Stat(median=5050.0), after=Stat(median=5192.0),
+              delta_pct=-17.1, band_ms=300.0, judged="improved", outcome="improved")
+    text = _moved(c)
+    assert "fell by the pairs' mean (-17.1%)" in text and "5,050 -> 5,192" in text and "fell 5,050" not in text
+    agree = c.model_copy(update={"after": Stat(median=4200.0)})
+    assert _moved(agree).startswith("compile CPU fell 5,050 -> 4,200 ms (-17.1%)")

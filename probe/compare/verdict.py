@@ -635,10 +635,12 @@ def _moved(c: Clock) -> str:
             return f"{c.title}: {c.counts_label} {word} {c.counts_before} -> {c.counts_after} (judged on counts)"
         return f"{c.title} {word} by {fmt_num(abs(c.delta_ms or 0))} ms, more than the {fmt_num(c.band_ms)} ms floor"
     pct = f" ({c.delta_pct:+.1f}%)" if c.delta_pct is not None else ""
-    return (
-        f"{c.title} {word} {fmt_num(stats.stat_median(c.before))} -> {fmt_num(stats.stat_median(c.after))} ms{pct}, "
-        f"beyond its ±{fmt_num(c.band_ms)} ms band"
-    )
+    bm, am = stats.stat_median(c.before), stats.stat_median(c.after)
+    if bm is not None and am is not None and am != bm and (am < bm) != (c.outcome == "improved"):
+        # paired: the verdict is the pairs' mean; the two sides' medians (from different pairs) moved the other way
+        return (f"{c.title} {word} by the pairs' mean{pct}, beyond its ±{fmt_num(c.band_ms)} ms band (the medians, "
+                f"from different pairs, read {fmt_num(bm)} -> {fmt_num(am)} ms)")
+    return f"{c.title} {word} {fmt_num(bm)} -> {fmt_num(am)} ms{pct}, beyond its ±{fmt_num(c.band_ms)} ms band"
 
 
 def _ignored(c: Clock) -> str:
