@@ -544,3 +544,59 @@ def test_real_named_module_gets_the_options_only_through_get_module(python: str,
     assert [(b.module, b.options["enable_backward"]) for b in fixed.builds] == [("hyd.kernels", "False")]
     assert fixed.builds[0].source_bytes < bare.builds[0].source_bytes
     assert [x for x in d.findings if x.mechanism in ("CS-3", "CS-4")] == []
+
+
+VERSIONED = {
+    "__init__.py": "",
+    "__main__.py": "from .run import main\n\nmain()\n",
+    "contacts.py": '''import warp as wp
+
+
+def make_kernel(mode: int):
+    modname = f"contacts_mode_{mode}"
+
+    @wp.kernel(enable_backward=False, module=modname)
+    def scale(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+        i = wp.tid()
+        y[i] = x[i] * float(wp.static(mode + 1))
+
+    return scale
+
+
+KERNELS = [make_kernel(m) for m in range(4)]
+''',
+    "run.py": '''import numpy as np
+import warp as wp
+
+from .contacts import KERNELS
+
+
+def main():
+    x = wp.array(np.arange(8, dtype=np.float32), dtype=float, device="cpu")
+    out = []
+    for k in KERNELS:
+        y = wp.zeros(8, dtype=float, device="cpu")
+        wp.launch(k, dim=8, inputs=[x, y], device="cpu")
+        out.append(float(y.numpy().sum()))
+    print("sums", " ".join(f"{v:.1f}" for v in out))
+''',
+}
+
+
+@pytest.mark.slow
+def test_real_versions_of_one_definition_in_hand_named_modules_merge_with_one_edit(tmp_path: Path) -> None:
+    """Four versions of one closure, each in a module named by hand: CS-4 edits their one decorator once (several
+    edits of one line would conflict), naming a module of the files' own package (not a bare "kernels")."""
+    import subprocess
+
+    from warp_compile.probe.fix.edits import apply_edits
+
+    root = write(tmp_path / "vers", "vers", VERSIONED)
+    _, d = diagnose_command([sys.executable, "-m", "vers"], root, samples=1)
+    (f,) = [x for x in d.findings if x.mechanism == "CS-4"]
+    assert len(f.edits) == 1 and 'module="vers.kernels"' in f.edits[0].new, f.edits
+    before = subprocess.run([sys.executable, "-m", "vers"], cwd=root, capture_output=True, text=True).stdout
+    apply_edits(root, f.edits)
+    after = subprocess.run([sys.executable, "-m", "vers"], cwd=root, capture_output=True, text=True).stdout
+    assert [ln for ln in after.splitlines() if ln.startswith("sums")] == \
+        [ln for ln in before.splitlines() if ln.startswith("sums")] == ["sums 28.0 56.0 84.0 112.0"]

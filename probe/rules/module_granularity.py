@@ -394,7 +394,8 @@ def _merge_edits(ctx: RuleContext, group: list[Build], target: str, carried: _Ca
                 e = replace_lines(ctx.sources, kd.file, change.start, change.end, change.new) if change else None
                 if e is None:
                     return [], "manual", f"the decorator of {kd.name} ({kd.file}:{kd.line}) cannot be edited"
-                edits.append(e)
+                if e not in edits:  # one definition that made the kernels of several modules: edited once
+                    edits.append(e)
                 continue
             if kd is None or node is None or kd.nested or kd.form != "decorator":
                 name = kd.name if kd is not None else k.key
@@ -402,7 +403,8 @@ def _merge_edits(ctx: RuleContext, group: list[Build], target: str, carried: _Ca
             e = _decorator_edit(ctx, kd.file, node, target)
             if e is None:
                 return [], "manual", f"the decorator of {kd.name} ({kd.file}:{kd.line}) is not one plain line"
-            edits.append(e)
+            if e not in edits:
+                edits.append(e)
     if late:  # the program changed before the merge: a person checks that step
         names = ", ".join(b.module for b in late)
         return edits, "review", (f"{names} {'was' if len(late) == 1 else 'were'} created only after the first of "
@@ -446,6 +448,10 @@ def _finding(ctx: RuleContext, lifecycle: str, group: list[Build]) -> Finding | 
         ),
     ]
     pkg = _common_package(modules)
+    if not pkg:  # modules named by hand (module="contacts_write_a"): the package of the files that define them, so
+        # the merged module's name is the project's, not a bare "kernels" another library could use too
+        files = [kd.python_module for b in group for k in b.kernels if (kd := ctx.scan_kernel(k)) is not None]
+        pkg = _common_package(files) if files else ""
     target = f"{pkg}.kernels" if pkg else "kernels"
     target_file = target.replace(".", "/") + ".py"
     carried = _carried_options(ctx, group)
