@@ -93,7 +93,7 @@ def test_write_without_the_flag_holds_a_review_fix_back() -> None:
     assert to_write(r, unsafe_fixes=True)[0] == ["CS-2"]
 
 
-@pytest.mark.slow
+@pytest.mark.heavy  # a minute and more of fix rounds: the heavy tier (CI keeps the cheaper end-to-end fixes)
 def test_an_engine_that_prints_its_own_elapsed_time_gets_its_proven_fix_written(tmp_path: Path) -> None:
     """Issue 28, item 0: the collision scene prints how long it took. That line differs between runs of the
     unchanged program (cold and warm, run to run), so it is set aside as volatile, and named; the fix is proven on

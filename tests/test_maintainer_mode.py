@@ -182,7 +182,7 @@ def _venv_with_contactsim(where: Path) -> str:
     return python
 
 
-@pytest.mark.slow
+@pytest.mark.heavy  # a minute and more of fix rounds: the heavy tier (CI keeps the cheaper end-to-end fixes)
 def test_an_installed_closure_kernel_gets_an_upstream_diff_that_fix_proves_on_a_patched_copy(tmp_path: Path) -> None:
     python = _venv_with_contactsim(tmp_path / "venv")
     app = tmp_path / "app"

@@ -66,6 +66,7 @@ def _clock(c: dict, name: str) -> dict:
     return next(k for k in c["clocks"] if k["name"] == name)
 
 
+@pytest.mark.heavy  # ~140 s of interleaved runs: CI keeps the cheaper real verdicts of this file
 def test_header_off_at_the_entry_point_of_a_one_module_app_is_improved(tmp_path: Path) -> None:
     before = _copy(APPS / "one_module", tmp_path / "before")
     after = _copy(APPS / "one_module", tmp_path / "after")
