@@ -55,8 +55,9 @@ def test_a_settings_fix_is_proven_the_output_changer_rejected_and_write_writes_t
     d.findings = _findings(root, report)
     before = _snapshot(root)
     # until decided, at least 3 pairs: exactly 3 left a real 49% cut in module CPU undecided on a slow CI run, where
-    # the header's CPU time (the same work in both arms) moved the compile CPU headline by more than the cut
-    result, _ = run_fix(CMD, root, FixOptions(write=True, min_rounds=3, max_rounds=6), diagnosis=d, seed=seed)
+    # the header's CPU time (the same work in both arms) moved the compile CPU headline by more than the cut; and 6
+    # left it "IMPROVED by the medians only" under load ~3 (2026-12-07): up to 10, stopping at the first decided pair
+    result, _ = run_fix(CMD, root, FixOptions(write=True, min_rounds=3, max_rounds=10), diagnosis=d, seed=seed)
     cs10, cs3 = result.candidates
     assert cs10.verdict == "IMPROVED" and cs10.improved, (cs10.verdict_reason, cs10.behaviour)
     assert cs10.behaviour is not None and cs10.behaviour.kept and cs10.behaviour.kept[0].ok
