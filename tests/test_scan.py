@@ -616,6 +616,62 @@ def test_kernel_call_form_and_factory_default(tmp_path: Path):
     assert launch.kernel_factory == "make" and launch.kernel_name == "body"
 
 
+def test_a_module_parameter_takes_the_literal_every_call_passes(tmp_path: Path):
+    """`module=` bound to a parameter with no default: the callers decide it. One literal from every call (by keyword
+    or by position) is the kernel's module; calls that differ, pass a variable, or unpack arguments leave it unknown,
+    and a method's positional calls are not matched (self is implicit)."""
+    root = write(
+        tmp_path,
+        {
+            "app.py": """
+                import warp as wp
+
+
+                def reset(data, mask=None, *, module):
+                    @wp.kernel(module=module)
+                    def clear(x: wp.array(dtype=float)):
+                        x[0] = 0.0
+
+                    wp.launch(clear, dim=1, inputs=[data])
+
+
+                def scale(data, module):
+                    @wp.kernel(module=module)
+                    def twice(x: wp.array(dtype=float)):
+                        x[0] = 2.0 * x[0]
+
+                    wp.launch(twice, dim=1, inputs=[data])
+
+
+                def mixed(data, module):
+                    @wp.kernel(module=module)
+                    def half(x: wp.array(dtype=float)):
+                        x[0] = 0.5 * x[0]
+
+                    wp.launch(half, dim=1, inputs=[data])
+
+
+                def run(d, where, args):
+                    reset(d, module="unique")
+                    reset(d, mask=None, module="unique")
+                    scale(d, "app.shared")
+                    mixed(d, "unique")
+                    mixed(d, where)
+                    mixed(*args)
+            """,
+        },
+    )
+    facts = scan(root)
+    by_name = {k.name: k for k in facts.kernels}
+    clear, twice, half = by_name["clear"], by_name["twice"], by_name["half"]
+    assert (clear.module_arg, clear.module_from_callers, clear.warp_module) == ("unique", True, None)
+    assert (clear.module_param, clear.module_param_index) == ("module", None)  # keyword-only
+    assert (twice.module_arg, twice.module_from_callers, twice.warp_module) == ("app.shared", True, "app.shared")
+    assert twice.module_param_index == 1
+    assert (half.module_arg, half.module_from_callers, half.warp_module) == (None, False, None)
+    assert not clear.module_from_default
+
+
 # ---- negative cases, robustness -----------------------------------------------------------------------------------
 
 

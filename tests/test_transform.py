@@ -527,6 +527,55 @@ def test_numbers_a_kernel_captures_become_arguments_before_its_outputs(tmp_path:
     assert h.params.edits[0].launch_args == {"clear": ["bool"]} and h.params.edits[0].launch_args_at == {"clear": 1}
 
 
+def test_a_module_parameter_every_caller_sets_is_written_in_when_the_kernel_moves(tmp_path: Path) -> None:
+    """A generated variant of reset_worlds (tests/shapes_variants, module/keyword): `module=module`, a keyword-only
+    parameter every call passes as "unique". The scan resolves it from the callers; the move writes that literal
+    where the parameter was read (the name does not exist at module scope), and CS-9's plan then drops it."""
+    root = _write(tmp_path / "p", {"app.py": """\
+        import warp as wp
+
+
+        def reset(data, mask=None, *, module):
+            masked = mask is not None
+
+            @wp.kernel(module=module, enable_backward=False)
+            def clear(mask: wp.array(dtype=bool), force: wp.array(dtype=float)):
+                i = wp.tid()
+                if wp.static(masked):
+                    if not mask[i]:
+                        return
+                force[i] = 0.0
+
+            wp.launch(clear, dim=4, inputs=[mask], outputs=[data], device="cpu")
+
+
+        def run(data, mask):
+            reset(data, module="unique")
+            reset(data, mask, module="unique")
+    """})
+    s = scan(root)
+    (kdef,) = s.kernels
+    assert kdef.module_arg == "unique" and kdef.module_from_callers
+    info = KernelInfo(key="reset__locals__clear", hash="h", file=str(root / "app.py"), line=7,
+                      closure={"masked": "bool"})
+    ctx = RuleContext(report=Report(command=["python", "app.py"], cwd=str(root), samples=1), scan=s, root=root,
+                      sources=SourceView(root))
+    h = hoist(ctx, kdef, info, as_params=True)
+    assert not h.why_not, h.why_not
+    assert any('@wp.kernel(module="unique", enable_backward=False)' in t for t in h.text)
+    from warp_compile.probe.fix.transform.decorators import moved_to
+
+    assert any(t.startswith("@wp.kernel(enable_backward=False)") for t in moved_to(h.text, "None"))
+    # the kernel also reads the parameter in its body: it is the call's choice, and the move is refused
+    src = (root / "app.py").read_text().replace("force[i] = 0.0", "force[i] = float(len(module))")
+    (root / "app.py").write_text(src)
+    s = scan(root)
+    (kdef,) = s.kernels
+    ctx = RuleContext(report=Report(command=["python", "app.py"], cwd=str(root), samples=1), scan=s, root=root,
+                      sources=SourceView(root))
+    assert hoist(ctx, kdef, info, as_params=True).why_not
+
+
 REGISTERED = {
     "app/__init__.py": "",
     "app/registry.py": """\

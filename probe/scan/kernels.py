@@ -88,30 +88,39 @@ class KernelsMixin:
         name = fdef.name if fdef else (last_ident(fn) or _text(fn))
         self._record_def(fdef, name, kind, deco if deco is not None else node, "call", node)
 
-    def _module_arg(self, node: ast.AST) -> tuple[str | None, bool, int | None]:
-        """(module name, whether it came from a factory parameter's default, the line of that default)."""
+    def _module_arg(self, node: ast.AST) -> tuple[str | None, bool, int | None, str | None, int | None]:
+        """(module name, whether it came from a factory parameter's default, the line of that default, and for a
+        parameter of the outermost enclosing function with no literal default: its name and positional index, None
+        when keyword-only; link.py then reads the value from that function's calls)."""
         s = _const_str(node)
         if s is not None:
-            return s, False, None
+            return s, False, None, None, None
         if isinstance(node, ast.Name):
             if node.id == "__name__":
-                return self.modname, False, None
-            for fr in reversed(self.frames):
-                if fr.kind != "function" or not isinstance(fr.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    continue
+                return self.modname, False, None, None, None
+            functions = [fr for fr in self.frames
+                         if fr.kind == "function" and isinstance(fr.node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+            for fr in reversed(functions):
                 a = fr.node.args
                 positional = a.posonlyargs + a.args
                 pdefaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
                 pairs = list(zip(positional, pdefaults, strict=False)) + list(
                     zip(a.kwonlyargs, a.kw_defaults, strict=False)
                 )
-                for arg, default in pairs:
-                    if arg.arg == node.id:
-                        d = _const_str(default)
-                        return (d, True, default.lineno) if d is not None else (None, False, None)
+                for i, (arg, default) in enumerate(pairs):
+                    if arg.arg != node.id:
+                        continue
+                    d = _const_str(default)
+                    if d is not None:
+                        return d, True, default.lineno, None, None
+                    if default is None and fr is functions[0] and a.vararg is None and a.kwarg is None:
+                        # a method's calls pass self/cls implicitly: match those by keyword only
+                        method = self.frames.index(fr) > 0 and self.frames[self.frames.index(fr) - 1].kind == "class"
+                        return None, False, None, arg.arg, (i if i < len(positional) and not method else None)
+                    return None, False, None, None, None
             if node.id in self.str_consts:
-                return self.str_consts[node.id], False, None
-        return None, False, None
+                return self.str_consts[node.id], False, None, None, None
+        return None, False, None, None, None
 
     def _is_generic(self, ann: ast.AST | None) -> bool:
         if ann is None:
@@ -139,8 +148,8 @@ class KernelsMixin:
         fn = self._fn_frame()
         kw = {k.arg: k.value for k in call.keywords if k.arg} if call is not None else {}
         module_node = kw.get("module")
-        module_arg, from_default, default_line = (
-            self._module_arg(module_node) if module_node is not None else (None, False, None)
+        module_arg, from_default, default_line, param, param_index = (
+            self._module_arg(module_node) if module_node is not None else (None, False, None, None, None)
         )
         if module_node is None:
             warp_module: str | None = self.modname
@@ -169,6 +178,8 @@ class KernelsMixin:
             module_arg_line=getattr(module_node, "lineno", None),
             module_from_default=from_default,
             module_default_line=default_line,
+            module_param=param,
+            module_param_index=param_index,
             warp_module=warp_module,
             generic=bool(generic_params),
             generic_params=generic_params,

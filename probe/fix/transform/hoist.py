@@ -17,6 +17,7 @@ so every path of the function still returns the kernel it returned before, now o
 from __future__ import annotations
 
 import ast
+import json
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -145,7 +146,8 @@ def hoist(ctx: Project, kdef: KernelDef, info: KernelInfo | None = None, as_para
         if not isinstance(fn, ast.Lambda):
             captured |= syntax.bound_names(fn, skip=node)
         fn = parents.get(fn)
-    reads = syntax.read_names(node) - {a.arg for a in [*node.args.args, *node.args.kwonlyargs]}
+    passed = _module_from_callers(node, kdef)
+    reads = syntax.read_names(node) - {a.arg for a in [*node.args.args, *node.args.kwonlyargs]} - set(passed)
     imported = _late_imports(outer, node.lineno)
     carried = {n: imported[n] for n in reads & captured if n in imported and _only_import(outer, n, node)}
     if carried:
@@ -204,7 +206,7 @@ def hoist(ctx: Project, kdef: KernelDef, info: KernelInfo | None = None, as_para
     for d in [*node.args.defaults, *node.args.kw_defaults]:
         if d is not None:
             eager |= syntax.read_names(d)
-    in_function = sorted(eager & captured - set(carried) - set(fixed))
+    in_function = sorted(eager & captured - set(carried) - set(fixed) - set(passed))
     if in_function:
         h.why_not = (f"its decorator or annotations read {', '.join(in_function)}, which {outer.name}() binds: the "
                      "function chooses them per call")
@@ -223,6 +225,9 @@ def hoist(ctx: Project, kdef: KernelDef, info: KernelInfo | None = None, as_para
     if text is None:
         h.why_not = f"the lines of {kdef.name} are not uniformly indented (a multi-line string?)"
         return h
+    for name, (value, line) in passed.items():  # `module=module`: the literal every call passes, written in
+        row = line - first
+        text[row] = re.sub(rf"\bmodule\s*=\s*{re.escape(name)}(?![\w.])", f"module={value}", text[row], count=1)
     if fixed:
         text = constants.substitute(text, node, first, indent, {k: v for k, v in fixed.items() if k in reads})
         h.fixed = {k: v for k, v in fixed.items() if k in reads}
@@ -247,6 +252,21 @@ def hoist(ctx: Project, kdef: KernelDef, info: KernelInfo | None = None, as_para
         if not h.why_not:
             h.text = params.with_params(text, node, indent, h.params.params, h.params.position)
     return h
+
+
+def _module_from_callers(node: ast.AST, kdef: KernelDef) -> dict[str, tuple[str, int]]:
+    """{parameter: (the literal it is written as, the keyword's line)} when the decorator's `module=` names the
+    making function's parameter that every scanned call passes as one literal (scan/link.py) and nothing else in the
+    kernel reads it: the moved definition is written with that literal, so the name need not exist at module scope."""
+    name = kdef.module_param
+    if not kdef.module_from_callers or name is None or kdef.module_arg is None:
+        return {}
+    uses = [n for n in ast.walk(node) if isinstance(n, ast.Name) and n.id == name]
+    in_keyword = [kw.value for d in getattr(node, "decorator_list", []) if isinstance(d, ast.Call)
+                  for kw in d.keywords if kw.arg == "module" and isinstance(kw.value, ast.Name) and kw.value.id == name]
+    if len(uses) != 1 or len(in_keyword) != 1:
+        return {}
+    return {name: (json.dumps(kdef.module_arg), in_keyword[0].lineno)}
 
 
 def _only_import(fn: ast.AST, name: str, kernel: ast.AST) -> bool:
