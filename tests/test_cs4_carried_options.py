@@ -109,6 +109,8 @@ def test_a_group_created_late_still_names_why(tmp_path: Path) -> None:
         c.start_ms = 5000.0
     (f,) = _finding(tmp_path, SPLIT, r)
     assert f.edits == [] and "the merge target is hyd.runoff" in f.review and "created only after" in f.review
+    # the carrier's merge tries the late modules' candidates in order and names each (late_modules.py)
+    assert all(c in f.review for c in ("move the late import up:", "hoist:", "from the run's record:")), f.review
 
 
 def _printed(python: str, root: Path, cache: Path) -> list[str]:

@@ -122,13 +122,29 @@ def test_a_kernel_made_when_a_function_runs_gets_no_merge_and_the_reason(tmp_pat
     assert not [f for f in d.findings if f.mechanism == "CS-12"]
     (r,) = [r for r in d.ruled_out if r.mechanism == "CS-12"]
     assert "no merge is offered: shift is made by make_shift() when it is called" in r.signal, r.signal
-    # a module created only after the first one loaded is refused too
+
+
+@pytest.mark.slow
+def test_a_module_created_after_the_first_load_is_made_at_import_first(tmp_path: Path) -> None:
+    """stage_b's module is created only when app.py calls make_shift(2.0), after stage_a loaded. The gate is checked
+    on the composed result (fix/place/late_modules.py, CS-4's candidates): the run recorded the call, so the plan
+    makes that version at import of stage_b (the factory cached) and merges it; the merged copy builds one module
+    and prints the same."""
+    files = dict(FILES)
     files["stage_b.py"] = FILES["stage_b.py"].replace("        KERNEL = make_shift(2.0)\n", "")
     files["app.py"] = FILES["app.py"].replace("stage_b.KERNEL", "stage_b.make_shift(2.0)")
     app = _app(tmp_path / "late", files)
     d = diagnose_sources(measure([sys.executable, "app.py"], app, samples=1), app)
-    (r,) = [r for r in d.ruled_out if r.mechanism == "CS-12"]
-    assert "no merge is offered: stage_b is created only after stage_a loads" in r.signal, r.signal
+    (f,) = [f for f in d.findings if f.mechanism == "CS-12"]
+    assert "made before the merged module loads: create make_shift(2.0) at import" in f.review, f.review
+    new = "".join(e.new for e in f.edits if e.file == "stage_b.py")
+    assert "functools.lru_cache" in new and "\nmake_shift(2.0)\n" in new and 'module="stage_a"' in new
+    fixed = tmp_path / "fixed"
+    shutil.copytree(app, fixed)
+    apply_edits(fixed, f.edits)
+    assert _plain(fixed) == _plain(app)
+    after = measure([sys.executable, "app.py"], fixed, samples=1)
+    assert [b.module for b in after.builds if b.status == "compiled"] == ["stage_a"] and not after.pch
 
 
 def _finding(mechanism: str, modules: list[str], edits: bool = True) -> Finding:

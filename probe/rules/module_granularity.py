@@ -338,6 +338,7 @@ def _merge_into_carrier(ctx: RuleContext, group: list[Build], carried: _Carried)
     hoisted = ", ".join(h.name for h in plan.hoists)
     if hoisted:
         checks.append(f"{hoisted} now made once, at import of the file that defines it")
+    checks += [f"made before the merged module loads: {d}" for d in plan.early] + plan.early_review
     return plan.edits, "review" if checks else "automatic", "; ".join(checks), plan.target
 
 

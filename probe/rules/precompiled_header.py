@@ -468,6 +468,7 @@ def _merged_finding(ctx: RuleContext, cpu: list[Build], plan: MergePlan, saving:
     hoisted = ", ".join(f"{h.name} (made inside a function at each call)" for h in plan.hoists)
     if hoisted:
         checks.append(f"{hoisted} now made once, at import of the file that defines it")
+    checks += [f"made before the merged module loads: {d}" for d in plan.early] + plan.early_review
     checks += [
         f"code that names {moved} (wp.get_module, set_module_options(module=...), force_load lists) no longer "
         "reaches their kernels",

@@ -12,7 +12,7 @@ holds, and the merge goes ahead on top of it. The candidates, in order:
    program's own functions would run earlier), or when the importing file is not itself imported at start-up
    (reachable from the entry point by module-scope imports);
 2. hoist: its kernels are defined inside a function and capture nothing; moved to module scope with
-   module="<target>" on the moved decorator (merge_module.hoisted_into, CS-12's merge uses it too);
+   module="<target>" on the moved decorator (hoisted_into; CS-12's merge uses these candidates too);
 3. from the run's record: the function whose call made them, called at import with the recorded arguments
    (memoize.made_at_import_from_run), the definitions given module="<target>" where they are written.
 
@@ -24,17 +24,17 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from ...dependency_advice import dependency_of
 from ...models import Build, KernelCreation
 from ...models.diagnosis import Edit
 from ..edits import replace_lines
 from ..transform import syntax
 from ..transform.context import Project
 from ..transform.decorators import decorator_with
-from ..transform.hoist import Hoist, hoist_edits
+from ..transform.hoist import Hoist, hoist, hoist_edits
 from ..transform.imports import import_at_module_scope, import_work
 from ..transform.memoize import made_at_import_from_run
 from .entry_fix import scanned_entry
-from .merge_module import hoisted_into
 from .recorded_versions import late_import_site
 
 
@@ -47,6 +47,7 @@ class Early:
     done: list[str] = field(default_factory=list)  # one clause per late module
     hoisted: set[str] = field(default_factory=set)  # modules whose kernels moved (their decorator is in the moved text)
     recorded: set[str] = field(default_factory=set)  # modules made at import from the run's record (nested defs)
+    moved: list[Hoist] = field(default_factory=list)  # the hoists among the edits (their text names the target)
     why_not: str = ""
 
 
@@ -258,4 +259,35 @@ def made_before_load(ctx: Project, late: list[Build], target: str, group: set[st
         out.review += step.review
         out.done.append(step.done)
     out.edits += hoist_edits(ctx, hoists)
+    out.moved = hoists
     return out
+
+
+def hoisted_into(ctx: Project, late: list[Build], target: str,
+                 makers: frozenset[str] = frozenset()) -> tuple[list[Hoist], str]:
+    """Modules made only when a function is called (a kernel defined inside it, capturing nothing): their kernels
+    moved to module scope of their file with module="<target>" on the moved decorator, so they exist at import and
+    join the merged module before it loads; ([], why not) when one cannot move."""
+    out: list[Hoist] = []
+    taken: dict[str, set[str]] = {}
+    for b in late:
+        if not b.kernels:
+            return [], f"the measurement names no kernel of {b.module}"
+        for k in b.kernels:
+            kd = ctx.scan_kernel(k)
+            if kd is None or not kd.nested or dependency_of(ctx, k.file):
+                return [], f"{k.key} is not a kernel the project makes inside a function"
+            h = hoist(ctx, kd, taken=taken.setdefault(kd.file, set()))
+            src = syntax.parsed(ctx.sources, kd.file)
+            node = syntax.def_at(src[1], kd.line, kd.name) if src is not None else None
+            change = (decorator_with(src[0], node, {"module": f'"{target}"'}, makers=makers)
+                      if node is not None and src else None)
+            if h.why_not or change is None or src is None:
+                return [], h.why_not or f"the decorator of {kd.name} names a module or cannot be edited"
+            first = syntax.span_of(node)[0]  # type: ignore[arg-type]
+            decorator = syntax.dedent_lines(change.new.splitlines(keepends=True), syntax.indent_of(src[0][first - 1]))
+            if decorator is None:
+                return [], f"the decorator of {kd.name} is not uniformly indented"
+            h.text = decorator + h.text[change.end - change.start + 1:]
+            out.append(h)
+    return out, ""

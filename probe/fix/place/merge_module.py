@@ -27,7 +27,8 @@ from ..edits import replace_lines
 from ..transform import syntax
 from ..transform.context import Project
 from ..transform.decorators import decorator_with
-from ..transform.hoist import Hoist, hoist, hoist_edits
+from ..transform.hoist import Hoist
+from .late_modules import made_before_load
 
 
 @dataclass
@@ -38,6 +39,8 @@ class MergePlan:
     options: list[str] = field(default_factory=list)  # "fast_math: False -> True for a, b": what the merge changes
     why_not: str = ""
     hoists: list[Hoist] = field(default_factory=list)  # kernels made per call, moved to module scope to join it
+    early: list[str] = field(default_factory=list)  # how late modules come to exist before it loads (late_modules)
+    early_review: list[str] = field(default_factory=list)  # what a person checks of that step
 
 
 def _created(ctx: Project) -> dict[str, float]:
@@ -120,13 +123,19 @@ def _plan_into(ctx: Project, cpu: list[Build], target: Build) -> MergePlan:
     loads = min(b.start_ms for b in cpu)  # the merged module first loads where the first of them loaded
     created = _created(ctx)
     late = [b for b in others if created.get(b.module, float("inf")) >= loads]
-    hoists, why = hoisted_into(ctx, late, target.module)
-    if why:
-        names = [b.module for b in late]
-        p.why_not = f"{', '.join(names)} {'is' if len(names) == 1 else 'are'} created only after {target.module} " \
-                    f"loads ({why})"
-        return p
-    p.hoists = hoists
+    placed: set[str] = set()
+    if late:  # made at import first, by the plan's candidates in order (late_modules.py), or why none holds
+        early = made_before_load(ctx, late, target.module, {b.module for b in cpu})
+        if early.why_not:
+            names = [b.module for b in late]
+            one = len(names) == 1
+            p.why_not = (f"{', '.join(names)} {'is' if one else 'are'} created only after {target.module} loads, and "
+                         f"no candidate makes {'it' if one else 'them'} at import ({early.why_not})")
+            return p
+        p.edits, p.hoists = list(early.edits), early.moved
+        placed = early.hoisted | early.recorded  # their moved text or recorded definitions already name the target
+        p.early = [d for d in early.done if d and not d.startswith("move ")]  # the hoists are said by the caller
+        p.early_review = early.review
     if target.start_ms > loads:  # the target's own kernels now have to exist when the first of the others loaded
         if not target.kernels:
             p.why_not = f"the measurement names no kernel of {target.module}"
@@ -139,7 +148,7 @@ def _plan_into(ctx: Project, cpu: list[Build], target: Build) -> MergePlan:
                 p.why_not = (f"{name}, after the first module loaded: it would join the merged module "
                              f"{target.module} late and rebuild it")
                 return p
-    for b in [b for b in others if b not in late]:
+    for b in [b for b in others if b.module not in placed]:  # a late import moved up: its definitions name it
         if not b.kernels:
             p.why_not = f"the measurement names no kernel of {b.module}"
             return p
@@ -165,36 +174,5 @@ def _plan_into(ctx: Project, cpu: list[Build], target: Build) -> MergePlan:
                 return p
             if e not in p.edits:
                 p.edits.append(e)
-    p.edits += hoist_edits(ctx, hoists)
     p.target, p.moved, p.options = target.module, [b.module for b in others], _option_changes(target, others)
     return p
-
-
-def hoisted_into(ctx: Project, late: list[Build], target: str,
-                 makers: frozenset[str] = frozenset()) -> tuple[list[Hoist], str]:
-    """Modules made only when a function is called (a kernel defined inside it, capturing nothing): their kernels
-    moved to module scope of their file with module="<target>" on the moved decorator, so they exist at import and
-    join the merged module before it loads; ([], why not) when one cannot move."""
-    out: list[Hoist] = []
-    taken: dict[str, set[str]] = {}
-    for b in late:
-        if not b.kernels:
-            return [], f"the measurement names no kernel of {b.module}"
-        for k in b.kernels:
-            kd = ctx.scan_kernel(k)
-            if kd is None or not kd.nested or dependency_of(ctx, k.file):
-                return [], f"{k.key} is not a kernel the project makes inside a function"
-            h = hoist(ctx, kd, taken=taken.setdefault(kd.file, set()))
-            src = syntax.parsed(ctx.sources, kd.file)
-            node = syntax.def_at(src[1], kd.line, kd.name) if src is not None else None
-            change = (decorator_with(src[0], node, {"module": f'"{target}"'}, makers=makers)
-                      if node is not None and src else None)
-            if h.why_not or change is None or src is None:
-                return [], h.why_not or f"the decorator of {kd.name} names a module or cannot be edited"
-            first = syntax.span_of(node)[0]  # type: ignore[arg-type]
-            decorator = syntax.dedent_lines(change.new.splitlines(keepends=True), syntax.indent_of(src[0][first - 1]))
-            if decorator is None:
-                return [], f"the decorator of {kd.name} is not uniformly indented"
-            h.text = decorator + h.text[change.end - change.start + 1:]
-            out.append(h)
-    return out, ""
