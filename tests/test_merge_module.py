@@ -127,9 +127,10 @@ def test_a_kernel_made_when_a_function_runs_gets_no_merge_and_the_reason(tmp_pat
 @pytest.mark.slow
 def test_a_module_created_after_the_first_load_is_made_at_import_first(tmp_path: Path) -> None:
     """stage_b's module is created only when app.py calls make_shift(2.0), after stage_a loaded. The gate is checked
-    on the composed result (fix/place/late_modules.py, CS-4's candidates): the run recorded the call, so the plan
-    makes that version at import of stage_b (the factory cached) and merges it; the merged copy builds one module
-    and prints the same."""
+    on the composed result (fix/place/late_modules.py, CS-4's candidates in order): the source's call is fixed, so
+    memoize makes that version at import of stage_b (the factory cached) and the merge goes ahead; the merged copy
+    builds one module and prints the same. With the argument computed at run time, the version made at import is
+    the one the run recorded, and the review says a run with other values builds late as before."""
     files = dict(FILES)
     files["stage_b.py"] = FILES["stage_b.py"].replace("        KERNEL = make_shift(2.0)\n", "")
     files["app.py"] = FILES["app.py"].replace("stage_b.KERNEL", "stage_b.make_shift(2.0)")
@@ -145,6 +146,13 @@ def test_a_module_created_after_the_first_load_is_made_at_import_first(tmp_path:
     assert _plain(fixed) == _plain(app)
     after = measure([sys.executable, "app.py"], fixed, samples=1)
     assert [b.module for b in after.builds if b.status == "compiled"] == ["stage_a"] and not after.pch
+    assert "the ones this run made" not in f.review
+    files["app.py"] = files["app.py"].replace("make_shift(2.0)", "make_shift(float(len(sys.argv)) + 1.0)").replace(
+        "import warp as wp\n", "import sys\n\n        import warp as wp\n", 1)
+    app = _app(tmp_path / "runtime", files)
+    d = diagnose_sources(measure([sys.executable, "app.py"], app, samples=1), app)
+    (f,) = [f for f in d.findings if f.mechanism == "CS-12"]
+    assert "versions are the ones this run made (2.0)" in f.review and "make_shift(2.0)" in f.review, f.review
 
 
 def _finding(mechanism: str, modules: list[str], edits: bool = True) -> Finding:

@@ -13,7 +13,9 @@ holds, and the merge goes ahead on top of it. The candidates, in order:
    (reachable from the entry point by module-scope imports);
 2. hoist: its kernels are defined inside a function and capture nothing; moved to module scope with
    module="<target>" on the moved decorator (hoisted_into; CS-12's merge uses these candidates too);
-3. from the run's record: the function whose call made them, called at import with the recorded arguments
+3. memoize: the module-level factory that makes them, cached and called at import with the argument lists the
+   source's own calls give (memoize.made_at_import), the definitions given module="<target>";
+4. from the run's record: the function whose call made them, called at import with the recorded arguments
    (memoize.made_at_import_from_run), the definitions given module="<target>" where they are written.
 
 A module none of them realises keeps the merge manual, with every candidate's reason.
@@ -33,7 +35,7 @@ from ..transform.context import Project
 from ..transform.decorators import decorator_with
 from ..transform.hoist import Hoist, hoist, hoist_edits
 from ..transform.imports import import_at_module_scope, import_work
-from ..transform.memoize import made_at_import_from_run
+from ..transform.memoize import made_at_import, made_at_import_from_run
 from .entry_fix import scanned_entry
 from .recorded_versions import late_import_site
 
@@ -46,7 +48,7 @@ class Early:
     review: list[str] = field(default_factory=list)
     done: list[str] = field(default_factory=list)  # one clause per late module
     hoisted: set[str] = field(default_factory=set)  # modules whose kernels moved (their decorator is in the moved text)
-    recorded: set[str] = field(default_factory=set)  # modules made at import from the run's record (nested defs)
+    recorded: set[str] = field(default_factory=set)  # modules made at import by a call (memoize, the run's record)
     moved: list[Hoist] = field(default_factory=list)  # the hoists among the edits (their text names the target)
     why_not: str = ""
 
@@ -195,6 +197,27 @@ def _by_record(ctx: Project, b: Build, target: str, makers: frozenset[str],
     step = made_at_import_from_run(ctx, made)
     if not step.ok:
         return [], step.why_not
+    return _named_target(ctx, b, target, makers, group)
+
+
+def _by_memoize(ctx: Project, b: Build, target: str, makers: frozenset[str],
+                group: set[str]) -> tuple[list[Edit], list[str], str, str]:
+    """(the edits: the factory cached and called at import with the argument lists the source's calls give, and the
+    definitions naming the merged module; why not) for the candidate between hoist and the run's record."""
+    defs = [ctx.scan_kernel(k) for k in b.kernels]
+    if not defs or any(k is None or not k.nested for k in defs):
+        return [], [], "", "its kernels are not all made by a function of the project's files"
+    step = made_at_import(ctx, [k for k in defs if k is not None],
+                          ctx.scan.factory_calls if ctx.scan is not None else [])
+    if not step.ok:
+        return [], [], "", step.why_not
+    named, why = _named_target(ctx, b, target, makers, group)
+    return ([*step.edits, *named], step.review, step.done, "") if not why else ([], [], "", why)
+
+
+def _named_target(ctx: Project, b: Build, target: str, makers: frozenset[str],
+                  group: set[str]) -> tuple[list[Edit], str]:
+    """The definitions of `b`'s kernels (or the call that makes them) given module="<target>"."""
     edits: list[Edit] = []
     for k in b.kernels:
         kd = ctx.scan_kernel(k)
@@ -241,6 +264,15 @@ def made_before_load(ctx: Project, late: list[Build], target: str, group: set[st
             out.done.append(f"move {', '.join(h.name for h in moved)} to module scope")
             continue
         whys.append(f"hoist: {why}")
+        edits, review, done, why = _by_memoize(ctx, b, target, makers, group)
+        if not why:
+            out.edits += [e for e in edits if e not in out.edits]
+            out.review += [r for r in review if r not in out.review]
+            out.recorded.add(b.module)
+            if done not in out.done:
+                out.done.append(done)
+            continue
+        whys.append(f"memoize: {why}")
         edits, why = _by_record(ctx, b, target, makers, group)
         if not why:
             out.edits += [e for e in edits if e not in out.edits]
