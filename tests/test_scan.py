@@ -651,7 +651,17 @@ def test_a_module_parameter_takes_the_literal_every_call_passes(tmp_path: Path):
                     wp.launch(half, dim=1, inputs=[data])
 
 
+                def zero(data, *, module="unique"):
+                    @wp.kernel(module=module)
+                    def nil(x: wp.array(dtype=float)):
+                        x[0] = 0.0
+
+                    wp.launch(nil, dim=1, inputs=[data])
+
+
                 def run(d, where, args):
+                    zero(d)
+                    zero(d, module="unique")
                     reset(d, module="unique")
                     reset(d, mask=None, module="unique")
                     scale(d, "app.shared")
@@ -670,6 +680,9 @@ def test_a_module_parameter_takes_the_literal_every_call_passes(tmp_path: Path):
     assert twice.module_param_index == 1
     assert (half.module_arg, half.module_from_callers, half.warp_module) == (None, False, None)
     assert not clear.module_from_default
+    nil = by_name["nil"]  # a literal default every call leaves or repeats
+    assert (nil.module_arg, nil.module_from_default, nil.module_from_callers, nil.module_param) == (
+        "unique", True, True, "module")
 
 
 # ---- negative cases, robustness -----------------------------------------------------------------------------------

@@ -797,3 +797,19 @@ def test_a_module_constant_that_reads_unique_is_edited_at_the_call_and_the_const
     # a name that is not the one the scan resolved is not touched (OTHER reads "unique" too, but is not this call's)
     k2 = k.model_copy(update={"module_arg_text": "OTHER"})
     assert drop_unique(view, k2) is None
+
+
+def test_a_moved_decorator_loses_the_unique_name_or_the_literal_a_move_wrote_in() -> None:
+    """reset_worlds' module/constant variant: the kernels move with `module=KERNEL_MODULE` (a constant reading
+    "unique") on their decorators; sharing the file's module means that keyword goes, or the moved kernels would
+    still get a module each. The constant itself stays (other code may read it)."""
+    from warp_compile.probe.fix.transform.decorators import moved_to
+
+    text = ["@wp.kernel(module=KERNEL_MODULE, enable_backward=False)\n", "def clear(x: wp.array(dtype=float)):\n"]
+    assert moved_to(text, "None", "KERNEL_MODULE")[0] == "@wp.kernel(enable_backward=False)\n"
+    assert moved_to(text, '"app.kernels"', "KERNEL_MODULE")[0].startswith('@wp.kernel(module="app.kernels", ')
+    # without the name the literal is all it looks for: a constant it was not told reads "unique" stays
+    assert moved_to(text, "None")[0] == text[0]
+    # a move that wrote the callers' literal in (module=module -> module="unique") is found by the literal
+    written = ['@wp.kernel(module="unique")\n', *text[1:]]
+    assert moved_to(written, "None", "module")[0] == "@wp.kernel\n"

@@ -75,7 +75,7 @@ def _hoist_group(ctx: Project, group: list[KernelDef], target_value: str) -> tup
         if h.why_not:
             return [], f"{k.name}: {h.why_not}"
         taken.add(h.name)
-        h.text = moved_to(h.text, target_value)
+        h.text = moved_to(h.text, target_value, k.module_arg_text if k.module_arg == "unique" else None)
         plans.append(h)
     return plans, ""
 

@@ -103,9 +103,9 @@ class KernelDef(Fact):
     module_arg_line: int | None = None  # line of that module= value (the decorator or call line to edit)
     module_from_default: bool = False  # module= is an enclosing factory's parameter whose default is module_arg
     module_default_line: int | None = None  # line of that parameter default (where a factory-wide fix goes)
-    module_param: str | None = None  # module= is this parameter of the outermost enclosing function, no default
-    module_param_index: int | None = None  # its positional index (None: keyword-only)
-    module_from_callers: bool = False  # module_arg is the literal every scanned call of that function passes
+    module_param: str | None = None  # module= is this parameter of the outermost enclosing function
+    module_param_index: int | None = None  # its positional index (None: keyword-only, or a method's)
+    module_from_callers: bool = False  # module_arg is what every scanned call of it ends with (passed or default)
     warp_module: str | None = None  # the Warp module it joins: module_arg, else python_module; None if unique/unknown
     generic: bool = False
     generic_params: list[str] = Field(default_factory=list)

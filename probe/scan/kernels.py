@@ -111,12 +111,15 @@ class KernelsMixin:
                     if arg.arg != node.id:
                         continue
                     d = _const_str(default)
+                    # the calls decide (link.py) for the outermost function without *args/**kwargs; a method's calls
+                    # pass self/cls implicitly, so those are matched by keyword only
+                    callers = fr is functions[0] and a.vararg is None and a.kwarg is None
+                    method = self.frames.index(fr) > 0 and self.frames[self.frames.index(fr) - 1].kind == "class"
+                    index = i if i < len(positional) and not method else None
                     if d is not None:
-                        return d, True, default.lineno, None, None
-                    if default is None and fr is functions[0] and a.vararg is None and a.kwarg is None:
-                        # a method's calls pass self/cls implicitly: match those by keyword only
-                        method = self.frames.index(fr) > 0 and self.frames[self.frames.index(fr) - 1].kind == "class"
-                        return None, False, None, arg.arg, (i if i < len(positional) and not method else None)
+                        return d, True, default.lineno, (arg.arg if callers else None), index
+                    if default is None and callers:
+                        return None, False, None, arg.arg, index
                     return None, False, None, None, None
             if node.id in self.str_consts:
                 return self.str_consts[node.id], False, None, None, None

@@ -256,15 +256,17 @@ def _link_factory_calls(facts: ScanFacts, scans: list[_FileScan], project: _Proj
     facts.factory_calls.sort(key=lambda c: (c.file, c.line))
 
 
-def _passed(call: FactoryCallFact, name: str, index: int | None) -> str | None:
-    """The literal string a call passes for the parameter `name` (by keyword, or at `index` positionally); None when
-    it passes something else, unpacks arguments, or leaves it out."""
+def _passed(call: FactoryCallFact, name: str, index: int | None, default: str | None = None) -> str | None:
+    """The literal string a call passes for the parameter `name` (by keyword, or at `index` positionally), or
+    `default` when it leaves the parameter out; None when it passes something else or unpacks arguments."""
     if any(a.startswith("*") for a in call.args):
         return None
     positional = [a for a in call.args if not re.match(r"[A-Za-z_]\w*=(?!=)", a)]
     text = next((a.split("=", 1)[1] for a in call.args if a.startswith(f"{name}=")), None)
     if text is None and index is not None and index < len(positional):
         text = positional[index]
+    if text is None:
+        return default
     try:
         value = ast.literal_eval(text) if text is not None else None
     except (ValueError, SyntaxError):
@@ -273,16 +275,18 @@ def _passed(call: FactoryCallFact, name: str, index: int | None) -> str | None:
 
 
 def _link_module_params(facts: ScanFacts) -> None:
-    """A kernel whose `module=` is a parameter of the function that makes it (no default) joins the module every
-    scanned call of that function passes as a literal, when they all pass the same one (`reset(..., module="unique")`).
-    A function no call reaches, or calls that differ or pass a variable, leave it unknown."""
+    """A kernel whose `module=` is a parameter of the function that makes it joins the module every scanned call of
+    that function ends with, passed as a literal or left to a literal default, when they all agree
+    (`reset(..., module="unique")`). A function no call reaches, or calls that differ or pass a variable, leave it
+    as the scan read it (unknown, or the default)."""
     for k in facts.kernels:
-        if k.module_param is None or k.module_arg is not None or not k.enclosing_function:
+        if k.module_param is None or not k.enclosing_function:
             continue
         calls = facts.calls_of_factory(k.enclosing_function.split(".<locals>.")[0], k.file)
-        values = {_passed(c, k.module_param, k.module_param_index) for c in calls}
+        default = k.module_arg if k.module_from_default else None
+        values = {_passed(c, k.module_param, k.module_param_index, default) for c in calls}
         if len(values) != 1 or None in values:
-            continue
+            continue  # a default some call overrides stays the scan's reading of the default
         k.module_arg = values.pop()
         k.module_from_callers = True
         k.warp_module = None if k.module_arg == "unique" else k.module_arg

@@ -64,7 +64,7 @@ def plan_arguments(ctx: Project, fams: list) -> ArgumentPlan | None:
         if h.why_not:
             p.why_not = f"{kdef.name}: {h.why_not}"
             return p
-        h.text = moved_to(h.text, "None")  # one module for the file's kernels
+        h.text = moved_to(h.text, "None", kdef.module_arg_text if kdef.module_arg == "unique" else None)
         p.hoists.append(h)
         p.kernels.append(kdef.name)
     return p

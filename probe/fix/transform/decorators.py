@@ -134,23 +134,26 @@ def unique_to(text: str, value: str, arg_text: str | None = None) -> str | None:
     """One line with `module="unique"` (or `module=NAME`, NAME resolved to "unique": `arg_text`) changed to
     `module=<value>` (a string literal naming a module), or dropped when `value` is "None" (the kernel joins its
     Python module); None when the line has no such keyword."""
-    kw = _unique_kw(arg_text)
-    if value != "None":
-        new, n = re.subn(kw, f"module={value}", text, count=1)
-        return new if n else None
-    for pat in (rf"\(\s*{kw}\s*\)", rf",\s*{kw}", rf"{kw}\s*,\s*"):
-        new, n = re.subn(pat, "", text, count=1)
-        if n:
-            return new
+    for kw in dict.fromkeys((_unique_kw(arg_text), _UNIQUE_KW)):  # the name, else the literal a move wrote in
+        if value != "None":
+            new, n = re.subn(kw, f"module={value}", text, count=1)
+            if n:
+                return new
+            continue
+        for pat in (rf"\(\s*{kw}\s*\)", rf",\s*{kw}", rf"{kw}\s*,\s*"):
+            new, n = re.subn(pat, "", text, count=1)
+            if n:
+                return new
     return None
 
 
-def moved_to(text: list[str], value: str) -> list[str]:
-    """A moved definition (hoisted text) whose decorator says `module="unique"`, sent to `value` instead."""
+def moved_to(text: list[str], value: str, arg_text: str | None = None) -> list[str]:
+    """A moved definition (hoisted text) whose decorator says `module="unique"` (or `module=NAME`, NAME a module
+    constant reading "unique": `arg_text`), sent to `value` instead."""
     out = list(text)
     for i, line in enumerate(out):
         if line.lstrip().startswith("@"):
-            new = unique_to(line, value)
+            new = unique_to(line, value, arg_text)
             if new is not None:
                 out[i] = new
                 break
