@@ -24,6 +24,7 @@ from warp_compile.probe.fix.edits import apply_edits
 from warp_compile.probe.fix.transform.cache_factory import cache_factory
 from warp_compile.probe.fix.transform.cache_maker import cache_maker
 from warp_compile.probe.models import KernelCreation, Site
+from warp_compile.probe.models.diagnosis import Edit
 
 APP = ROOT / "tests" / "apps" / "fresh_maker"
 
@@ -246,3 +247,59 @@ def test_fix_writes_the_maker_cache_proven_on_the_per_call_clock(tmp_path: Path)
     assert "@functools.lru_cache(maxsize=None)\ndef make_shade(" in text
     assert "@functools.lru_cache(maxsize=None)\ndef shade_kernel(" in text
     assert "@functools.lru_cache(maxsize=None)\ndef make_shade_from(" not in text
+
+
+@pytest.mark.slow
+def test_real_run_refuses_the_maker_that_reads_a_run_time_array_with_its_reason(tmp_path: Path) -> None:
+    """tests/apps/fresh_maker with --gain-array: its maker reads GAINS, a module-level wp.array, so caching it would
+    keep the first call's value; the finding stays manual and says so, from the run's own record."""
+    from warp_compile.probe.diagnose import diagnose_command
+
+    root = tmp_path / "app"
+    shutil.copytree(APP, root)
+    _report_, d = diagnose_command([sys.executable, "app.py", "--gain-array"], root, samples=1, timeout_s=600,
+                                   rebuild_limit_s=0)
+    (f,) = [f for f in d.findings if f.mechanism == "WC-1"]
+    assert f.applicability == "manual" and not f.edits
+    assert "make_shade_from() reads GAINS" in f.review and "a value the run makes" in f.review
+    assert "a cache on shade_kernel() keys on that object and never hits" in f.review
+
+
+def test_the_per_call_cpu_clock_spans_the_last_loads_end_to_the_apps_end_in_the_first_process_only() -> None:
+    import json
+
+    from warp_compile.probe.events import parse_lines
+
+    def load(seq: int, pid: int, end: float, cpu: float) -> dict:
+        return {"kind": "load", "seq": seq, "pid": pid, "t_ms": end, "module": f"m{seq}", "status": "compiled",
+                "start_ms": end - 10.0, "end_ms": end, "hash": "ab", "device": "cpu", "proc_cpu_end_ms": cpu}
+
+    first = [{"kind": "hello", "seq": 1, "pid": 7, "t_ms": 0.0}, load(2, 7, 50.0, 900.0)]
+    end = [{"kind": "exit_work", "seq": 9, "pid": 7, "t_ms": 400.0, "wall_ms": 120.0, "cpu_ms": 30.0,
+            "cpu_at_start_ms": 1025.5}]
+    run = parse_lines([json.dumps(e) for e in first + end])
+    assert run.steady_ms == pytest.approx(230.0) and run.steady_cpu_ms == pytest.approx(125.5)
+    child = parse_lines([json.dumps(e) for e in [*first, load(3, 8, 60.0, 10.0), *end]])
+    assert child.steady_cpu_ms is None  # the last load was another process's: its CPU clock is not the first's
+    old = parse_lines([json.dumps(e) for e in first + [{**end[0], "cpu_at_start_ms": None}]])
+    assert old.steady_cpu_ms is None  # an older hook: the wall clock alone
+
+
+def test_an_undecided_per_call_fix_is_never_written_through_a_compile_judged_combination() -> None:
+    """CS-10 proven on compile CPU, WC-1 undecided on its per-call clock: a combination of the two is judged on the
+    compile clock, where WC-1 saves nothing, so however much it reads there it cannot earn WC-1's part."""
+    from warp_compile.probe.fix.policy import to_write
+    from warp_compile.probe.models.fix import CandidateFix, FixResult
+
+    a = Edit(file="main.py", start_line=1, end_line=0, old="", new="import warp as wp\n")
+    b = Edit(file="lib.py", start_line=1, end_line=0, old="", new="@functools.lru_cache(maxsize=None)\n")
+    cs10 = CandidateFix(key="CS-10", mechanisms=["CS-10"], status="measured", verdict="IMPROVED", improved=True,
+                        clock="compile_cpu", saving_ms=200.0, edits=[a], applicability="automatic")
+    wc1 = CandidateFix(key="WC-1", mechanisms=["WC-1"], status="measured", verdict="INCONCLUSIVE", improved=False,
+                       clock="steady_cpu", saving_ms=9.0, edits=[b], applicability="review")
+    combo = CandidateFix(key="CS-10+WC-1", mechanisms=["CS-10", "WC-1"], status="measured", verdict="IMPROVED",
+                         improved=True, clock="compile_cpu", saving_ms=260.0, edits=[a, b], applicability="review")
+    result = FixResult(candidates=[cs10, wc1], combination=combo)
+    assert to_write(result, unsafe_fixes=True) == (["CS-10"], [a])
+    wc1.improved, wc1.verdict = True, "IMPROVED"  # proven on its own clock: the combination may carry it
+    assert to_write(result, unsafe_fixes=True)[0] == ["CS-10", "WC-1"]

@@ -13,8 +13,10 @@ the pass's own noise band and at least MIN_SHARE of the pass: relative to the ru
 
 The estimate is on the per-call clock `fix` proves it on (`steady`: the run after its last module load): the
 construction time of the passes measured. The edit caches a module-level factory whose arguments are fixed per call
-site (probe/fix/transform/cache_factory.py); else splits a function that makes its kernel and launches it into a
-cached maker keyed on the values the kernel's slice reads, and the launch (probe/fix/transform/split.py); else moves
+site (probe/fix/transform/cache_factory.py); else, when the factory's argument is a function a project maker
+defines anew at each call, caches that maker so the factory's own cache or memo hits (cache_maker.py); else
+splits a function that makes its kernel and launches it into a cached maker keyed on the values the kernel's slice
+reads, and the launch (probe/fix/transform/split.py); else moves
 a kernel that reads nothing of its function to module scope (create once, probe/fix/transform/hoist.py); otherwise
 the finding is manual with each reason. A place an installed
 library owns gets an upstream report: the application cannot cache the library's factory.
