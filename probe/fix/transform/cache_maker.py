@@ -61,18 +61,18 @@ def _kind_why(value: dict) -> str:
     return "" if "text" in value else f"a value of kind {kind}"
 
 
-def _constant(expr: ast.expr, tree: ast.Module) -> bool:
-    """The expression is fixed by the source: literals, and names bound at module scope to such."""
+def _constant(expr: ast.expr, tree: ast.Module, seen: frozenset[str] = frozenset()) -> bool:
+    """The expression is fixed by the source: literals, and names bound once at module scope to such."""
     if isinstance(expr, ast.Constant):
         return True
-    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):  # an enum member, a module's constant
-        return expr.value.id in _classes_and_modules(tree)
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):  # a member of a class of this file
+        return expr.value.id in {s.name for s in tree.body if isinstance(s, ast.ClassDef)}
     if isinstance(expr, (ast.Tuple, ast.BinOp, ast.UnaryOp, ast.BoolOp)):
-        return all(_constant(c, tree) for c in ast.iter_child_nodes(expr) if isinstance(c, ast.expr))
-    if isinstance(expr, ast.Name):
+        return all(_constant(c, tree, seen) for c in ast.iter_child_nodes(expr) if isinstance(c, ast.expr))
+    if isinstance(expr, ast.Name) and expr.id not in seen:
         values = [s.value for s in tree.body if isinstance(s, ast.Assign)
                   and any(isinstance(t, ast.Name) and t.id == expr.id for t in s.targets)]
-        return len(values) == 1 and _constant(values[0], tree)
+        return len(values) == 1 and _constant(values[0], tree, seen | {expr.id})
     return False
 
 
@@ -81,12 +81,14 @@ def _argument_why(f: Fresh, param: str, expr: ast.expr | None, default: ast.expr
     """"" when what `param` of the maker gets at this call is a value a cache keys on by value; else why not."""
     if expr is None:
         return "" if default is None or _constant(default, f.tree) else f"{param}'s default is not a constant"
-    local = isinstance(expr, ast.Name) and f.caller is not None and expr.id in syntax.bound_names(f.caller)
-    if not local and _constant(expr, f.tree):
-        return ""
+    # the run's record first (what the function captured of the call, or the calling frame's argument), then the
+    # source: a literal or a module-level constant of the calling file that the calling function does not rebind
     recorded = (f.value.get("cells") or {}).get(param)
     if recorded is None and isinstance(expr, ast.Name):
         recorded = frame_args.get(expr.id)
+    local = isinstance(expr, ast.Name) and f.caller is not None and expr.id in syntax.bound_names(f.caller)
+    if recorded is None and not local and _constant(expr, f.tree):
+        return ""
     if recorded is None:
         return (f"{f.maker}() gets {ast.unparse(expr)} as {param}: neither a constant in the source nor a value the "
                 "run recorded, so whether a cache can key on it is unknown")
@@ -101,18 +103,14 @@ def _call_why(f: Fresh, node: ast.FunctionDef, frame_args: dict) -> str:
             or any(k.arg is None for k in f.call.keywords):
         return f"{f.maker}() takes or is given *args/**kwargs: what a cache would key on cannot be read"
     defaults = dict(zip(params[len(params) - len(a.defaults):], a.defaults, strict=False))
+    defaults.update({x.arg: d for x, d in zip(a.kwonlyargs, a.kw_defaults, strict=False) if d is not None})
     given = {**{params[i]: e for i, e in enumerate(f.call.args) if i < len(params)},
              **{k.arg: k.value for k in f.call.keywords if k.arg}}
-    for param in params:
+    for param in [*params, *(x.arg for x in a.kwonlyargs)]:
         why = _argument_why(f, param, given.get(param), defaults.get(param), frame_args)
         if why:
             return why
     return ""
-
-
-def _classes_and_modules(tree: ast.Module) -> set[str]:
-    out = {s.name for s in tree.body if isinstance(s, ast.ClassDef)}
-    return out | {(x.asname or x.name).split(".")[0] for s in tree.body if isinstance(s, ast.Import) for x in s.names}
 
 
 def _fixed_value(value: ast.expr | None, tree: ast.Module) -> bool:
