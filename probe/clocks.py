@@ -13,7 +13,7 @@ from .models.comparison import Clock, Comparison
 # the CPU clock that measures the same work as each wall clock a fix can be about
 CPU_CLOCK_OF = {
     "compile_elapsed": "compile_cpu", "cold_module": "cold_module_cpu", "cuda_compile": "cuda_compile_cpu",
-    "warm_repeat": "warm_cpu", "warm_wall": "warm_cpu",
+    "warm_repeat": "warm_cpu", "warm_wall": "warm_cpu", "steady": "steady_cpu",
 }
 
 

@@ -65,6 +65,7 @@ class RunEvents:
     exit_work_cpu_ms: float | None = None
     rebuild: Rebuild | None = None
     app_end_ms: float | None = None  # the first process's app finished (its hook's exit work begins), hook clock
+    app_end_cpu_ms: float | None = None  # the first process's CPU time at that moment (its exit work's start)
 
     @property
     def steady_ms(self) -> float | None:
@@ -75,6 +76,18 @@ class RunEvents:
         if self.app_end_ms is None or not ends:
             return None
         return round(max(0.0, self.app_end_ms - max(ends)), 3)
+
+    @property
+    def steady_cpu_ms(self) -> float | None:
+        """steady_ms on the first process's CPU clock: its CPU time from the end of the run's last module load to the
+        app's end. None where the last load was another process's, or either reading is missing (an older hook)."""
+        loads = [b for b in self.builds if b.status in ("compiled", "cached") and b.end_ms > 0]
+        if self.app_end_cpu_ms is None or not loads:
+            return None
+        last = max(loads, key=lambda b: b.end_ms)
+        if last.proc_cpu_end_ms is None:
+            return None
+        return round(max(0.0, self.app_end_cpu_ms - last.proc_cpu_end_ms), 3)
 
     @property
     def cuda_replay_ms(self) -> float:
@@ -186,6 +199,7 @@ def _build(e: dict) -> Build:
         thread=int(e.get("tid", 0)),
         start_ms=float(e.get("start_ms", 0.0)),
         end_ms=float(e.get("end_ms", 0.0)),
+        proc_cpu_end_ms=_num(e.get("proc_cpu_end_ms")),
         error=e.get("error"),
         spans=[
             PhaseSpan(phase=str(x[0]), start_ms=float(x[1]), end_ms=float(x[2]))
@@ -235,6 +249,8 @@ def parse_lines(lines: list[str]) -> RunEvents:
                 run.hook.targets = {str(k): str(v) for k, v in (e.get("targets") or {}).items()}
         elif kind == "load":
             run.builds.append(_build(e))
+            if main_pid not in (None, e.get("pid")):
+                run.builds[-1].proc_cpu_end_ms = None  # another process's CPU clock: no span of the first's
             run.kernel_cache_dir = e.get("kernel_cache_dir") or run.kernel_cache_dir
             if e.get("cache_kernels") is not None:
                 run.cache_kernels = bool(e.get("cache_kernels"))
@@ -319,6 +335,7 @@ def parse_lines(lines: list[str]) -> RunEvents:
                 end = _num(e.get("t_ms"))
                 if end is not None:  # its exit work ended at t_ms: the app itself ended that long before
                     run.app_end_ms = round(end - (_num(e.get("wall_ms")) or 0.0), 3)
+                run.app_end_cpu_ms = _num(e.get("cpu_at_start_ms"))
             cpu = _num(e.get("cpu_ms"))
             run.exit_work_cpu_ms = None if cpu is None else (run.exit_work_cpu_ms or 0.0) + cpu
         elif kind == "rebuild":

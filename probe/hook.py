@@ -567,6 +567,7 @@ def _record_load(module, args, kwargs, result, rec, exc, warp_mod):
         "backward_source_bytes": rec.backward_bytes,
         "start_ms": round((rec.t0 - _T0) * 1000.0, 3),
         "end_ms": round((end - _T0) * 1000.0, 3),
+        "proc_cpu_end_ms": _clocks.process_cpu_ms() if _clocks is not None else None,
         "spans": [[p, round((a - _T0) * 1000.0, 3), round((b - _T0) * 1000.0, 3)] for p, a, b in rec.spans],
         "trigger": _trigger(3),
         "kernel_cache_dir": str(getattr(cfg, "kernel_cache_dir", "") or ""),

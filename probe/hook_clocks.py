@@ -40,7 +40,7 @@ def header_share(cpu_ms, wall_ms, header_ms):
     return round(min(cpu_ms, cpu_ms * min(1.0, header_ms / wall_ms)), 3)
 
 
-def _process_cpu_ms():
+def process_cpu_ms():
     """CPU time of this process and the children it waited for (user + system), in ms; None without rusage."""
     try:
         import resource
@@ -63,17 +63,19 @@ def exit_bracket(emit):
 
     def opening():
         start["wall"] = time.perf_counter()
-        start["cpu"] = _process_cpu_ms()
+        start["cpu"] = process_cpu_ms()
 
     def closing():
         try:
             if "wall" not in start:
                 return
-            cpu1 = _process_cpu_ms()
+            cpu1 = process_cpu_ms()
             cpu0 = start.get("cpu")
             emit("exit_work", {
                 "wall_ms": round((time.perf_counter() - start["wall"]) * 1000.0, 3),
                 "cpu_ms": round(cpu1 - cpu0, 3) if cpu0 is not None and cpu1 is not None else None,
+                # the process's CPU time when the app ended (its exit work began): the per-call CPU clock's end
+                "cpu_at_start_ms": round(cpu0, 3) if cpu0 is not None else None,
             })
         except Exception:
             pass

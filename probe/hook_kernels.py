@@ -43,13 +43,27 @@ def encode(value, depth=0):
         key = getattr(value, "key", None)
         func = getattr(value, "func", None)
         if key is not None and callable(func):  # a wp.func: name the Python function it was made from
-            return {"kind": "function", "module": getattr(func, "__module__", ""),
-                    "name": getattr(func, "__qualname__", getattr(func, "__name__", ""))}
+            return _captured({"kind": "function", "module": getattr(func, "__module__", ""),
+                              "name": getattr(func, "__qualname__", getattr(func, "__name__", ""))}, func, depth)
         if callable(value) and hasattr(value, "__qualname__") and hasattr(value, "__module__"):
-            return {"kind": "function", "module": value.__module__ or "", "name": value.__qualname__}
+            return _captured({"kind": "function", "module": value.__module__ or "", "name": value.__qualname__},
+                             value, depth)
     except Exception:
         pass
     return {"kind": "other", "type": type(value).__name__}
+
+
+def _captured(out, func, depth):
+    """A function defined inside another (`make_filter.<locals>.accept`) with the values its closure captured from
+    that call (`{"mode": {"kind": "int", "text": "3"}}`): what the making call was given, as far as it kept it."""
+    if depth < 2 and "<locals>" in out["name"]:
+        try:
+            code, cells = func.__code__, func.__closure__ or ()
+            names = code.co_freevars[:8]
+            out["cells"] = {n: encode(cells[i].cell_contents, depth + 1) for i, n in enumerate(names)}
+        except Exception:
+            pass
+    return out
 
 
 def _global_name(value, package):

@@ -368,6 +368,7 @@ def build_report(
         warm_cpu_ms=cpu_clock(lambda s: s.warm.result.cpu_ms if s.warm else None),
         compile_cpu_ms=cpu_clock(compile_cpu),
         steady_ms=cpu_clock(lambda s: s.cold.events.steady_ms),
+        steady_cpu_ms=cpu_clock(lambda s: s.cold.events.steady_cpu_ms),
         cold_module_cpu_ms=cpu_clock(lambda s: s.cold.result.module_cpu_ms),
         native_compile_cpu_ms=cpu_clock(lambda s: s.cold.result.native_cpu_ms),
         pch_cpu_ms=cpu_clock(lambda s: s.cold.result.pch_cpu_ms),

@@ -71,8 +71,20 @@ def relative_half_width(c: Comparison, intended: str) -> tuple[float | None, str
     return (abs(half / centre) if centre else None), unit
 
 
-PER_CALL_CLOCKS = frozenset({"steady"})  # clocks a fix of a cost paid at every call is judged on alone (WC-1)
+# clocks a fix of a cost paid at every call is judged on alone (WC-1)
+PER_CALL_CLOCKS = frozenset({"steady", "steady_cpu"})
 _BY_OUTCOME = {"improved": "IMPROVED", "regressed": "REGRESSION"}
+
+
+def per_call_clock(c: Comparison, name: str) -> str:
+    """The per-call clock a comparison judges on: the CPU twin (steady_cpu) where the comparison decides on CPU time
+    and both arms read it (the calls are Python and CPU-kernel work on the app's thread: a machine shared with other
+    jobs stretches their wall time, not their CPU time), else the wall clock named."""
+    from ..clocks import CPU_CLOCK_OF
+
+    twin = CPU_CLOCK_OF.get(name, "")
+    k = c.clock(twin) if twin and c.clock_basis == "cpu" else None
+    return twin if k is not None and k.before.median is not None and k.after.median is not None else name
 
 
 def on_clock(c: Comparison, name: str) -> Comparison:
@@ -216,7 +228,7 @@ def multiarm_compare(
             if added:
                 c.equivalence.note = "; ".join(x for x in (c.equivalence.note, added) if x)
             if arm.clock in PER_CALL_CLOCKS:
-                c = on_clock(c, arm.clock)
+                c = on_clock(c, per_call_clock(c, arm.clock))
             step = _decide(c, limit, floor, n)
             arm.comparison, arm.decisions = c, step.decisions
             if c.verdict == "INVALID":

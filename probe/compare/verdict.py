@@ -226,8 +226,8 @@ def _warnings(before: Report, after: Report, eq: Equivalence) -> list[Warn]:
 
 
 TIME_CLOCKS = ("compile_elapsed", "warm_repeat", "cold_module", "cuda_compile", "cold_wall", "warm_wall", "pch",
-               "native", "codegen", "steady", "compile_cpu", "cold_module_cpu", "cold_cpu", "warm_cpu", "pch_cpu",
-               "native_cpu", "cuda_compile_cpu")  # fmt: skip
+               "native", "codegen", "steady", "steady_cpu", "compile_cpu", "cold_module_cpu", "cold_cpu", "warm_cpu",
+               "pch_cpu", "native_cpu", "cuda_compile_cpu")  # fmt: skip
 CPU_CLOCKS = frozenset(CPU_TWIN.values())
 
 
@@ -286,6 +286,8 @@ def _clocks(before: Report, after: Report, st: Structure, floor: float, drift: D
             out.append(clock(name, b, a, cnt, label=label))
     if before.steady_ms.values and after.steady_ms.values:  # the per-call clock (WC-1), where both arms ended cleanly
         out.append(clock("steady", before.steady_ms, after.steady_ms, st.compiled_events))
+    if before.steady_cpu_ms.values and after.steady_cpu_ms.values:  # its CPU twin, where both runs read the clock
+        out.append(clock("steady_cpu", before.steady_cpu_ms, after.steady_cpu_ms, st.compiled_events))
     for name, b, a, cnt, label in (
         ("compile_cpu", before.compile_cpu_ms, after.compile_cpu_ms, st.compiled_events, "compiled events"),
         ("cold_module_cpu", before.cold_module_cpu_ms, after.cold_module_cpu_ms, st.compiled_events,
@@ -552,7 +554,7 @@ def compare(
 
 
 INFORMATIONAL = ("cold_wall", "warm_wall", "pch", "native", "codegen", "steady")  # steady: a per-call finding's
-CPU_INFORMATIONAL = ("cold_cpu", "warm_cpu", "pch_cpu", "native_cpu")
+CPU_INFORMATIONAL = ("cold_cpu", "warm_cpu", "pch_cpu", "native_cpu", "steady_cpu")
 
 
 def _informational(cpu: bool, warm_compiles: bool) -> set[str]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..compare.multiarm import Arm, multiarm_compare
+from ..compare.multiarm import PER_CALL_CLOCKS, Arm, multiarm_compare
 from ..errors import RunFailed, UsageError
 from ..models.comparison import Comparison
 from ..models.diagnosis import Diagnosis, Edit, Finding
@@ -269,10 +269,11 @@ def _clock_saving(c: CandidateFix, comparison: Comparison) -> None:
 
 def _per_call_verdict(c: CandidateFix, comparison: Comparison) -> None:
     """A fix of a cost paid at every call (WC-1) is judged on the run after its last load alone (the arm's comparison
-    is already that view: compare/multiarm.on_clock); where no sample recorded that clock it proves nothing."""
-    if c.clock != "steady" or comparison.verdict == "INVALID":
+    is already that view, on its CPU twin where the comparison decides on CPU time: compare/multiarm.on_clock); where
+    no sample recorded that clock it proves nothing."""
+    if c.clock not in PER_CALL_CLOCKS or comparison.verdict == "INVALID":
         return
-    k = comparison.clock("steady")
+    k = comparison.clock(c.clock)
     if k is None or k.before.median is None or k.after.median is None:
         c.verdict, c.verdict_reason = "INCONCLUSIVE", "the per-call clock (run after last load) was not measured"
 
@@ -503,6 +504,10 @@ def run_fix(
         parts = _parts_of_one_problem(good, result.candidates, findings)
         parts += [c for c in pointing_right(result.candidates) if c not in good and c not in parts]
         parts = _one_realisation_each(good, parts)
+        # an undecided part joins only where the combination is judged on its own clock: a per-call fix (WC-1) saves
+        # nothing on the compile clocks, so a combination decided there could never earn it
+        mechs = [m for c in good for m in c.mechanisms]
+        parts = [c for c in parts if fix_clock([*mechs, *c.mechanisms]) == (c.clock or fix_clock(c.mechanisms))]
         if options.combine and len(good) + len(parts) >= 2:
             result.combination = _combination(good + parts, findings, files, root, rel_cwd, command, cwd, scratch,
                                               base, options, engine, progress, cuda_arch)

@@ -227,9 +227,12 @@ def _first_round(result: FixResult, unsafe_fixes: bool = False) -> tuple[list[st
                   key=lambda c: -(c.saving_ms or 0.0))
     if combo is not None and combo.improved and writable(combo, unsafe_fixes):
         keys = combo.key.split("+")
-        unproven = any(not c.improved for c in result.candidates if c.key in keys)
+        undecided = [c for c in result.candidates if c.key in keys and not c.improved]
+        # an undecided part about another clock (a per-call fix in a compile-judged combination) cannot be earned on
+        # the combination's clock: its saving does not show there
+        elsewhere = any(c.clock and c.clock != combo.clock for c in undecided)
         # a combination with an undecided part must earn that part: more saved than the best fix alone
-        if not unproven or not best or (combo.saving_ms or 0.0) > (best[0].saving_ms or 0.0):
+        if not elsewhere and (not undecided or not best or (combo.saving_ms or 0.0) > (best[0].saving_ms or 0.0)):
             return keys, list(combo.edits)
     if not best:
         return [], []

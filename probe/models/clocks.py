@@ -15,6 +15,7 @@ CLOCK_TITLES: dict[str, str] = {
     "warm_wall": "warm wall",  # the whole repeat run: what every later run waits, header rebuilds included
     "pch": "header (pch)",  # the CPU precompiled header built in the cold run
     "steady": "run after last load",  # the cold run from its last module load to the app's end: the repeated calls
+    "steady_cpu": "CPU after last load",  # the same span on the process's CPU clock (user + system)
     "native": "native compile",  # clang / NVRTC in the cold run, header excluded
     "codegen": "codegen",  # Python -> C++/CUDA source generation in the cold run
     # CPU clocks: user + system time of a whole run (os.wait4), and the building threads' CPU time
@@ -30,4 +31,5 @@ CLOCK_TITLES: dict[str, str] = {
 CPU_TWIN: dict[str, str] = {
     "compile_elapsed": "compile_cpu", "cold_module": "cold_module_cpu", "cold_wall": "cold_cpu",
     "warm_wall": "warm_cpu", "pch": "pch_cpu", "native": "native_cpu", "cuda_compile": "cuda_compile_cpu",
+    "steady": "steady_cpu",
 }

@@ -20,8 +20,8 @@ COMPARISON_SCHEMA_VERSION = 1
 Verdict = Literal["IMPROVED", "INCONCLUSIVE", "REGRESSION", "INVALID", "UNVERIFIED", "NO_EFFECT"]
 ClockName = Literal[
     "compile_elapsed", "warm_repeat", "cold_module", "cuda_compile", "cold_wall", "warm_wall", "pch", "native",
-    "codegen", "steady", "compile_cpu", "cold_module_cpu", "cold_cpu", "warm_cpu", "pch_cpu", "native_cpu",
-    "cuda_compile_cpu",
+    "codegen", "steady", "steady_cpu", "compile_cpu", "cold_module_cpu", "cold_cpu", "warm_cpu", "pch_cpu",
+    "native_cpu", "cuda_compile_cpu",
 ]
 # what a change can act through: "compiled" (settings, code fixes: identical work means no effect), "scheduling"
 # (preloads, worker threads: identical work, judged on time), "unknown" (a plain compare: judged on time)

@@ -145,6 +145,8 @@ class Build(_Model):
     thread: int = 0
     start_ms: float = 0.0  # since the hook started in this process
     end_ms: float = 0.0
+    # the process's CPU time (user + system, ms) when the load ended; None: an older hook or no rusage
+    proc_cpu_end_ms: float | None = None
     error: str | None = None
     path: str = "wrap"  # "wrap" (structured hook) or "log" (parsed from Warp's log lines)
     spans: list[PhaseSpan] = Field(default_factory=list)  # outermost phase calls in order (empty: not recorded)
@@ -512,6 +514,9 @@ class Report(_Model):
     # the cold run after its last module load, to the app's end (RunEvents.steady_ms): the repeated calls once all is
     # built, the clock a cost paid at every call (WC-1) is judged on; empty where a sample has no exit record
     steady_ms: Stat = Field(default_factory=Stat)
+    # the same span on the process's CPU clock (RunEvents.steady_cpu_ms): the calls' own work, which a machine shared
+    # with other jobs stretches in wall time but not in CPU time; empty where a sample has no CPU reading
+    steady_cpu_ms: Stat = Field(default_factory=Stat)
     compile_elapsed_ms: Stat = Field(default_factory=Stat)
     overlap_factor: float | None = None  # summed load time / union of load intervals (1.0 = one at a time)
     generated_source_bytes: int = 0

@@ -13,8 +13,10 @@ the pass's own noise band and at least MIN_SHARE of the pass: relative to the ru
 
 The estimate is on the per-call clock `fix` proves it on (`steady`: the run after its last module load): the
 construction time of the passes measured. The edit caches a module-level factory whose arguments are fixed per call
-site (probe/fix/transform/cache_factory.py); else splits a function that makes its kernel and launches it into a
-cached maker keyed on the values the kernel's slice reads, and the launch (probe/fix/transform/split.py); else moves
+site (probe/fix/transform/cache_factory.py); else, when the factory's argument is a function a project maker
+defines anew at each call, caches that maker so the factory's own cache or memo hits (cache_maker.py); else
+splits a function that makes its kernel and launches it into a cached maker keyed on the values the kernel's slice
+reads, and the launch (probe/fix/transform/split.py); else moves
 a kernel that reads nothing of its function to module scope (create once, probe/fix/transform/hoist.py); otherwise
 the finding is manual with each reason. A place an installed
 library owns gets an upstream report: the application cannot cache the library's factory.
@@ -23,6 +25,7 @@ library owns gets an upstream report: the application cannot cache the library's
 from __future__ import annotations
 
 from ..fix.transform.cache_factory import cache_factory
+from ..fix.transform.cache_maker import cache_maker
 from ..fix.transform.hoist import hoist, hoist_edits
 from ..fix.transform.plan import Plan, Step
 from ..fix.transform.split import split_maker
@@ -117,6 +120,10 @@ def _own_fix(ctx: RuleContext, places: list[Place]) -> tuple[str, list, str, str
         if cached.ok:
             steps.append(cached)
             continue
+        maker = cache_maker(ctx, p.file, p.function, p.made)
+        if maker.ok:
+            steps.append(maker)
+            continue
         if (p.file, p.function) in split_done:
             continue
         # every kernel the function makes again goes into one maker: they share what makes them
@@ -130,10 +137,12 @@ def _own_fix(ctx: RuleContext, places: list[Place]) -> tuple[str, list, str, str
         if moved.ok:
             steps.append(moved)
             continue
-        why_not.append(f"{p.function}(): {cached.why_not}; split: {split.why_not}; {moved.why_not}")
+        why_not.append(f"{p.function}(): {cached.why_not}; cache the maker: {maker.why_not}; split: {split.why_not}; "
+                       f"{moved.why_not}")
     names = ", ".join(f"{p.function}()" for p in places)
     prose = (f"{names} make{'s' if len(places) == 1 else ''} the same kernels again at every call. Make each kernel "
              "once: cache the factory (functools.lru_cache on a function whose arguments are fixed per call site), "
+             "or the maker of an argument it gets anew at every call (a wp.func a function defines per call), "
              "split a function that makes its kernel and launches it into a cached maker and the launch, or define "
              "the kernel at module scope, and look it up at every call.")
     if not steps:

@@ -23,6 +23,7 @@ from ...models import KernelCreation
 from ..edits import insert_before
 from . import syntax
 from .context import Project
+from .fresh_args import fresh_arguments, params_of
 from .memoize import CACHE, _caches, _factory_node, _import_line
 from .plan import Step, failed
 
@@ -89,6 +90,12 @@ def cache_factory(ctx: Project, file: str, function: str, made: list[KernelCreat
         return failed(STEP, why)
     if _caches(node):
         return failed(STEP, f"{function}() caches already, yet made new kernels: its arguments differ per call")
+    fresh = fresh_arguments(ctx, made, params_of(node))
+    if fresh:
+        f = fresh[0]
+        return failed(STEP, f"{function}()'s argument {f.param} is a new function at every call "
+                            f"({ctx.rel(f.site_file)}:{f.site_line} calls {f.maker}(), which defines "
+                            f"{f.value.get('name')} anew): a cache on {function}() keys on that object and never hits")
     bad = sorted({n for c in made for n in _unkeyable(c)})
     if bad:
         return failed(STEP, f"{function}()'s argument(s) {', '.join(bad)} are objects a cache would key on by "

@@ -30,6 +30,7 @@ from ...scan.common import last_ident
 from ..edits import insert_before, replace_lines
 from . import syntax
 from .context import Project
+from .fresh_args import fresh_arguments
 from .memoize import CACHE, _import_line
 from .plan import Step, failed
 from .reached import def_by_path
@@ -383,6 +384,11 @@ def split_maker(ctx: Project, file: str, function: str, made: list[KernelCreatio
             if not kinds <= _HASHABLE:
                 return failed(STEP, f"the kernel's maker uses {p} itself, not values read from it, and the run passed "
                                     f"{'/'.join(shown)}: a cache would key on that object (by identity, or raise)")
+            fresh = next((f for f in fresh_arguments(ctx, made, params) if f.param == p), None)
+            if fresh is not None:
+                return failed(STEP, f"the kernel's maker would key on {p}, a new function at every call "
+                                    f"({ctx.rel(fresh.site_file)}:{fresh.site_line} calls {fresh.maker}(), which "
+                                    f"defines {fresh.value.get('name')} anew): a cache on it never hits")
             whole.append(p)
         else:
             keys[p] = attrs
