@@ -246,3 +246,31 @@ def test_the_bench_headline_counts_own_mechanism_also_against_the_originals_that
             {"expected": ["CS-9"], "original_applied": ["CS-10"], "reached": True, "own": False}]
     line = bench._headline(rows)[0]  # type: ignore[attr-defined]
     assert "Reached 3 of 3; the shape's own mechanism written on 1 of 3; on 1 of the 2 whose original" in line
+
+
+def _diagnosed(tmp_path: Path, name: str, key: str) -> tuple[object, Path]:
+    from warp_compile.probe.diagnose import diagnose_sources
+    from warp_compile.probe.measure import measure
+
+    app, variants, _ = _variants(name)
+    root = variants[key].write(app, tmp_path / key.replace("/", "-"))
+    return diagnose_sources(measure([sys.executable, "-m", name], root, samples=1), root), root
+
+
+@pytest.mark.slow
+def test_variants_get_the_edit_their_original_gets(tmp_path: Path) -> None:
+    """Misses of this session's variant samples, each a precondition that matched syntax only:
+    - index_dispatch where/module_factory (a generic kernel made by a factory called once at import): CS-6 gave each
+      closure a module of its own; the run shows one kernel made at import, so the original's edit comes first (the
+      late import that registers the instances moved up);
+    - reset_worlds module/keyword and module/constant (`module=module`, every call passing "unique"; a constant
+      reading "unique"): CS-9 moves the kernels with the captured flag as an argument and no module= left on them."""
+    d, _ = _diagnosed(tmp_path, "index_dispatch", "where/module_factory")
+    (f,) = [f for f in d.findings if f.mechanism == "CS-6"]
+    assert [e.file for e in f.edits] == ["index_dispatch/scene.py"] and "from . import joints" in f.edits[0].new
+    assert 'module="unique"' not in "".join(e.new for e in f.edits)
+    for key in ("module/keyword", "module/constant"):
+        d, _ = _diagnosed(tmp_path, "reset_worlds", key)
+        (f,) = [f for f in d.findings if f.mechanism == "CS-9"]
+        moved = "".join(e.new for e in f.edits)
+        assert moved.count("@wp.kernel(enable_backward=False)") == 4 and "module=" not in moved, (key, moved)

@@ -354,6 +354,15 @@ def _finding(
     rank = 2 if late else 0  # a late registration's fix is the order of calls, which no edit changes
     if late:
         reviews.append("the registrations run in a function called after the first load: move that call by hand")
+    held: list[bool] = []
+
+    def at_import() -> bool:
+        """Whether the module-wide plan below holds (computed once)."""
+        if not held:
+            step = versions_plan(ctx, module, kind="overload")
+            held.append(step is not None and step.ok)
+        return held[0]
+
     for p in launched:
         sigs = list(code[p][1])
         dist = helpers.dependency_of(ctx, infos[p].file if infos[p] is not None else None)
@@ -364,6 +373,12 @@ def _finding(
             # its own module (generic by the run's instances, whatever the scan could see through an alias): only
             # its instances rebuild it
             plan = register_where_made(ctx, kdef, p, module)
+        elif _made_once_at_import(ctx, infos[p], kdef) and at_import():
+            # made inside a function, but once, while its file was imported (`k = _make_k()` at module scope): the
+            # run shows one kernel like a module-scope one, so the module-wide plan below (the instances the run made
+            # late, made at import) comes first; a module of its own per closure is the fallback
+            plan = Plan(review=f"{names[p]} is made once, at import (the run's record): its instances are registered "
+                               "where the run made them, before the module loads")
         else:
             plan = own_plan(ctx, p, kdefs[p], module, sigs, code[p][1])
         edits += plan.edits
@@ -482,6 +497,16 @@ def _finding(
             else []
         ),
     )
+
+
+def _made_once_at_import(ctx: RuleContext, info: KernelInfo | None, kdef: KernelDef | None) -> bool:
+    """A generic kernel made inside a function whose one creation the run recorded ran at import: one kernel object
+    for the whole run, as a module-scope definition would be."""
+    if info is None or kdef is None or not kdef.nested or not kdef.generic:
+        return False
+    key = info.generic_parent or info.key
+    made = [c for c in ctx.report.kernel_creations if c.made_by == "kernel" and c.key == key]
+    return len(made) == 1 and made[0].at_import
 
 
 def _own_closure(ctx: RuleContext, kdef: KernelDef | None, info: KernelInfo | None) -> bool:
