@@ -19,7 +19,8 @@ from types import ModuleType
 from .composition import compose, join_plans
 from .dependency_advice import address_to_maintainers
 from .errors import UsageError
-from .fix.edits import SourceView, owned_path
+from .fix.checks import parse_problem
+from .fix.edits import EditConflict, SourceView, owned_path, patched
 from .fix.settings import add_settings_edits
 from .fmt import fmt_ms
 from .hashdiff import explain_changes
@@ -242,6 +243,8 @@ def diagnose(
         address_to_maintainers(f)
         _guard_edits(f)
     add_settings_edits(findings, ctx.sources, report.entry)
+    for f in findings:
+        _guard_parse(f, ctx.sources)
     findings, priced_out = compose(findings)
     join_plans(findings)
     price(findings, report)  # on the CPU clock: rebuild-measured where the run rebuilt, else the builds' CPU share
@@ -281,6 +284,27 @@ def _guard_edits(f: Finding) -> None:
         if not kept:
             f.applicability = "manual"
             f.review = f.review or "the place to change is not a file of the project"
+
+
+def _guard_parse(f: Finding, sources: SourceView) -> None:
+    """A finding shows only edits it could apply: edits whose result no longer parses (a defect of the rule that built
+    them, which `fix` would refuse as invalid) are withdrawn, and the finding says so."""
+    originals: dict[str, bytes] = {}
+    edited: dict[str, str] = {}
+    for file in dict.fromkeys(e.file for e in f.edits):
+        lines = sources.lines(file) if file.endswith(".py") else None
+        if lines is None:
+            continue  # a new file, or not Python: the run judges it
+        try:
+            edited[file] = "".join(patched(lines, [e for e in f.edits if e.file == file]))
+        except EditConflict:
+            return  # conflicts are the composer's and fix's to report
+        originals[file] = "".join(lines).encode()
+    why = parse_problem(originals, edited, f.edits) if edited else None
+    if why:
+        f.edits, f.applicability = [], "manual"
+        why = why.replace(", so the candidate was not run", ": the edit is withdrawn (a defect to report)")
+        f.review = f"{f.review}; {why}" if f.review else why
 
 
 def _stamp_owners(f: Finding, report: Report, base: Path | None) -> None:

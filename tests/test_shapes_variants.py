@@ -274,3 +274,19 @@ def test_variants_get_the_edit_their_original_gets(tmp_path: Path) -> None:
         (f,) = [f for f in d.findings if f.mechanism == "CS-9"]
         moved = "".join(e.new for e in f.edits)
         assert moved.count("@wp.kernel(enable_backward=False)") == 4 and "module=" not in moved, (key, moved)
+
+
+@pytest.mark.slow
+def test_a_registration_after_a_definition_under_a_branch_goes_after_the_whole_statement(tmp_path: Path) -> None:
+    """field_tiler control/branch (this session's second variant sample: `invalid edit`, SyntaxError): the generic
+    kernel is defined in both branches of a module-scope `if`; CS-6's registrations were inserted at column 0 right
+    after the first branch's definition, which breaks the `else`. They now follow the whole `if` statement."""
+    d, root = _diagnosed(tmp_path, "field_tiler", "control/branch")
+    (f,) = [f for f in d.findings if f.mechanism == "CS-6"]
+    assert f.edits and f.applicability != "manual", f.review
+    from warp_compile.probe.fix.edits import apply_edits
+
+    apply_edits(root, f.edits)
+    text = (root / "field_tiler" / "kernels.py").read_text()
+    ast.parse(text)
+    assert text.index("else:") < text.index("= wp.overload(")

@@ -169,7 +169,10 @@ def own_plan(
         plan.review = f"{kdef.file}:{kdef.line} could not be read back as the definition of {kdef.name}"
         return plan
     lines, tree = src
-    end = syntax.span_of(node)[1]
+    # after the module-scope statement that holds it: a definition under `if`/`try` (one per branch) is bound once
+    # that statement ran, and lines inserted at column 0 inside the block would break it
+    top = syntax.top_statement(tree, node.lineno)
+    end = syntax.span_of(top if top is not None else node)[1]
     if not _binds_warp(tree, end):
         plan.review = f"{kdef.file} does not bind `wp` to warp before {kdef.name}, so the lines are written by hand"
         return plan
