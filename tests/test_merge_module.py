@@ -83,6 +83,15 @@ def _plain(cwd: Path) -> str:
     return "\n".join(ln for ln in done.stdout.splitlines() if ln.startswith("sum"))
 
 
+def _builds_stage_a_alone(app: Path, f: Finding, fixed: Path) -> None:
+    """The finding's edits applied to a copy: it prints the same, builds stage_a alone, and no header."""
+    shutil.copytree(app, fixed)
+    apply_edits(fixed, f.edits)
+    assert _plain(fixed) == _plain(app)
+    after = measure([sys.executable, "app.py"], fixed, samples=1)
+    assert [b.module for b in after.builds if b.status == "compiled"] == ["stage_a"] and not after.pch
+
+
 @pytest.mark.slow
 def test_three_modules_built_once_are_merged_and_the_header_switched_off(tmp_path: Path) -> None:
     app = _app(tmp_path / "app", FILES)
@@ -96,12 +105,7 @@ def test_three_modules_built_once_are_merged_and_the_header_switched_off(tmp_pat
     assert changed["stage_b.py"].strip() == '@wp.kernel(module="stage_a")'
     assert changed["stage_c.py"].strip() == '@wp.kernel(module="stage_a")'
     assert "use_precompiled_headers = False" in changed["app.py"]
-    fixed = tmp_path / "fixed"
-    shutil.copytree(app, fixed)
-    apply_edits(fixed, f.edits)
-    assert _plain(fixed) == _plain(app)
-    after = measure([sys.executable, "app.py"], fixed, samples=1)
-    assert [b.module for b in after.builds if b.status == "compiled"] == ["stage_a"] and not after.pch
+    _builds_stage_a_alone(app, f, tmp_path / "fixed")
 
 
 @pytest.mark.slow
@@ -140,12 +144,7 @@ def test_a_module_created_after_the_first_load_is_made_at_import_first(tmp_path:
     assert "made before the merged module loads: create make_shift(2.0) at import" in f.review, f.review
     new = "".join(e.new for e in f.edits if e.file == "stage_b.py")
     assert "functools.lru_cache" in new and "\nmake_shift(2.0)\n" in new and 'module="stage_a"' in new
-    fixed = tmp_path / "fixed"
-    shutil.copytree(app, fixed)
-    apply_edits(fixed, f.edits)
-    assert _plain(fixed) == _plain(app)
-    after = measure([sys.executable, "app.py"], fixed, samples=1)
-    assert [b.module for b in after.builds if b.status == "compiled"] == ["stage_a"] and not after.pch
+    _builds_stage_a_alone(app, f, tmp_path / "fixed")
     assert "the ones this run made" not in f.review
     files["app.py"] = files["app.py"].replace("make_shift(2.0)", "make_shift(float(len(sys.argv)) + 1.0)").replace(
         "import warp as wp\n", "import sys\n\n        import warp as wp\n", 1)

@@ -27,6 +27,7 @@ must show that); a kernel no module-scope name reaches (created inside a functio
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -354,14 +355,11 @@ def _finding(
     rank = 2 if late else 0  # a late registration's fix is the order of calls, which no edit changes
     if late:
         reviews.append("the registrations run in a function called after the first load: move that call by hand")
-    held: list[bool] = []
-
+    @functools.cache
     def at_import() -> bool:
         """Whether the module-wide plan below holds (computed once)."""
-        if not held:
-            step = versions_plan(ctx, module, kind="overload")
-            held.append(step is not None and step.ok)
-        return held[0]
+        step = versions_plan(ctx, module, kind="overload")
+        return step is not None and step.ok
 
     for p in launched:
         sigs = list(code[p][1])

@@ -114,7 +114,8 @@ class KernelsMixin:
                     # the calls decide (link.py) for the outermost function without *args/**kwargs; a method's calls
                     # pass self/cls implicitly, so those are matched by keyword only
                     callers = fr is functions[0] and a.vararg is None and a.kwarg is None
-                    method = self.frames.index(fr) > 0 and self.frames[self.frames.index(fr) - 1].kind == "class"
+                    at = self.frames.index(fr)
+                    method = at > 0 and self.frames[at - 1].kind == "class"
                     index = i if i < len(positional) and not method else None
                     if d is not None:
                         return d, True, default.lineno, (arg.arg if callers else None), index
