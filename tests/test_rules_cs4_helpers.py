@@ -56,3 +56,34 @@ def test_cs4_two_kernel_module_launched_from_two_places_stays_out() -> None:
     assert result.findings == []  # only two one-unit modules remain under the shared caller
     # without launch records a two-kernel module cannot show it is used as one unit either
     assert module_granularity.evaluate(ctx_of(R(builds))).findings == []
+
+
+def _direct_build(seq: int, name: str, line: int) -> Build:
+    """A one-kernel module whose kernel the pipeline step launches itself (the step is its launching function)."""
+    b = B(seq, f"app.{name}", [K(f"{name}_k", file=f"app/{name}.py", line=8)], h="abcdef"[seq], ms=100.0 + seq,
+          trig=("app/mapping.py", line, "process_scan"))
+    assert b.trigger is not None
+    main = Site(file=f"{ROOT}/app/__main__.py", line=9, function="main")
+    b.trigger = Trigger(**{**b.trigger.model_dump(), "stack": [Site(file=b.trigger.file, line=line,
+                                                                    function="process_scan"), main]})
+    return b
+
+
+def _mixed(helper_caller: Site) -> list[Build]:
+    helper = _helper_build(3, "merge", ["concat"], 22)
+    assert helper.trigger is not None
+    helper.trigger = Trigger(**{**helper.trigger.model_dump(), "stack": [helper.trigger.stack[0], helper_caller]})
+    return [_direct_build(1, "shift", 41), _direct_build(2, "search", 47), helper]
+
+
+def test_cs4_groups_a_step_that_launches_two_modules_itself_and_a_third_through_a_helper() -> None:
+    (f,) = module_granularity.evaluate(ctx_of(R(_mixed(STEP)))).findings
+    assert f.modules == ["app.shift", "app.search", "app.merge"]
+    assert "mapping.py:process_scan() (the caller)" in f.fix
+
+
+def test_cs4_a_helper_called_from_another_step_does_not_join() -> None:
+    other = Site(file=f"{ROOT}/app/report.py", line=12, function="summary")
+    result = module_granularity.evaluate(ctx_of(R(_mixed(other))))
+    assert result.findings == []  # the step launches two modules; the third is another step's
+    assert "share no launching function or file" in result.ruled_out[0].signal

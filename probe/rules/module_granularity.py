@@ -7,8 +7,9 @@ is deliberately conservative, because merging modules that do *not* share a life
 - at least 3 modules on one device, none module="unique" (that is CS-9), each with at most 2 kernels;
 - each built exactly once (no hash change, so nothing about them churns on its own);
 - all first launched from one function (else: one file; else reached from one calling function a frame or two up,
-  counting there only modules that are one unit: one kernel, or every launch of their kernels from one function,
-  the module's own helper such as a `downsample()` that launches both of its kernels), all with the same options.
+  whether it launches a module itself or through a helper, counting there only modules that are one unit: one kernel,
+  or every launch of their kernels from one function, the module's own helper such as a `downsample()` that launches
+  both of its kernels), all with the same options.
 
 Modules of different owners are never grouped. Estimate: (n - 1) x the fixed per-module cost (`fixed_cost`: with the
 CPU header, FIXED_PER_HEADER x the run's header build; else the
@@ -120,20 +121,31 @@ def _groups(ctx: RuleContext, cands: list[Build]) -> list[tuple[str, list[Build]
     if groups:
         return groups
     for depth in (1, 2):
-        # a shared caller further up is weaker evidence of one lifecycle: only modules used as one unit count there
+        # a shared caller further up is weaker evidence of one lifecycle: only modules used as one unit count there.
+        # A module counts under every function on its chain up to `depth` (its launching function included), so a
+        # pipeline step that launches two modules itself and a third through a helper is one caller of all three.
         by_caller: dict[tuple, list[Build]] = defaultdict(list)
         for b in cands:
-            fr = _frame(b, depth) if _one_unit(ctx, b) else None
-            if fr is not None:
+            frames = [_frame(b, d) for d in range(depth + 1)] if _one_unit(ctx, b) else []
+            for fr in dict.fromkeys(f for f in frames if f is not None):
                 by_caller[(b.device, _options_key(b), *fr, _owner(ctx, b))].append(b)
-        groups = [
-            (f"{os.path.basename(k[2])}:{k[3]}() (the caller)", v)
-            for k, v in by_caller.items()
-            if len(v) >= MIN_MODULES
-        ]
+        groups = _largest_first(by_caller)
         if groups:
             return groups
     return []
+
+
+def _largest_first(by_caller: dict[tuple, list[Build]]) -> list[tuple[str, list[Build]]]:
+    """Disjoint groups of at least MIN_MODULES, the largest shared caller first: a module reached through several of
+    them joins the group of the one that reaches the most."""
+    taken: set[str] = set()
+    groups = []
+    for k, v in sorted(by_caller.items(), key=lambda kv: -len(kv[1])):
+        members = [b for b in v if b.module not in taken]
+        if len(members) >= MIN_MODULES:
+            groups.append((f"{os.path.basename(k[2])}:{k[3]}() (the caller)", members))
+            taken.update(b.module for b in members)
+    return groups
 
 
 def _common_package(modules: list[str]) -> str:
