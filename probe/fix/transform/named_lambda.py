@@ -1,0 +1,143 @@
+"""A lambda handed to a call, given a name: `def _centred_fn(v): return ...` on the line before the statement.
+
+Some Warp releases name the function they generate from a lambda after Python's `hash()` of its source, which is
+salted per process, so every process makes modules of new names and the kernel cache never hits. A named function
+is keyed on its qualified name instead. The def stands in the same block as the statement, so it sees the same
+variables the lambda saw (closures read them when called, for both); a lambda whose scope is not that block's (inside
+a comprehension or another lambda) or a statement that is not a plain one of a function or the file is left alone.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from .syntax import indent_of, parents_of
+
+_SIMPLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return)
+_OWN_SCOPE = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+@dataclass
+class NamedLambdas:
+    """Lines start..end replaced by `new` (the defs, then the statement naming them), or why not."""
+
+    start: int = 0
+    end: int = 0
+    new: str = ""
+    names: list[str] = field(default_factory=list)
+    why_not: str = ""
+
+
+def _offset(lines: list[str], line: int, col: int) -> tuple[int, int]:
+    """(line index, character column) of an AST position (its column counts UTF-8 bytes)."""
+    text = lines[line - 1]
+    return line - 1, len(text.encode("utf-8")[:col].decode("utf-8", errors="ignore"))
+
+
+def _segment(lines: list[str], node: ast.expr) -> str:
+    (l0, c0), (l1, c1) = _offset(lines, node.lineno, node.col_offset), _offset(
+        lines, node.end_lineno or node.lineno, node.end_col_offset or 0)
+    if l0 == l1:
+        return lines[l0][c0:c1]
+    return lines[l0][c0:] + "".join(lines[l0 + 1 : l1]) + lines[l1][:c1]
+
+
+def _statement(tree: ast.Module, line: int) -> ast.stmt | None:
+    """The innermost statement spanning `line` (the one of smallest span)."""
+    spans = [n for n in ast.walk(tree) if isinstance(n, ast.stmt) and n.lineno <= line <= (n.end_lineno or n.lineno)]
+    return min(spans, key=lambda n: (n.end_lineno or n.lineno) - n.lineno, default=None)
+
+
+def _inside(parents: dict[ast.AST, ast.AST], node: ast.AST, outer: ast.AST) -> bool:
+    p = parents.get(node)
+    while p is not None:
+        if p is outer:
+            return True
+        p = parents.get(p)
+    return False
+
+
+def _scope_ok(parents: dict[ast.AST, ast.AST], stmt: ast.stmt) -> bool:
+    """A statement in a block of a function or of the file (through if/for/while/with/try), not a class body."""
+    p = parents.get(stmt)
+    while p is not None and not isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+        if isinstance(p, ast.ClassDef):
+            return False
+        p = parents.get(p)
+    return p is not None
+
+
+def _free_name(taken: set[str], base: str) -> str:
+    name = f"_{base}_fn"
+    n = 2
+    while name in taken:
+        name, n = f"_{base}_fn{n}", n + 1
+    return name
+
+
+def name_lambdas(lines: list[str], tree: ast.Module, line: int) -> NamedLambdas:
+    """The lambdas passed as arguments of the calls in the statement at `line`, each defined by name before it."""
+    parents = parents_of(tree)
+    stmt = _statement(tree, line)
+    if stmt is None or not isinstance(stmt, _SIMPLE):
+        return NamedLambdas(why_not=f"the code at line {line} is not a plain statement (an assignment or a call)")
+    if not _scope_ok(parents, stmt):
+        return NamedLambdas(why_not="the statement is in a class body, where a def would become an attribute")
+    first = lines[stmt.lineno - 1]
+    _, col = _offset(lines, stmt.lineno, stmt.col_offset)
+    lo, hi = stmt.lineno, stmt.end_lineno or stmt.lineno
+    shares = any(isinstance(n, ast.stmt) and n is not stmt and not _inside(parents, stmt, n)
+                 and n.lineno <= hi and (n.end_lineno or n.lineno) >= lo for n in ast.walk(tree))
+    if first[:col].strip() or shares:
+        return NamedLambdas(why_not=f"line {stmt.lineno} holds more than one statement")
+    lambdas: list[ast.Lambda] = []
+    for node in ast.walk(stmt):
+        if not isinstance(node, ast.Lambda):
+            continue
+        call = parents.get(node)
+        if not isinstance(call, ast.Call) and isinstance(call, ast.keyword):
+            call = parents.get(call)
+        if not isinstance(call, ast.Call) or node is call.func:
+            continue
+        p = parents.get(call)
+        nested = False
+        while p is not None and p is not stmt:
+            nested = nested or isinstance(p, _OWN_SCOPE)
+            p = parents.get(p)
+        if not nested:
+            lambdas.append(node)
+    if not lambdas:
+        return NamedLambdas(why_not=f"no lambda is passed to a call in the statement at line {stmt.lineno}")
+    taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    taken |= {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    taken |= {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
+    one = isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+    target = stmt.targets[0] if one else getattr(stmt, "target", None)
+    base = target.id.lstrip("_") if isinstance(target, ast.Name) else "mapped"
+    pad = " " * indent_of(first)
+    defs, names = [], []
+    for lam in lambdas:
+        name = _free_name(taken, base or "mapped")
+        taken.add(name)
+        names.append(name)
+        body = _segment(lines, lam.body).strip()
+        if "\n" in body:
+            body = f"({body})"
+        defs.append(f"{pad}def {name}({ast.unparse(lam.args)}):\n{pad}    return {body}\n")
+    # the statement's text with each lambda replaced by its name, last first so earlier offsets stay valid
+    text = lines[stmt.lineno - 1 : stmt.end_lineno or stmt.lineno]
+    rows = list(text)
+    for lam, name in sorted(zip(lambdas, names, strict=True), key=lambda p: (p[0].lineno, p[0].col_offset),
+                            reverse=True):
+        (l0, c0) = _offset(lines, lam.lineno, lam.col_offset)
+        (l1, c1) = _offset(lines, lam.end_lineno or lam.lineno, lam.end_col_offset or 0)
+        i0, i1 = l0 - (stmt.lineno - 1), l1 - (stmt.lineno - 1)
+        merged = rows[i0][:c0] + name + rows[i1][c1:]
+        rows[i0 : i1 + 1] = [merged]
+    new = "".join(defs) + "".join(rows)
+    try:
+        ast.parse("if True:\n" + new if pad else new)
+    except SyntaxError:
+        return NamedLambdas(why_not=f"the statement at line {stmt.lineno} does not parse with the lambdas named")
+    return NamedLambdas(start=stmt.lineno, end=stmt.end_lineno or stmt.lineno, new=new, names=names)
