@@ -4,7 +4,8 @@ the scan cannot place (renamed before decoration, built by a helper, registered 
 The hook records every kernel and generic instance the app made, with the app's frames that made it and their
 arguments (`Report.kernel_creations`). Those made after their module first loaded are the ones that rebuilt it;
 the transformation layer picks the function whose call made them and writes that call at import
-(`transform.memoize.made_at_import_from_run`).
+(`transform.memoize.made_at_import_from_run`). Kernels Warp's `wp.map` made are written as map calls at import
+instead (`map_kernels.py`), from what the hook recorded map was given.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from ..transform.context import Project
 from ..transform.imports import import_at_module_scope
 from ..transform.memoize import made_at_import_from_run
 from ..transform.plan import Step
+from .map_kernels import map_kernels_at_import
 
 
 def late_creations(ctx: Project, module: str, keys: set[str] | None = None,
@@ -60,6 +62,9 @@ def versions_plan(ctx: Project, module: str, keys: set[str] | None = None, kind:
     late = late_creations(ctx, module, keys, kind)
     if not late or not ctx.sources.available:
         return None
+    mapped = map_kernels_at_import(ctx, module, late)  # Warp's map made them: its kernels made at import
+    if mapped is not None:
+        return mapped
     sites = {late_import_site(ctx, c) for c in late}
     if None not in sites:
         steps = [import_at_module_scope(ctx, file, line) for file, line in sorted(sites)]  # type: ignore[misc]
