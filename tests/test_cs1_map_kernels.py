@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import ROOT
+from tests.helpers import ROOT, interpreters, synth_build
 from tests.test_transform import _apply, _write
 from warp_compile.probe.fix.edits import SourceView
 from warp_compile.probe.fix.place.map_kernels import map_kernels_at_import
+from warp_compile.probe.fix.place.recorded_versions import versions_plan
 from warp_compile.probe.models import KernelCreation, Report
 from warp_compile.probe.models.report import WarpSite
 from warp_compile.probe.rules.context import RuleContext
@@ -124,8 +125,26 @@ def test_what_no_call_at_import_can_stand_for_is_refused_with_why(tmp_path: Path
     assert "cannot name the dtype" in why(_made(root, [struct]), below)  # bound below the definition
     rebound = FUNCS + "\n\nsoften = None\n"
     assert "not bound by a def at module scope" in why(_made(root, [_arr("float32")]), rebound)
+    branch = FUNCS + "\n\nif DEBUG:\n    @wp.func\n    def soften(x: int) -> int:\n        return x\n"
+    assert "not bound by a def at module scope" in why(_made(root, [_arr("float32")]), branch)  # an overload in an if
     late_config = FUNCS + "\n\ndef main():\n    wp.config.enable_backward = False\n"
     assert "wp.config.enable_backward is set in main()" in why(_made(root, [_arr("float32")]), late_config)
+
+
+def test_a_lambda_s_late_map_kernels_name_both_candidates_reasons(tmp_path: Path) -> None:
+    """A lambda mapped in-line in a function fed run-time arrays: neither the map candidate nor the call that made
+    them holds, and the finding's reason says both."""
+    root = _project(tmp_path)
+    lam = "Phase.run.<locals>.<lambda>"
+    made = [_made(root, [_arr("float32")], name=lam, module="app.pipeline", t=100.0),
+            _made(root, [_arr("float64")], name=lam, module="app.pipeline", t=900.0)]
+    made = [c.model_copy(update={"args": {"a": {"kind": "other", "type": "array"}}}) for c in made]
+    ctx = _ctx(root, made)
+    ctx.report.builds.append(synth_build(1, "map_soften", "a", ms=100.0, start_ms=500.0))
+    step = versions_plan(ctx, "map_soften")
+    assert step is not None and not step.ok
+    assert step.why_not.startswith("wp.map's kernels at import: a lambda mapped in-line in Phase.run() has no name")
+    assert "; the calls that made them: " in step.why_not
 
 
 @pytest.mark.slow
@@ -149,3 +168,42 @@ def test_fix_writes_the_map_kernels_at_import_proven_on_the_real_app(tmp_path: P
                          env={**os.environ, "WARP_CACHE_PATH": str(tmp_path / "cache")})
     assert run.returncode == 0, run.stderr
     assert sum("Module map_soften " in ln for ln in (run.stdout + run.stderr).splitlines()) == 1
+
+
+def _releases() -> list:
+    """The newest warp (this interpreter), 1.10.1 and every `.venv-warp-X.Y.Z` release made in the project root."""
+    params = list(interpreters())
+    for venv in sorted(ROOT.glob(".venv-warp-*")):
+        if (venv / "bin" / "python").exists():
+            params.append(pytest.param(str(venv / "bin" / "python"), id=venv.name.removeprefix(".venv-")))
+    return params
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("python", _releases())
+def test_each_release_records_the_map_and_the_edit_makes_one_build(python: str, tmp_path: Path) -> None:
+    """On every supported release the hook describes each wp.map creation (function, dtypes), and the edit written
+    from that record leaves map_soften one build with the same printed output: nothing launched at import."""
+    from warp_compile.probe.measure import measure
+
+    root = tmp_path / "app"
+    shutil.copytree(SHAPE, root)
+    cmd = [python, "-m", "array_mapper"]
+    report = measure(cmd, root, samples=1)
+    made = [c for c in report.kernel_creations if c.module == "map_soften"]
+    assert made and all(c.mapped and c.mapped["function"]["name"] == "soften" for c in made)
+    assert {c.mapped["inputs"][0]["dtype"]["name"] for c in made} == {"float32", "vec3f", "float64"}  # type: ignore[index]
+    assert len([b for b in report.builds if b.module == "map_soften" and b.status == "compiled"]) >= 3
+    ctx = RuleContext(report=report, scan=scan(root), root=root, sources=SourceView(root))
+    late = [c for c in made if c.start_ms > min(b.start_ms for b in report.builds if b.module == "map_soften")]
+    step = map_kernels_at_import(ctx, "map_soften", late)
+    assert step is not None and step.ok, step and step.why_not
+    fixed = tmp_path / "fixed"
+    _apply(root, step.edits, fixed)
+    after = measure(cmd, fixed, samples=1)
+    assert [b.status for b in after.builds if b.module == "map_soften"] == ["compiled"]  # the cold run's
+    assert after.launch_count == report.launch_count
+    env = {**os.environ, "WARP_CACHE_PATH": str(tmp_path / "cache")}
+    outs = [subprocess.run(cmd, cwd=d, capture_output=True, text=True, timeout=600, env=env).stdout
+            for d in (root, fixed)]
+    assert outs[0].splitlines()[-2:] == outs[1].splitlines()[-2:]

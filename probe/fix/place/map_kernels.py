@@ -164,7 +164,11 @@ def _binds(stmt: ast.stmt) -> set[str]:
         return {stmt.name}
     if isinstance(stmt, (ast.Import, ast.ImportFrom)):
         return {(a.asname or a.name).split(".")[0] for a in stmt.names}
-    return {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    # a compound statement (`if`, `try`, `with`) binds what its blocks define or assign
+    return {n.name if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else n.id
+            for n in ast.walk(stmt)
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            or (isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))}
 
 
 def _free(bound: dict[str, int], name: str) -> str:

@@ -56,14 +56,15 @@ def late_import_site(ctx: Project, c: KernelCreation) -> tuple[str, int] | None:
 
 
 def versions_plan(ctx: Project, module: str, keys: set[str] | None = None, kind: str | None = None) -> Step | None:
-    """The step that makes at import what the run made late in `module`: the late import that made it, run at
-    module scope too; else the function whose call made it, called at import. None when the run recorded nothing
-    late (an older report, or a hook without the record)."""
+    """The step that makes at import what the run made late in `module`: kernels Warp's map made, as map calls at
+    import (map_kernels.py); else the late import that made it, run at module scope too; else the function whose call
+    made it, called at import (a failure then names the map candidate's reason too). None when the run recorded
+    nothing late (an older report, or a hook without the record)."""
     late = late_creations(ctx, module, keys, kind)
     if not late or not ctx.sources.available:
         return None
     mapped = map_kernels_at_import(ctx, module, late)  # Warp's map made them: its kernels made at import
-    if mapped is not None:
+    if mapped is not None and mapped.ok:
         return mapped
     sites = {late_import_site(ctx, c) for c in late}
     if None not in sites:
@@ -73,7 +74,11 @@ def versions_plan(ctx: Project, module: str, keys: set[str] | None = None, kind:
             return bad
         return Step(what=steps[0].what, edits=[e for s in steps for e in s.edits],
                     review=[r for s in steps for r in s.review], done="; ".join(s.done for s in steps))
-    return made_at_import_from_run(ctx, late)
+    step = made_at_import_from_run(ctx, late)
+    if mapped is not None and not step.ok:  # neither: both reasons
+        return Step(what=step.what, why_not=f"wp.map's kernels at import: {mapped.why_not}; the calls that made "
+                                            f"them: {step.why_not}")
+    return step
 
 
 def memoize_why_not(ctx: Project, made: list[KernelCreation]) -> str:
