@@ -323,6 +323,7 @@ def parse_lines(lines: list[str]) -> RunEvents:
                     made_by=str(e.get("made_by", "kernel")), signature=str(e.get("signature", "")),
                     outer=[f for f in (e.get("outer") or []) if isinstance(f, dict)],
                     start_ms=float(e.get("t_ms", 0.0)), init_ms=_num(e.get("init_ms")), via=_warp_site(e.get("via")),
+                    mapped=e.get("mapped") if isinstance(e.get("mapped"), dict) else None,
                 )
             )
         elif kind in ("cuda_build", "cuda_concurrent", "cuda_replay"):

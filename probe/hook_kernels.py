@@ -9,8 +9,10 @@ arguments at the moment the kernel is created tells the transformation layer the
 can create exactly those at import. Only values that can be written back as source are kept as such (numbers,
 strings, None, bools, Warp and NumPy types, module-level functions, tuples of those, and any object bound to a
 public module-level name of the app's own package, by that name); anything else is recorded by its type name, which
-tells the plan that argument cannot be written at import. It also names kernels and launch
-arguments for the hook's records (`kernel_info`, `dtype_name`).
+tells the plan that argument cannot be written at import. A kernel `wp.map` makes is described by what map was
+given (`_mapped`: the mapped function and each input's family, dtype, ndim and size-1 dimensions, read from map's own
+frame), so a plan can make the same map kernels at import. It also names kernels and launch arguments for the hook's
+records (`kernel_info`, `dtype_name`).
 """
 
 import sys
@@ -160,6 +162,37 @@ def _made_via(frame, wd, kernel):
             "function": getattr(code, "co_qualname", code.co_name)}
 
 
+def _mapped(frame, wd):
+    """What `wp.map` was making this kernel of: the mapped function (as `encode` names it, with its Warp key) and,
+    per input, an array's family, dtype, ndim and which dimensions are 1 (Warp's map picks its kernel by those) or a
+    plain value's type; the `out` given, by family. Read from map's own frame (its locals `wp_func`, `inputs`, `out`,
+    the same names in Warp 1.10 to 1.19); None when that frame or those names are not there (another release's
+    map, or a kernel made otherwise). Reads attributes of Warp's arrays only, never calls the app's code."""
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "map" and wd and code.co_filename.startswith(wd):
+            break
+        frame = frame.f_back
+    if frame is None:
+        return None
+    loc = frame.f_locals
+    fn, inputs = loc.get("wp_func"), loc.get("inputs")
+    if fn is None or not isinstance(inputs, tuple) or len(inputs) > 32:
+        return None
+    items = []
+    for x in inputs:
+        dt, shape = getattr(x, "dtype", None), getattr(x, "shape", None)
+        if dt is not None and isinstance(shape, tuple) and isinstance(getattr(x, "ndim", None), int):
+            items.append({"array": type(x).__name__, "dtype": encode(dt), "ndim": x.ndim,
+                          "ones": [i for i, d in enumerate(shape) if d == 1]})
+        else:
+            items.append({"value": type(x).__name__, "module": str(type(x).__module__)})
+    out = loc.get("out")
+    outs = out if isinstance(out, (list, tuple)) else ([] if out is None else [out])
+    return {"key": str(getattr(fn, "key", "")), "function": encode(fn), "inputs": items,
+            "out": [type(o).__name__ for o in outs]}
+
+
 def kernel_info(kernel, _hex):
     """A kernel of a build: key, hash, generic parent and signature, where it is defined, what its closure holds."""
     info = {"key": str(getattr(kernel, "key", "?"))}
@@ -240,6 +273,10 @@ def creation_wrapper(orig, user_site, emit, hook_error, state):
             via = _made_via(sys._getframe(1), wd, self)
             if via is not None:
                 extra["via"] = via
+                if via.get("function") == "map":
+                    mapped = _mapped(sys._getframe(1), wd)
+                    if mapped is not None:
+                        extra["mapped"] = mapped
             _record("kernel", self, _user_frames(sys._getframe(1), wd), emit, state, extra)
         except Exception as exc:
             hook_error("kernel_created", exc)

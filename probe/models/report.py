@@ -226,6 +226,10 @@ class KernelCreation(_Model):
     # the Warp function the app called that made the kernel for it (wp.map at every call): the line inside Warp; the
     # app's frame above (file, line, function) is the call that asked for it. None: the app made the kernel itself
     via: WarpSite | None = None
+    # what wp.map was making it of (hook_kernels._mapped): {"key", "function": an encoded function, "inputs": [{"array":
+    # family, "dtype", "ndim", "ones": dims of size 1} | {"value": type name, "module"}], "out": families given}; None:
+    # not made by wp.map, or not recorded (an older hook, a map without those locals)
+    mapped: dict[str, Any] | None = None
     start_ms: float = 0.0
     # the wall time Kernel.__init__ took (its source read and parsed); None: not recorded (an older hook)
     init_ms: float | None = None

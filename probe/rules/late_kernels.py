@@ -13,7 +13,9 @@ they needed. Locations are the definitions of the late kernels, at the scan's `d
 The edit moves a nested late kernel to module scope of its file, above its outermost enclosing statement, when the
 parsed source shows that is safe: its code reads nothing the function binds (no captured value), it is a direct
 statement of the function, its name is free at module scope and its decorator and annotations only read names
-bound above the new place. Otherwise the finding is manual with the reason. A late kernel an installed library
+bound above the new place. Kernels Warp's `wp.map` made (no definition of the project's) are made at import by
+map calls from the run's record (fix/place/map_kernels.py, through `versions_plan`). Otherwise the finding is manual
+with the reason. A late kernel an installed library
 defines (a method that creates one per call) gets an upstream report: the application cannot reorder it.
 """
 

@@ -4,7 +4,8 @@ the scan cannot place (renamed before decoration, built by a helper, registered 
 The hook records every kernel and generic instance the app made, with the app's frames that made it and their
 arguments (`Report.kernel_creations`). Those made after their module first loaded are the ones that rebuilt it;
 the transformation layer picks the function whose call made them and writes that call at import
-(`transform.memoize.made_at_import_from_run`).
+(`transform.memoize.made_at_import_from_run`). Kernels Warp's `wp.map` made are written as map calls at import
+instead (`map_kernels.py`), from what the hook recorded map was given.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from ..transform.context import Project
 from ..transform.imports import import_at_module_scope
 from ..transform.memoize import made_at_import_from_run
 from ..transform.plan import Step
+from .map_kernels import map_kernels_at_import
 
 
 def late_creations(ctx: Project, module: str, keys: set[str] | None = None,
@@ -54,12 +56,16 @@ def late_import_site(ctx: Project, c: KernelCreation) -> tuple[str, int] | None:
 
 
 def versions_plan(ctx: Project, module: str, keys: set[str] | None = None, kind: str | None = None) -> Step | None:
-    """The step that makes at import what the run made late in `module`: the late import that made it, run at
-    module scope too; else the function whose call made it, called at import. None when the run recorded nothing
-    late (an older report, or a hook without the record)."""
+    """The step that makes at import what the run made late in `module`: kernels Warp's map made, as map calls at
+    import (map_kernels.py); else the late import that made it, run at module scope too; else the function whose call
+    made it, called at import (a failure then names the map candidate's reason too). None when the run recorded
+    nothing late (an older report, or a hook without the record)."""
     late = late_creations(ctx, module, keys, kind)
     if not late or not ctx.sources.available:
         return None
+    mapped = map_kernels_at_import(ctx, module, late)  # Warp's map made them: its kernels made at import
+    if mapped is not None and mapped.ok:
+        return mapped
     sites = {late_import_site(ctx, c) for c in late}
     if None not in sites:
         steps = [import_at_module_scope(ctx, file, line) for file, line in sorted(sites)]  # type: ignore[misc]
@@ -68,7 +74,11 @@ def versions_plan(ctx: Project, module: str, keys: set[str] | None = None, kind:
             return bad
         return Step(what=steps[0].what, edits=[e for s in steps for e in s.edits],
                     review=[r for s in steps for r in s.review], done="; ".join(s.done for s in steps))
-    return made_at_import_from_run(ctx, late)
+    step = made_at_import_from_run(ctx, late)
+    if mapped is not None and not step.ok:  # neither: both reasons
+        return Step(what=step.what, why_not=f"wp.map's kernels at import: {mapped.why_not}; the calls that made "
+                                            f"them: {step.why_not}")
+    return step
 
 
 def memoize_why_not(ctx: Project, made: list[KernelCreation]) -> str:
