@@ -156,14 +156,24 @@ class RuleContext:
                 return min(after, key=lambda k: k.line)
         return cands[0] if len(cands) == 1 else None
 
-    def kernel_loc(self, info: KernelInfo, note: str = "") -> Location | None:
-        """Where a measured kernel is defined: the scan's `def` line, else the recorded decorator line."""
+    def kernel_loc(self, info: KernelInfo, note: str = "", module: str | None = None,
+                   after_ms: float | None = None) -> Location | None:
+        """Where a measured kernel is defined: the scan's `def` line, else the recorded decorator line. A kernel whose
+        source Warp generated (`wp.map`'s `<string>`) has no line of its own: the app's line whose call made it, from
+        the run's record (of `module`, the first made after `after_ms` when given, else the last)."""
         k = self.scan_kernel(info)
         if k is not None:
             return self.loc(k.file, k.line, note)
-        if info.file and info.line:
+        if info.file and info.line and not info.file.startswith("<"):
             return self.loc(info.file, info.line, note)
-        return None
+        made = sorted((c for c in self.report.kernel_creations
+                       if c.key == info.key and c.file and not c.file.startswith("<") and c.line
+                       and (module is None or c.module == module)), key=lambda c: c.start_ms)
+        late = [c for c in made if after_ms is not None and c.start_ms >= after_ms]
+        pick = late[0] if late else made[-1] if made else None
+        if pick is not None:
+            return self.loc(pick.file, pick.line, note)
+        return self.loc(info.file, info.line, note) if info.file and info.line else None
 
 
 def dedupe_locations(locs: list[Location | None]) -> list[Location]:
