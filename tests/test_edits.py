@@ -196,3 +196,21 @@ def test_a_try_body_indented_with_a_tab_gets_the_setting_at_the_same_indent(tmp_
     assert text == ("try:\n\timport warp as wp\n\twp.config.enable_backward = False\nexcept ImportError:\n"
                     "\twp = None\n")
     compile(text, "main.py", "exec", dont_inherit=True)
+
+
+def test_merge_keeps_two_definitions_inserted_at_one_line_whole() -> None:
+    """Two kernels moved to the same line by two steps share lines (`@wp.kernel`, `i = wp.tid()`): each is one
+    statement, kept whole and set apart; only a statement given twice (an import) appears once."""
+    from warp_compile.probe.fix.edits import Edit, merge_edits
+
+    a = Edit(file="m.py", start_line=16, end_line=15, old="",
+             new="\n@wp.kernel\ndef a_2(x: int):\n    i = wp.tid()\n\n\n")
+    b = Edit(file="m.py", start_line=16, end_line=15, old="",
+             new="@wp.kernel\ndef b_2(x: int):\n    i = wp.tid()\n\n\n")
+    (m,) = merge_edits([a, b])
+    assert m.new == ("\n@wp.kernel\ndef a_2(x: int):\n    i = wp.tid()\n\n\n"
+                     "@wp.kernel\ndef b_2(x: int):\n    i = wp.tid()\n\n\n")
+    c = Edit(file="m.py", start_line=3, end_line=2, old="", new="import warp as wp\nwp.config.mode = 'release'\n")
+    d = Edit(file="m.py", start_line=3, end_line=2, old="", new="import warp as wp\nwp.config.verify_fp = False\n")
+    (n,) = merge_edits([c, d])
+    assert n.new == "import warp as wp\nwp.config.mode = 'release'\nwp.config.verify_fp = False\n"

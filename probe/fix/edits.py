@@ -334,9 +334,42 @@ def merge_edits(edits: Iterable[Edit]) -> list[Edit]:
             out.append(e)
             continue
         lead, core, trail = _blank_ends(out[i].new)
-        core += [ln for ln in _blank_ends(e.new)[1] if ln not in core]
+        have = {tuple(ln for ln in c if ln.strip()) for c in _statements(core)}
+        for chunk in _statements(_blank_ends(e.new)[1]):
+            body = tuple(ln for ln in chunk if ln.strip())
+            if body in have:
+                continue
+            have.add(body)
+            last = _statements(core)[-1] if core else []
+            if core and (_is_block(body) or _is_block(tuple(ln for ln in last if ln.strip()))):
+                while core and not core[-1].strip():
+                    core.pop()
+                core += ["\n", "\n"]  # a definition stands apart, as the file's others do
+            core += chunk
         out[i] = out[i].model_copy(update={"new": "".join(lead + core + trail)})
     return _imports_once(out)
+
+
+def _statements(lines: list[str]) -> list[list[str]]:
+    """Lines cut into top-level statements: a line at column 0 starts one, unless the one before is a decorator
+    (it goes with its definition); indented and blank lines belong to the statement above."""
+    out: list[list[str]] = []
+    for ln in lines:
+        starts = bool(ln.strip()) and not ln[0].isspace() and not (out and _last_code(out[-1]).startswith("@"))
+        if starts or not out:
+            out.append([ln])
+        else:
+            out[-1].append(ln)
+    return out
+
+
+def _last_code(chunk: list[str]) -> str:
+    return next((ln for ln in reversed(chunk) if ln.strip()), "")
+
+
+def _is_block(body: tuple[str, ...]) -> bool:
+    """A definition (decorated or not), which stands apart from the statements around it."""
+    return bool(body) and body[0].startswith(("@", "def ", "async def ", "class "))
 
 
 def _is_insert(e: Edit) -> bool:
