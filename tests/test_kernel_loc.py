@@ -36,3 +36,10 @@ def test_a_kernel_with_a_real_file_keeps_its_own_line(tmp_path: Path) -> None:
     ctx = _ctx(tmp_path)
     loc = ctx.kernel_loc(KernelInfo(key="map_kernel", file=str(tmp_path / "pipeline.py"), line=7), "", "map_soften")
     assert loc is not None and loc.line == 7
+
+
+def test_every_late_call_is_listed_for_a_generated_kernel(tmp_path: Path) -> None:
+    ctx = _ctx(tmp_path)
+    info = KernelInfo(key="map_kernel", file="<string>", line=1)
+    assert [loc.line for loc in ctx.made_at(info, "map_soften", 410.0)] == [20, 28]
+    assert [loc.line for loc in ctx.made_at(info, "map_soften")] == [18, 20, 28]

@@ -18,6 +18,7 @@ from typing import Any
 from ..fix.edits import SourceView
 from ..models import Build, KernelInfo, PchBuild, Report
 from ..models.diagnosis import Cause, Evidence, HashChange, Location, Severity
+from ..models.report import KernelCreation
 from ..models.scan import CREATION_OPTIONS, CallFact, ConfigSetFact, ImportRef, KernelDef, ScanFacts
 from .helpers import (  # noqa: F401 (fmt_ms, norm_value, warp_key re-exported)
     fmt_ms,
@@ -166,14 +167,25 @@ class RuleContext:
             return self.loc(k.file, k.line, note)
         if info.file and info.line and not info.file.startswith("<"):
             return self.loc(info.file, info.line, note)
-        made = sorted((c for c in self.report.kernel_creations
-                       if c.key == info.key and c.file and not c.file.startswith("<") and c.line
-                       and (module is None or c.module == module)), key=lambda c: c.start_ms)
+        made = self._made(info, module)
         late = [c for c in made if after_ms is not None and c.start_ms >= after_ms]
         pick = late[0] if late else made[-1] if made else None
         if pick is not None:
             return self.loc(pick.file, pick.line, note)
         return self.loc(info.file, info.line, note) if info.file and info.line else None
+
+    def _made(self, info: KernelInfo, module: str | None) -> list[KernelCreation]:
+        return sorted((c for c in self.report.kernel_creations
+                       if c.key == info.key and c.file and not c.file.startswith("<") and c.line
+                       and (module is None or c.module == module)), key=lambda c: c.start_ms)
+
+    def made_at(self, info: KernelInfo, module: str | None = None, after_ms: float | None = None,
+                note: str = "") -> list[Location]:
+        """The app's lines whose calls made a kernel of Warp-generated source (`info.key`, of `module`), from the
+        run's record, in the order made: those after `after_ms` when given and any are, else all."""
+        made = self._made(info, module)
+        late = [c for c in made if after_ms is not None and c.start_ms >= after_ms]
+        return dedupe_locations([self.loc(c.file, c.line, note) for c in (late or made)])
 
 
 def dedupe_locations(locs: list[Location | None]) -> list[Location]:

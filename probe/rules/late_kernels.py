@@ -103,7 +103,10 @@ def _evaluate_module(ctx: RuleContext, module: str, device: str, items: list[tup
         note = f"{name} {'defined' if kind == 'kernel_added' else 're-created'}"
         note += f" inside {outer}(), after {module} first loaded" if outer else f" after {module} first loaded"
         after = first.start_ms if first is not None else None
-        locations.append(ctx.kernel_loc(info, note, module, after) if info is not None else None)
+        if info is not None and (info.file or "").startswith("<") and ctx.scan_kernel(info) is None:
+            locations += ctx.made_at(info, module, after, note)  # every call that made one late (wp.map's)
+        else:
+            locations.append(ctx.kernel_loc(info, note, module, after) if info is not None else None)
         (nested.append((name, outer)) if outer else plain.append(name))
     if first is not None:
         trig = ctx.trigger_loc(first, f"first load of {module} (build #{first.seq})")
