@@ -231,16 +231,21 @@ def hoist(ctx: Project, kdef: KernelDef, info: KernelInfo | None = None, as_para
     if fixed:
         text = constants.substitute(text, node, first, indent, {k: v for k, v in fixed.items() if k in reads})
         h.fixed = {k: v for k, v in fixed.items() if k in reads}
-    if h.renamed:
-        row = node.lineno - first
-        text[row] = re.sub(rf"\bdef\s+{re.escape(kdef.name)}\b", f"def {h.name}", text[row], count=1)
+    def renamed(rows: list[str]) -> list[str]:
+        """The def line with the new name; applied last, since the parameters' columns are the original's."""
+        if not h.renamed:
+            return rows
+        rows, row = list(rows), node.lineno - first
+        rows[row] = re.sub(rf"\bdef\s+{re.escape(kdef.name)}\b", f"def {h.name}", rows[row], count=1)
+        return rows
+
     block, _owner = held
     rest = [s for s in block if s is not node]
     end = last
     later = [s for s in rest if syntax.span_of(s)[0] > last]
     if end < len(lines) and not lines[end].strip() and later:
         end += 1  # the blank line after the definition goes with it
-    h.insert_at, h.text, h.remove = insert_at, text, (first, end)
+    h.insert_at, h.text, h.remove = insert_at, renamed(text), (first, end)
     if h.renamed:
         h.keep = " " * indent + f"{kdef.name} = {h.name}\n"
     else:
@@ -250,7 +255,7 @@ def hoist(ctx: Project, kdef: KernelDef, info: KernelInfo | None = None, as_para
         h.params = params.plan(ctx, info, outer, node, kdef.file, taken_values, kdef.enclosing_function or "")
         h.why_not = h.params.why_not
         if not h.why_not:
-            h.text = params.with_params(text, node, indent, h.params.params, h.params.position)
+            h.text = renamed(params.with_params(text, node, indent, h.params.params, h.params.position))
     return h
 
 

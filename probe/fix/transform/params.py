@@ -347,7 +347,13 @@ def with_params(text: list[str], kernel: ast.FunctionDef, indent: int, params: l
                 position: int | None = None) -> list[str]:
     """The dedented definition `text` with `params` in the kernel's signature: last, or right after its first
     `position` parameters (the inputs, before the outputs); and `wp.static(...)` over only those names read as plain
-    expressions, since they are no longer known when the kernel is built."""
+    expressions, since they are no longer known when the kernel is built. Positions are read from `text` itself when
+    it parses (earlier steps may have changed its lines: a value written in, a new name), else from `kernel`."""
+    try:
+        kernel = next(n for n in ast.parse("".join(text)).body if isinstance(n, ast.FunctionDef))
+        indent = 0
+    except (SyntaxError, StopIteration):
+        pass
     first = syntax.span_of(kernel)[0]
     args = [*kernel.args.posonlyargs, *kernel.args.args]
     added = ", ".join(f"{n}: {t}" for n, t in params)
