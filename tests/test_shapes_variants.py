@@ -210,7 +210,7 @@ def _bench() -> object:
 # a sample the engine reached in the first bench/variants.py run (bench/VARIANTS.md), and the kept closure called
 # through a module-scope name (bench/VARIANTS-2026-12-07-reach2.md: missed before the scan followed that name)
 HEAVY_SAMPLE = [("kernel_memo", "cache/functools_cache"), ("grad_import", "control/branch"),
-                ("kernel_memo", "where/init_closure")]
+                ("kernel_memo", "where/init_closure"), ("reset_worlds", "control/branch")]
 
 
 @pytest.mark.heavy
@@ -290,3 +290,22 @@ def test_a_registration_after_a_definition_under_a_branch_goes_after_the_whole_s
     text = (root / "field_tiler" / "kernels.py").read_text()
     ast.parse(text)
     assert text.index("else:") < text.index("= wp.overload(")
+
+
+@pytest.mark.slow
+def test_kernels_renamed_by_a_move_take_their_arguments_under_the_new_name(tmp_path: Path) -> None:
+    """reset_worlds control/branch (this session's third sample): each kernel is defined in both branches, so the move
+    names it `clear_forces_2`; the parameter for the captured flag was cut into the annotation on the renamed def line
+    (`dtype=floa, masked: boolt`, withdrawn as invalid), and once fixed, the behaviour check did not set the added
+    argument aside because the edits named the old kernel (INVALID: the workload changed)."""
+    d, root = _diagnosed(tmp_path, "reset_worlds", "control/branch")
+    (f,) = [f for f in d.findings if f.mechanism == "CS-9"]
+    assert f.edits and f.applicability != "manual", f.review
+    assert {k for e in f.edits for k in e.launch_args} == {"clear_forces_2", "restore_positions_2",
+                                                           "zero_velocities_2", "reset_counters_2"}
+    from warp_compile.probe.fix.edits import apply_edits
+
+    apply_edits(root, f.edits)
+    text = (root / "reset_worlds" / "io.py").read_text()
+    ast.parse(text)
+    assert "force: wp.array2d(dtype=float), masked: bool):" in text

@@ -256,6 +256,10 @@ def hoist(ctx: Project, kdef: KernelDef, info: KernelInfo | None = None, as_para
         h.why_not = h.params.why_not
         if not h.why_not:
             h.text = renamed(params.with_params(text, node, indent, h.params.params, h.params.position))
+            if h.renamed:  # the launches now run the kernel under its new name: the check sets the values aside there
+                for e in h.params.edits:
+                    e.launch_args = {h.name if k == kdef.name else k: v for k, v in e.launch_args.items()}
+                    e.launch_args_at = {h.name if k == kdef.name else k: v for k, v in e.launch_args_at.items()}
     return h
 
 
