@@ -118,6 +118,16 @@ def test_cs2_names_the_renamed_modules_the_salting_line_and_the_lambdas(tmp_path
     assert [(p.file, p.line) for p in f.upstream.places] == [("warp/_src/utils.py", 2)]
 
 
+def test_cs2_renamed_modules_without_a_lambda_at_the_line_say_why_no_edit(tmp_path: Path) -> None:
+    (tmp_path / "readings.py").write_text(APP.replace("lambda v: v * 2.0 - 1.0", "centre").replace(
+        "lambda v: v * v + 0.5 * v", "shape"))
+    r = _report(tmp_path, ["map_func_w0", "map_func_w1"], "/nowhere/utils.py")
+    (f,) = cache_reuse.evaluate(_ctx(tmp_path, r)).findings
+    assert f.edits == [] and f.applicability == "manual"
+    assert "readings.py:6: no lambda is passed to a call in the statement at line 6" in f.review
+    assert "make the name depend only on the code" in f.fix
+
+
 def test_cs2_same_names_in_both_runs_are_not_renamed(tmp_path: Path) -> None:
     (tmp_path / "readings.py").write_text(APP)
     r = _report(tmp_path, ["map_func_c0", "map_func_c1"], "/nowhere/utils.py")

@@ -247,11 +247,10 @@ def evaluate(ctx: RuleContext) -> RuleResult:
         review = "; ".join(reviews)
     else:
         applicability = "manual"
-        review = (
+        review = "; ".join([
             "no edit: nothing that ran unconditionally in the measured command was found to remove"
             + (f" (the code behind {', '.join(' '.join(k) for k in plan.must_keep)} is the user's contract)"
-               if plan.must_keep else "")
-        )
+               if plan.must_keep else ""), *renamed.review])
     confidence = ("high" if explained else "medium") if measured else "low"
     return RuleResult(
         findings=[
