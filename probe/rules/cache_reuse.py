@@ -17,19 +17,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..dependency_source import builtin_calls
-from ..fix.edits import replace_lines
 from ..fix.place.entry_fix import can_edit
-from ..fix.transform.named_lambda import name_lambdas
 from ..fix.transform.statements import remove_statement_edit
 from ..models import ApiCall, Build
-from ..models.diagnosis import Applicability, Edit, Evidence, Finding, Location, RuleResult, UpstreamReport
+from ..models.diagnosis import Applicability, Edit, Evidence, Finding, Location, RuleResult
 from ..models.scan import CacheOp
-from . import helpers
 from .argv_flags import flags_guarding
 from .context import RuleContext, dedupe_locations, fmt_ms
 from .helpers import median, reached, ruled_out
-from .process_names import Renamed, renamed_modules
+from .process_names import Renamings, renamed_modules
 
 MECHANISM = "CS-2"
 
@@ -180,7 +176,7 @@ def evaluate(ctx: RuleContext) -> RuleResult:
         evidence.append(Evidence(fact=f"{call.api}() was called at {where} (seq {call.seq})"))
         locations.append(ctx.loc(call.site.file, call.site.line, f"{call.api}() runs in every process"))
     plan = _plan(ctx, ops, clear_calls)
-    renamed = _Names.of(ctx, renamed_modules(r))
+    renamed = Renamings.of(ctx, renamed_modules(r))
     evidence += renamed.evidence
     locations += renamed.locations
     fixes += renamed.fixes
@@ -281,83 +277,6 @@ def evaluate(ctx: RuleContext) -> RuleResult:
             )
         ]
     )
-
-
-@dataclass
-class _Names:
-    """What modules renamed in every process add to the finding: evidence, the app's lines, the lambdas named there,
-    and the report for the dependency whose code salts the name."""
-
-    pairs: list[Renamed] = field(default_factory=list)
-    evidence: list[Evidence] = field(default_factory=list)
-    locations: list[Location | None] = field(default_factory=list)
-    fixes: list[str] = field(default_factory=list)
-    edits: list[Edit] = field(default_factory=list)
-    review: list[str] = field(default_factory=list)
-    upstream: UpstreamReport | None = None
-
-    @classmethod
-    def of(cls, ctx: RuleContext, pairs: list[Renamed]) -> _Names:
-        out = cls(pairs=pairs)
-        if not pairs:
-            return out
-        salted: dict[str, list[tuple[str, int, str]]] = {}
-        for p in pairs:
-            where = f"{ctx.rel(p.file)}:{p.line}"
-            made = ""
-            dist = helpers.dependency_of(ctx, p.via.file) if p.via is not None else None
-            if p.via is not None and dist:
-                made = f", made by {dist}'s {p.via.function}()"
-                for n in builtin_calls(p.via.file, "hash"):
-                    place = (helpers.dist_relative(p.via.file), n, "names what it generates with Python's hash(), "
-                             "which is salted per process: the module name differs in every process")
-                    if place not in salted.setdefault(dist, []):
-                        salted[dist].append(place)
-            out.evidence.append(Evidence(
-                fact=f"the warm run compiled {p.warm} at {where}{made}, where the cold run had built {p.cold}: the "
-                     "same code under a new name, so the cache the cold run filled has nothing under it "
-                     f"({fmt_ms(p.warm_build.ms)})",
-                builds=[p.warm_build.seq], ms=p.warm_build.ms))
-            out.locations.append(ctx.loc(p.file, p.line, f"the module made here is named anew in every process "
-                                                         f"({p.cold}, then {p.warm})"))
-        for dist, places in salted.items():
-            out.evidence.append(Evidence(
-                fact=f"{dist} calls Python's hash() where it names what it generates ("
-                     + ", ".join(f"{f}:{n}" for f, n, _ in places) + "): hash() of a string is salted per process "
-                     "unless PYTHONHASHSEED is fixed", source="scan"))
-            ms = sum(p.warm_build.ms for p in pairs)
-            out.upstream = helpers.upstream_report(
-                dist, f"Generated module names change in every process in {dist}, so the kernel cache never hits",
-                places, ms, f"a second process against the first one's kernel cache compiled {len(pairs)} module(s) "
-                f"again under new names ({fmt_ms(ms)})",
-                "name generated functions with a stable digest of their source (hashlib), not Python's hash()")
-        named_edits: dict[tuple[str, int], Edit] = {}
-        refused = []
-        for p in pairs:
-            src = helpers.parsed(ctx, p.file)
-            if src is None:
-                refused.append(f"{ctx.rel(p.file)}:{p.line} is not the project's source")
-                continue
-            named = name_lambdas(src[0], src[1], p.line)
-            if named.why_not:
-                refused.append(f"{ctx.rel(p.file)}:{p.line}: {named.why_not}")
-                continue
-            e = replace_lines(ctx.sources, p.file, named.start, named.end, named.new)
-            if e is not None:
-                named_edits[(p.file, named.start)] = e
-        out.edits = list(named_edits.values())
-        if out.edits:
-            lines = ", ".join(f"{e.file}:{e.start_line}" for e in out.edits)
-            out.fixes.append(f"give the lambdas at {lines} a name (a def just before the statement): a named "
-                             "function's generated code is keyed on its qualified name, the same in every process")
-            out.review.append("each lambda is now a def of the same body in the same block, so it reads the same "
-                              "variables; Warp names its generated function after the def")
-        else:
-            out.fixes.append("find what names these modules differently in every process (a hash() of a string, an "
-                             "id(), a time or a counter in the name) and make the name depend only on the code")
-        if refused:
-            out.review.append("not changed: " + "; ".join(refused))
-        return out
 
 
 @dataclass

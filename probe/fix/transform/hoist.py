@@ -94,16 +94,7 @@ def _launched_in_its_iteration(parents: dict[ast.AST, ast.AST], fn: ast.AST, nod
     end = node.end_lineno or node.lineno
     return launches is not None and all(
         end < la.lineno and la.lineno <= (loop.end_lineno or loop.lineno)
-        and any(a is loop for a in _ancestors(parents, la)) for la in launches)
-
-
-def _ancestors(parents: dict[ast.AST, ast.AST], node: ast.AST) -> list[ast.AST]:
-    out = []
-    up = parents.get(node)
-    while up is not None:
-        out.append(up)
-        up = parents.get(up)
-    return out
+        and any(a is loop for a in syntax.ancestors(parents, la)) for la in launches)
 
 
 def _late_imports(fn: ast.AST, before: int) -> dict[str, ast.Import | ast.ImportFrom]:

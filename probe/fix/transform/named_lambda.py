@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from .syntax import indent_of, parents_of
+from .syntax import ancestors, indent_of, parents_of
 
 _SIMPLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return)
 _OWN_SCOPE = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -35,37 +35,20 @@ def _offset(lines: list[str], line: int, col: int) -> tuple[int, int]:
     return line - 1, len(text.encode("utf-8")[:col].decode("utf-8", errors="ignore"))
 
 
-def _segment(lines: list[str], node: ast.expr) -> str:
-    (l0, c0), (l1, c1) = _offset(lines, node.lineno, node.col_offset), _offset(
-        lines, node.end_lineno or node.lineno, node.end_col_offset or 0)
-    if l0 == l1:
-        return lines[l0][c0:c1]
-    return lines[l0][c0:] + "".join(lines[l0 + 1 : l1]) + lines[l1][:c1]
-
-
 def _statement(tree: ast.Module, line: int) -> ast.stmt | None:
     """The innermost statement spanning `line` (the one of smallest span)."""
     spans = [n for n in ast.walk(tree) if isinstance(n, ast.stmt) and n.lineno <= line <= (n.end_lineno or n.lineno)]
     return min(spans, key=lambda n: (n.end_lineno or n.lineno) - n.lineno, default=None)
 
 
-def _inside(parents: dict[ast.AST, ast.AST], node: ast.AST, outer: ast.AST) -> bool:
-    p = parents.get(node)
-    while p is not None:
-        if p is outer:
-            return True
-        p = parents.get(p)
-    return False
-
-
 def _scope_ok(parents: dict[ast.AST, ast.AST], stmt: ast.stmt) -> bool:
     """A statement in a block of a function or of the file (through if/for/while/with/try), not a class body."""
-    p = parents.get(stmt)
-    while p is not None and not isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+    for p in ancestors(parents, stmt):
+        if isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+            return True
         if isinstance(p, ast.ClassDef):
             return False
-        p = parents.get(p)
-    return p is not None
+    return False
 
 
 def _free_name(taken: set[str], base: str) -> str:
@@ -87,7 +70,8 @@ def name_lambdas(lines: list[str], tree: ast.Module, line: int) -> NamedLambdas:
     first = lines[stmt.lineno - 1]
     _, col = _offset(lines, stmt.lineno, stmt.col_offset)
     lo, hi = stmt.lineno, stmt.end_lineno or stmt.lineno
-    shares = any(isinstance(n, ast.stmt) and n is not stmt and not _inside(parents, stmt, n)
+    around = ancestors(parents, stmt)
+    shares = any(isinstance(n, ast.stmt) and n is not stmt and not any(a is n for a in around)
                  and n.lineno <= hi and (n.end_lineno or n.lineno) >= lo for n in ast.walk(tree))
     if first[:col].strip() or shares:
         return NamedLambdas(why_not=f"line {stmt.lineno} holds more than one statement")
@@ -100,12 +84,8 @@ def name_lambdas(lines: list[str], tree: ast.Module, line: int) -> NamedLambdas:
             call = parents.get(call)
         if not isinstance(call, ast.Call) or node is call.func:
             continue
-        p = parents.get(call)
-        nested = False
-        while p is not None and p is not stmt:
-            nested = nested or isinstance(p, _OWN_SCOPE)
-            p = parents.get(p)
-        if not nested:
+        up = ancestors(parents, call)
+        if not any(isinstance(a, _OWN_SCOPE) for a in up[: next(i for i, a in enumerate(up) if a is stmt)]):
             lambdas.append(node)
     if not lambdas:
         return NamedLambdas(why_not=f"no lambda is passed to a call in the statement at line {stmt.lineno}")
@@ -116,12 +96,13 @@ def name_lambdas(lines: list[str], tree: ast.Module, line: int) -> NamedLambdas:
     target = stmt.targets[0] if one else getattr(stmt, "target", None)
     base = target.id.lstrip("_") if isinstance(target, ast.Name) else "mapped"
     pad = " " * indent_of(first)
+    source = "".join(lines)
     defs, names = [], []
     for lam in lambdas:
         name = _free_name(taken, base or "mapped")
         taken.add(name)
         names.append(name)
-        body = _segment(lines, lam.body).strip()
+        body = (ast.get_source_segment(source, lam.body) or ast.unparse(lam.body)).strip()
         if "\n" in body:
             body = f"({body})"
         defs.append(f"{pad}def {name}({ast.unparse(lam.args)}):\n{pad}    return {body}\n")

@@ -44,6 +44,16 @@ def parents_of(tree: ast.AST) -> dict[ast.AST, ast.AST]:
     return out
 
 
+def ancestors(parents: dict[ast.AST, ast.AST], node: ast.AST) -> list[ast.AST]:
+    """The nodes enclosing `node`, innermost first (from `parents_of`)."""
+    out = []
+    up = parents.get(node)
+    while up is not None:
+        out.append(up)
+        up = parents.get(up)
+    return out
+
+
 def read_names(node: ast.AST) -> set[str]:
     """Every bare name the node's code reads (loads), its decorators and annotations included."""
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
