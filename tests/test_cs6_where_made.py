@@ -165,3 +165,89 @@ def test_a_record_that_names_no_scanned_creation_leaves_the_kernel_unplaced_and_
     assert all(not f.edits and f.applicability == "manual" for f in found)
     for candidate in ("hoist:", "memoize:", "from the run's record:"):
         assert candidate in found[0].review
+
+
+SHARED = """\
+    from typing import Any
+
+    import warp as wp
+
+
+    @wp.kernel
+    def fill(out: wp.array(dtype=float), v: float):
+        out[wp.tid()] = v
+
+
+    class Scaler:
+        def __init__(self, factor: int):
+            self.factor = factor
+            self.kernel = self._construct()
+
+        def _construct(self):
+            factor = self.factor
+
+            @wp.kernel
+            def scale(a: wp.array(dtype=Any), out: wp.array(dtype=Any)):
+                i = wp.tid()
+                out[i] = a[i] * a.dtype(factor)
+
+            return scale
+"""
+
+
+def _shared_run(root: Path, made_ms: float) -> tuple[RuleContext, Path]:
+    """A closure kernel in the file's shared module (with `fill`): built with its float32 instance, rebuilt when the
+    float64 one arrived with a launch; made at `made_ms` (the module first loads at 200 ms)."""
+    (root / "scaler").mkdir(parents=True)
+    (root / "scaler" / "__init__.py").write_text("")
+    file = root / "scaler" / "kernels.py"
+    file.write_text(textwrap.dedent(SHARED))
+    key, module = "Scaler__construct__locals__scale", "scaler.kernels"
+    defined = _line(file, "def scale(")
+    trig = Trigger(file=str(root / "scaler" / "run.py"), line=9, function="run", api="launch")
+    fill = KernelInfo(key="fill", hash="f0", file=str(file), line=_line(file, "def fill("), signature="")
+    sigs = ["a1f4_a1f4", "a1f8_a1f8"]
+    builds = [
+        synth_build(i + 1, module, "ab"[i] * 7, ms=300.0, options=dict(OPTS), trigger=trig, start_ms=200.0 + 400 * i,
+                    kernels=[fill, *(KernelInfo(key=key, hash=s, file=str(file), line=defined, signature=s,
+                                                generic_parent=key) for s in sigs[: i + 1])])
+        for i in range(2)
+    ]
+    launches = [Launch(kernel=key, module=module, dtypes=[d, d]) for d in (F32, F64)]
+    made = [KernelCreation(key=key, module=module, file=str(file), line=defined - 1, function="_construct",
+                           start_ms=made_ms)]  # the decorator's line, as the hook records a decorated closure
+    r = Report(command=["python", "-m", "scaler"], cwd=str(root), samples=1, builds=builds, launches=launches,
+               kernel_creations=made)
+    r.hook.mode = "wrap"
+    ctx = RuleContext(report=r, scan=scan(root), root=root, sources=SourceView(root))
+    ctx.changes = explain_changes(r, rel=ctx.rel)
+    return ctx, file
+
+
+def test_a_closure_in_a_shared_module_is_registered_where_it_is_made_with_its_own_module_measured_beside(
+    tmp_path: Path,
+) -> None:
+    """Made before its shared module first loaded (in __init__) and launched with float32 then float64: the edit
+    registers both right after the definition, so the module builds once; module="unique" is the alternative
+    `fix` measures beside it. The patched file imports and a Scaler's kernel carries both instances."""
+    ctx, _file = _shared_run(tmp_path / "p", made_ms=50.0)
+    (f,) = _findings(ctx)
+    assert f.edits and f.applicability == "review", f.review
+    assert "wp.overload(scale" in f.edits[0].new and "module=" not in f.edits[0].new
+    (alt,) = f.alternatives
+    assert 'module="unique"' in alt.label and any('module="unique"' in e.new for e in alt.edits)
+    assert not any("wp.overload(" in e.new for e in alt.edits)
+    out = tmp_path / "patched"
+    shutil.copytree(tmp_path / "p", out)
+    apply_edits(out, f.edits)
+    kernel = _import(out, "scaler.kernels").Scaler(3).kernel
+    assert len(kernel.overloads) == 2
+
+
+def test_a_closure_made_after_its_shared_module_loaded_keeps_a_module_of_its_own(tmp_path: Path) -> None:
+    """Made after the module first loaded: a registration where it is made comes late, so the edit is the module of
+    its own, no alternative, and the review says why the registration was not written."""
+    ctx, _file = _shared_run(tmp_path / "p", made_ms=900.0)
+    (f,) = _findings(ctx)
+    assert f.edits and 'module="unique"' in f.edits[0].new and not f.alternatives
+    assert "was made after its module first loaded" in f.review

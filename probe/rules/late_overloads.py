@@ -47,6 +47,7 @@ from ..fix.place.where_made import register_where_made
 from ..fix.transform.recorded_def import created_at
 from ..models import Build, KernelInfo, Site
 from ..models.diagnosis import (
+    Alternative,
     Cause,
     Edit,
     Evidence,
@@ -352,6 +353,7 @@ def _finding(
     ups: list[tuple[str, str, int, str]] = []
     plans: list[Plan] = []
     registering = False
+    swaps: list[tuple[str, list[Edit], Plan]] = []  # (kernel, its registration edits, its module-of-its-own plan)
     rank = 2 if late else 0  # a late registration's fix is the order of calls, which no edit changes
     if late:
         reviews.append("the registrations run in a function called after the first load: move that call by hand")
@@ -377,12 +379,27 @@ def _finding(
             # late, made at import) comes first; a module of its own per closure is the fallback
             plan = Plan(review=f"{names[p]} is made once, at import (the run's record): its instances are registered "
                                "where the run made them, before the module loads")
+        elif _own_closure(ctx, kdef, infos[p]):
+            # the project's closure kernel: its recorded instances registered where it is made (its module then
+            # builds once), or a module of its own per closure (each new instance rebuilds only that one); both are
+            # measured when both can be written, and `fix` keeps the one that saves more
+            plan = register_where_made(ctx, kdef, p, module)  # type: ignore[arg-type]
+            isolated = own_plan(ctx, p, kdef, module, sigs, code[p][1])
+            if not plan.edits:
+                isolated.review = "; ".join(x for x in (isolated.review, plan.review) if x)
+                plan = isolated
+            elif isolated.edits:
+                swaps.append((names[p], plan.edits, isolated))
         else:
             plan = own_plan(ctx, p, kdefs[p], module, sigs, code[p][1])
         edits += plan.edits
         if plan.edits and not plan.registers:
             at = plan.edits[0]
             locations.insert(0, ctx.loc(at.file, at.start_line, f'closure kernel {names[p]}: module="unique" here'))
+        elif plan.edits and _own_closure(ctx, kdef, infos[p]):
+            at = plan.edits[0]
+            locations.insert(0, ctx.loc(at.file, at.start_line, f"closure kernel {names[p]}: its instances "
+                                                                 "registered here, where it is made"))
         rank = max(rank, RANK[plan.applicability])
         if plan.review:
             reviews.append(f"{names[p]}: {plan.review}")
@@ -461,6 +478,7 @@ def _finding(
     else:
         title = f"{module} rebuilt because {launch_names} got new type instances after the module loaded"
     basis = sized.basis(f"the {len(items)} rebuild(s) caused by late instances") + elsewhere
+    alternatives = [_isolated_instead(edits, swaps)] if swaps and edits else []
     return Finding(
         mechanism=MECHANISM,
         title=title,
@@ -476,6 +494,7 @@ def _finding(
         edits=edits,
         review="; ".join(reviews),
         upstream=upstream,
+        alternatives=alternatives,
         samples=1 if ctx.samples else 0,
         caveats=(
             [
@@ -494,6 +513,20 @@ def _finding(
             if registered
             else []
         ),
+    )
+
+
+def _isolated_instead(edits: list[Edit], swaps: list[tuple[str, list[Edit], Plan]]) -> Alternative:
+    """The finding's edits with every closure kernel's registration replaced by a module of its own."""
+    dropped = [e for _n, es, _p in swaps for e in es]
+    kept = [e for e in edits if e not in dropped]
+    names = " and ".join(n for n, _e, _p in swaps)
+    return Alternative(
+        label=f'a module of its own for {names} (module="unique") instead of registering its instances where it is '
+              "made",
+        edits=kept + [e for _n, _e, p in swaps for e in p.edits],
+        applicability="review",
+        review="; ".join(p.review for _n, _e, p in swaps if p.review),
     )
 
 
