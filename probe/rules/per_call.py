@@ -24,6 +24,8 @@ library owns gets an upstream report: the application cannot cache the library's
 
 from __future__ import annotations
 
+from ..fix.place.map_kernels import made_by_map
+from ..fix.place.map_launch import STEP, map_launch
 from ..fix.transform.cache_factory import cache_factory
 from ..fix.transform.cache_maker import cache_maker
 from ..fix.transform.hoist import hoist, hoist_edits
@@ -210,6 +212,15 @@ def evaluate(ctx: RuleContext) -> RuleResult:
         fix, upstream = _upstream(ctx, pc, theirs[0], saving)
         edits: list = []
         applicability, review = "manual", f"the kernels are made inside {theirs[0]}: the application cannot cache them"
+        mapped = [p for p in pc.places if p.via and any(made_by_map(c) for c in p.made)]
+        steps = [map_launch(ctx, p.made) for p in mapped]
+        if steps and all(s.ok for s in steps):
+            plan = Plan(steps=steps)
+            edits, applicability, review = plan.edits, "review", plan.review
+            fix += (" The application's own lever, which the edit writes: " + "; ".join(s.done for s in steps)
+                    + " (what the map does, written once).")
+        elif steps:
+            review += "; " + "; ".join(f"{STEP}: {s.why_not}" for s in steps if not s.ok)
     else:
         mine = [p for p in pc.places if deps[p.file] is None]
         fix, edits, applicability, review = _own_fix(ctx, mine)
