@@ -67,6 +67,24 @@ def test_keyword_lambdas_and_a_multiline_body_are_named() -> None:
     assert any(isinstance(d, ast.FunctionDef) and d.name == "_y_fn" for d in ast.walk(tree))
 
 
+def test_a_lambda_bound_to_a_name_before_the_call_becomes_a_def_of_that_name() -> None:
+    """`soft = lambda ...` then `wp.map(soft, raw)`: the assignment becomes `def soft(...)` (its comment kept), also
+    the file's when the function never binds the name; a name bound twice, or a parameter, is left alone."""
+    text = ("import warp as wp\n\n\ndef main(raw):\n    soft = lambda v: v / (1.0 + abs(v))  # noqa: E731\n"
+            "    out = wp.map(soft, raw)\n    return out\n")
+    n = _named(text, 6)
+    assert (n.start, n.end, n.names, n.why_not) == (5, 5, ["soft"], "")
+    assert n.new == "    def soft(v):  # noqa: E731\n        return v / (1.0 + abs(v))\n"
+    patched = text.replace(text.splitlines(keepends=True)[4], n.new)
+    assert "lambda" not in patched and ast.parse(patched)
+    twice = text.replace("    out = wp.map", "    soft = soft if raw else None\n    out = wp.map")
+    assert "nor bound once" in _named(twice, 7).why_not
+    outer = "soft = lambda v: v\n\n\ndef main(raw):\n    out = wp.map(soft, raw)\n    return out\n"
+    assert _named(outer, 5).new == "def soft(v):\n    return v\n"  # main() never binds it: the file's is followed
+    param = "soft = lambda v: v\n\n\ndef main(raw, soft):\n    out = wp.map(soft, raw)\n    return out\n"
+    assert "nor bound once" in _named(param, 5).why_not  # main()'s parameter, not the file's lambda
+
+
 def test_builtin_calls_skip_a_file_that_binds_the_name(tmp_path: Path) -> None:
     f = tmp_path / "m.py"
     f.write_text("def key(s):\n    return 'f_' + hex(hash(s))[-8:]\n\nx = obj.hash(3)\n")

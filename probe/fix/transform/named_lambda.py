@@ -16,6 +16,7 @@ from .syntax import ancestors, indent_of, parents_of
 
 _SIMPLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return)
 _OWN_SCOPE = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_SCOPES = (*_OWN_SCOPE, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 @dataclass
@@ -88,7 +89,7 @@ def name_lambdas(lines: list[str], tree: ast.Module, line: int) -> NamedLambdas:
         if not any(isinstance(a, _OWN_SCOPE) for a in up[: next(i for i, a in enumerate(up) if a is stmt)]):
             lambdas.append(node)
     if not lambdas:
-        return NamedLambdas(why_not=f"no lambda is passed to a call in the statement at line {stmt.lineno}")
+        return _bound_lambda(lines, tree, parents, stmt)
     taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     taken |= {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
     taken |= {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
@@ -122,3 +123,72 @@ def name_lambdas(lines: list[str], tree: ast.Module, line: int) -> NamedLambdas:
     except SyntaxError:
         return NamedLambdas(why_not=f"the statement at line {stmt.lineno} does not parse with the lambdas named")
     return NamedLambdas(start=stmt.lineno, end=stmt.end_lineno or stmt.lineno, new=new, names=names)
+
+
+def _stores(scope: ast.AST, parents: dict[ast.AST, ast.AST]) -> dict[str, list[ast.AST]]:
+    """What binds each name in `scope` itself (not in a function, class, lambda or comprehension inside it)."""
+    out: dict[str, list[ast.AST]] = {}
+    for n in ast.walk(scope):
+        if n is scope or any(isinstance(a, _SCOPES) and a is not scope
+                             for a in ancestors(parents, n)[: _depth(parents, n, scope)]):
+            continue
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            out.setdefault(n.id, []).append(n)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.setdefault(n.name, []).append(n)
+        elif isinstance(n, ast.alias):
+            out.setdefault((n.asname or n.name).split(".")[0], []).append(n)
+        elif isinstance(n, ast.arg):
+            out.setdefault(n.arg, []).append(n)
+    return out
+
+
+def _depth(parents: dict[ast.AST, ast.AST], node: ast.AST, scope: ast.AST) -> int:
+    """How many of `node`'s ancestors lie below `scope`."""
+    up = ancestors(parents, node)
+    return next((i for i, a in enumerate(up) if a is scope), len(up))
+
+
+def _bound_lambda(lines: list[str], tree: ast.Module, parents: dict[ast.AST, ast.AST], stmt: ast.stmt) -> NamedLambdas:
+    """`f = lambda ...` bound once in the statement's scope (or, when that scope never binds `f`, in the file's) and
+    `f` handed to a call in the statement: that assignment becomes `def f(...): return ...`, the same name bound to a
+    function of the same body, now named after it."""
+    inner = next((p for p in ancestors(parents, stmt) if isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    handed = {a.id for n in ast.walk(stmt) if isinstance(n, ast.Call)
+              for a in [*n.args, *(k.value for k in n.keywords)] if isinstance(a, ast.Name)}
+    local = _stores(inner, parents) if inner is not None else {}
+    file = _stores(tree, parents)
+    source = "".join(lines)
+    for name in sorted(handed):
+        if inner is not None and _declared(inner, name):
+            continue
+        in_file = name not in local
+        binds = file.get(name, []) if in_file else local[name]
+        if len(binds) != 1 or not isinstance(binds[0], ast.Name):
+            continue  # bound more than once, or as a parameter, an import, a def
+        assign = parents.get(binds[0])
+        if not (isinstance(assign, ast.Assign) and len(assign.targets) == 1 and isinstance(assign.value, ast.Lambda)
+                and (in_file or (assign.end_lineno or assign.lineno) < stmt.lineno) and _scope_ok(parents, assign)):
+            continue
+        first = lines[assign.lineno - 1]
+        _, col = _offset(lines, assign.lineno, assign.col_offset)
+        if first[:col].strip() or (assign.end_lineno or assign.lineno) != assign.value.end_lineno:
+            continue
+        tail = lines[(assign.end_lineno or assign.lineno) - 1]
+        _, end_col = _offset(lines, assign.end_lineno or assign.lineno, assign.end_col_offset or 0)
+        comment = tail[end_col:].strip()
+        if comment and not comment.startswith("#"):
+            continue  # another statement follows on the line
+        lam = assign.value
+        pad = " " * indent_of(first)
+        body = (ast.get_source_segment(source, lam.body) or ast.unparse(lam.body)).strip()
+        head = f"{pad}def {name}({ast.unparse(lam.args)}):" + (f"  {comment}" if comment else "")
+        new = f"{head}\n{pad}    return {f'({body})' if chr(10) in body else body}\n"
+        return NamedLambdas(start=assign.lineno, end=assign.end_lineno or assign.lineno, new=new, names=[name])
+    return NamedLambdas(why_not=f"no lambda is passed to a call in the statement at line {stmt.lineno}, nor bound "
+                                "once, in its scope or the file's, to a name the statement hands to a call")
+
+
+def _declared(fn: ast.AST, name: str) -> bool:
+    """`global name` / `nonlocal name` in `fn`: the name is then not the file's plain binding to follow."""
+    return any(isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names for n in ast.walk(fn))
