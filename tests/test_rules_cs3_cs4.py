@@ -600,3 +600,29 @@ def test_real_versions_of_one_definition_in_hand_named_modules_merge_with_one_ed
     after = subprocess.run([sys.executable, "-m", "vers"], cwd=root, capture_output=True, text=True).stdout
     assert [ln for ln in after.splitlines() if ln.startswith("sums")] == \
         [ln for ln in before.splitlines() if ln.startswith("sums")] == ["sums 28.0 56.0 84.0 112.0"]
+
+
+def test_cs3_a_bare_call_with_no_kernel_in_reach_or_whose_kernels_have_its_options_is_not_reported(
+    tmp_path: Path,
+) -> None:
+    """newton's Kamino sets enable_backward=False at the top of every file: in a file of types (no kernel defined,
+    imported or named) the call configures nothing and nothing says what it was meant for; in a builder that imports
+    kernel files whose own calls already gave their modules the option, nothing is missing. Neither is a finding; a
+    settings file whose imported kernels compiled without the option still is."""
+    setting = 'wp.set_module_options({"enable_backward": False})\n'
+    files = {
+        "__init__.py": "",
+        "types.py": "import warp as wp\n\n" + setting + "\nSCALE = 2.0\n",
+        "bodies.py": "import warp as wp\n\n" + setting + "\n\n@wp.kernel\ndef k(a: wp.array(dtype=float)):\n"
+                     "    a[wp.tid()] = 1.0\n",
+        "builder.py": "import warp as wp\n\nfrom . import bodies, types\n\n" + setting,
+    }
+    write(tmp_path, "app", files)
+    facts = scan(tmp_path)
+    b = bld(1, "app.bodies", tmp_path, [("k", "app/bodies.py", 6)], ("app/__main__.py", 5, "main"))
+    b.options["enable_backward"] = "False"
+    assert _cs3(late_options.evaluate(ctx_of(report(tmp_path, [b]), facts, tmp_path)).findings,
+                "holds no kernels") == []
+    b.options["enable_backward"] = "True"  # the kernels' file did not give it: the builder's call was meant for them
+    found = _cs3(late_options.evaluate(ctx_of(report(tmp_path, [b]), facts, tmp_path)).findings, "holds no kernels")
+    assert [f.locations[0].file for f in found] == ["app/builder.py"]

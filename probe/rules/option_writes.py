@@ -92,6 +92,14 @@ def _set_elsewhere_note(module: str) -> str:
     )
 
 
+def _is_entry(ctx: RuleContext, file: str, info: object) -> bool:
+    """The program's own entry file (run as __main__): a call there may be meant for every kernel it imports."""
+    if getattr(info, "main_alias", None) == "__main__":
+        return True
+    entry = ctx.report.entry
+    return entry is not None and bool(entry.file) and ctx.rel(entry.file) == ctx.rel(file)
+
+
 def noop_findings(ctx: RuleContext) -> list[Finding]:
     scan = ctx.scan
     if scan is None:
@@ -125,12 +133,22 @@ def noop_findings(ctx: RuleContext) -> list[Finding]:
             # a file of @wp.func helpers: they compile into the modules of the kernels that call them, whose own
             # options govern them; setting options beside them is a harmless habit with no module to point at
             continue
+        defines = any(k.python_module == f.target for k in scan.kernels)  # its own kernels, module="unique"
+        if not named_targets and not plain and not defines and not _is_entry(ctx, f.file, info):
+            # a library file that neither holds, imports nor names kernels (a convention copied into every file):
+            # nothing in the run or the source says which kernels the call was meant for
+            continue
         candidates = (
             sorted(own_named)
             or sorted({*plain, *imported_named})
             or sorted(built)[:3]
             or sorted(scan.python_modules_with_kernels)[:3]
         )
+        evident = {*own_named, *plain, *imported_named}  # what the source ties the call to (not the guess below)
+        meant = [b for b in ctx.report.builds if b.module in evident]
+        if f.options and meant and all(norm_value(b.options.get(k)) == norm_value(v)
+                                       for b in meant for k, v in f.options.items()):
+            continue  # every module it could be meant for compiled with these options already: nothing is missing
         opts = literal_dict(f.options) if f.options else (f.options_text or "{...}")
         targets = " or ".join(f'wp.get_module("{m}").options.update({opts})' for m in candidates[:2])
         evidence = [
