@@ -614,3 +614,22 @@ def test_real_late_registration_on_warp_1_10(tmp_path: Path) -> None:
     superseded, rebuilds = _superseded_ms(report, "proj.kernels")
     assert wall_of(report, f) == pytest.approx(superseded, abs=0.2) and _first_is_smaller(report)
     assert f.locations[0].line == _line(LATE, "    register_precisions()", nth=2)
+
+
+def test_cs1_on_a_librarys_module_points_at_the_application_line_that_led_into_each_rebuild() -> None:
+    """newton 1.3.0's padmm.kernels: the library's cached factories add kernels after the module loaded. The finding
+    is the library's (upstream report at its lines); its locations also name the application's own frame of each
+    rebuild's trigger (drop.py's step), where the cost lands, and never a second copy of a library line."""
+    from warp_compile.probe.models.report import FileOwner
+
+    lib = "/venv/lib/python3.11/site-packages/physlib/solver/kernels.py"
+    a, b = K("solve", lib, 40), K("make_bias__locals__bias", lib, 645)
+    frames = [(lib.replace("kernels", "solver"), 300, "step"), ("/src/proj/drop.py", 26, "main")]
+    r = R([B(1, [a], ms=300.0, h="a", trig=("/src/proj/drop.py", 20, "main")),
+           B(2, [a, b], ms=320.0, h="b", trig=(lib, 310, "step"), stack=frames)],
+          owners={lib: FileOwner(owner="dependency", distribution="physlib", version="1.3.0"),
+                  frames[0][0]: FileOwner(owner="dependency", distribution="physlib", version="1.3.0")})
+    (f,) = late_kernels.evaluate(ctx_of(r)).findings
+    assert f.upstream is not None and not f.edits
+    mine = [loc for loc in f.locations if loc.file == "proj/drop.py"]
+    assert [(loc.line, "rebuilt proj.kernels (build #2)" in loc.note) for loc in mine] == [(26, True)]

@@ -136,6 +136,13 @@ def _evaluate_module(ctx: RuleContext, module: str, device: str, items: list[tup
         fix, upstream, review = _upstream(ctx, module, late, deps, saving)
         edits: list[Edit] = []
         applicability = "manual"
+        for ch, _causes in items:  # where the application's own code led into each rebuild: where the cost lands
+            later = ctx.build(ch.to_seq)
+            if later is not None and later.trigger is not None:
+                at = helpers.own_frame(ctx, later.trigger)
+                if helpers.dependency_of(ctx, at.file) is None:
+                    locations.append(ctx.loc(at.file, at.line, f"this call into {deps[theirs[0]]} rebuilt "
+                                                               f"{module} (build #{later.seq})"))
     else:
         fix, edits, applicability, review = _own_fix(ctx, module, late, located, nested, plain, first_at)
         upstream = None
