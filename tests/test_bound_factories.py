@@ -161,3 +161,53 @@ def test_cs9_keeps_a_kept_closure_unique_when_one_call_is_no_launch(tmp_path: Pa
     res = unique_modules.evaluate(_with_closures(root))
     assert res.findings == []
     assert "other than as a launch's kernel" in res.ruled_out[0].signal, res.ruled_out[0].signal
+
+
+REGISTRY = """
+import warp as wp
+
+_REGISTRY: dict = {}
+
+
+def _init_accel_uncached(warm: bool):
+    @wp.kernel(module="unique")
+    def init_qacc(q: wp.array(dtype=float)):
+        i = wp.tid()
+        if wp.static(warm):
+            q[i] = q[i] * 0.5
+        else:
+            q[i] = q[i] + 1.0
+
+    return init_qacc
+
+
+def init_accel(warm):
+    key = (warm,)
+    if key not in _REGISTRY:
+        _REGISTRY[key] = _init_accel_uncached(warm)
+    return _REGISTRY[key]
+"""
+
+
+def _registry_ctx(root: Path) -> RuleContext:
+    ctx = _with_closures(root)
+    key = "_init_accel_uncached__locals__init_qacc"
+    for b in ctx.report.builds:
+        b.module = b.module.replace("_AccelFactory____init____locals__init_accel__locals__init_qacc", key)
+        for k in b.kernels:
+            k.key = key
+    return ctx
+
+
+def test_cs9_follows_a_registry_wrapper_that_hands_its_parameters_on_to_its_launches(tmp_path: Path) -> None:
+    """kernel_memo's cache/dict_registry variant: the factory is called inside `init_accel`, which passes its own
+    parameter on and returns what the registry holds; `init_accel` is called as a launch's kernel. The captured
+    number goes to that launch; a wrapper that computes what it passes on is still refused."""
+    root = write(tmp_path / "ok", {"p/__init__.py": "", "p/solver.py": REGISTRY + STEP})
+    (f,) = unique_modules.evaluate(_registry_ctx(root)).findings
+    launch = [e.new for e in f.edits if "wp.launch" in e.new]
+    assert launch == ['    wp.launch(init_accel(warm), dim=q.shape[0], inputs=[q, warm], device="cpu")\n'], launch
+    computed = REGISTRY.replace("_init_accel_uncached(warm)\n    return", "_init_accel_uncached(not warm)\n    return")
+    root = write(tmp_path / "no", {"p/__init__.py": "", "p/solver.py": computed + STEP})
+    res = unique_modules.evaluate(_registry_ctx(root))
+    assert res.findings == [] and "does not pass its own parameters" in res.ruled_out[0].signal, res.ruled_out

@@ -241,9 +241,20 @@ def plan(ctx: Project, info: KernelInfo | None, fn: ast.FunctionDef, kernel: ast
         for call in calls:
             launch = _launch_of(parents, call)
             if launch is None:
-                p.why_not = (f"{fn.name}() is called at {site.file}:{site.line} other than as a launch's kernel, so "
-                             "the kernel it returns may be launched where the edit cannot pass the values")
-                return p
+                outer = _through_wrapper(ctx, tree, parents, call)
+                if isinstance(outer, str):
+                    p.why_not = (f"{fn.name}() is called at {site.file}:{site.line} other than as a launch's kernel "
+                                 f"({outer}), so the kernel it returns may be launched where the edit cannot pass "
+                                 "the values")
+                    return p
+                for o_file, o_lines, o_launch, o_call in outer:
+                    given, values = _inputs(o_launch), _values(fn, o_call, sources, method)
+                    if isinstance(given, str) or isinstance(values, str):
+                        p.why_not = f"{o_file}:{o_launch.lineno}: " + (given if isinstance(given, str) else values)
+                        return p
+                    found.append((o_file, o_lines, o_launch, given, values))
+                seen += 1
+                continue
             given, values = _inputs(launch), _values(fn, call, sources, method)
             if isinstance(given, str) or isinstance(values, str):
                 p.why_not = f"{site.file}:{site.line}: " + (given if isinstance(given, str) else str(values))
@@ -260,6 +271,49 @@ def plan(ctx: Project, info: KernelInfo | None, fn: ast.FunctionDef, kernel: ast
     p.params = [(n, SCALARS[closure[n]]) for n in captured]
     p.edits += _drop_feeders(ctx, file, fn, kernel, sources)
     return p
+
+
+def _through_wrapper(ctx: Project, tree: ast.Module, parents: dict[ast.AST, ast.AST], call: ast.Call
+                     ) -> list[tuple[str, list[str], ast.Call, ast.Call]] | str:
+    """A factory call inside a module-level function that hands it its own parameters unchanged (a registry or a
+    plain wrapper: `def init_accel(warm, sparse): ... _init_accel_uncached(warm, sparse)`) stands for that function's
+    calls: each must be a launch's kernel. Returns (file, lines, launch, the factory call as that launch site would
+    write it) per call of the wrapper, or why not."""
+    w = next((a for a in syntax.ancestors(parents, call) if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef))),
+             None)
+    if w is None or parents.get(w) is not tree:
+        return "not inside a module-level function that could hand it on"
+    params = [a.arg for a in [*w.args.posonlyargs, *w.args.args]]
+    if (w.args.vararg or w.args.kwarg or w.args.kwonlyargs or call.keywords
+            or not all(isinstance(a, ast.Name) and a.id in params for a in call.args)):
+        return f"{w.name}() does not pass its own parameters to it unchanged"
+    if any(isinstance(n, ast.Name) and n.id in params and isinstance(n.ctx, ast.Store) for n in ast.walk(w)):
+        return f"{w.name}() rebinds a parameter it passes on"
+    if any(isinstance(n, ast.Call) and last_ident(n.func) == "launch" for n in ast.walk(w)):
+        return f"{w.name}() launches kernels itself"
+    if not any(isinstance(n, ast.Return) and n.value is not None for n in ast.walk(w)):
+        return f"{w.name}() returns nothing"
+    out: list[tuple[str, list[str], ast.Call, ast.Call]] = []
+    for m in ctx.scan.modules if ctx.scan is not None else []:
+        src = syntax.parsed(ctx.sources, m.file)
+        if src is None:
+            continue
+        o_lines, o_tree = src
+        o_parents = syntax.parents_of(o_tree)
+        for n in ast.walk(o_tree):
+            if not (isinstance(n, ast.Call) and last_ident(n.func) == w.name):
+                continue
+            launch = _launch_of(o_parents, n)
+            bound = bound_arguments(w, n, False)
+            if launch is None or isinstance(bound, str):
+                return f"{w.name}() is called at {m.file}:{n.lineno} other than as a launch's kernel"
+            mapped = ast.Call(func=call.func, args=[bound[a.id] for a in call.args if a.id in bound], keywords=[])
+            if len(mapped.args) != len(call.args):
+                return f"a call of {w.name}() at {m.file}:{n.lineno} leaves a parameter it passes on unset"
+            out.append((m.file, o_lines, launch, mapped))
+    if not out or len(out) != mentions(ctx, w.name):
+        return f"not every call of {w.name}() is one the scan reads as a launch's kernel"
+    return out
 
 
 def _extend(ctx: Project, p: ParamPlan, kernel: ast.FunctionDef, closure: dict[str, str], captured: list[str],
