@@ -161,6 +161,7 @@ def _trigger(d: object) -> Trigger | None:
         api=str(d.get("api", "") or ""),
         via=d.get("via"),
         stack=[s for s in (_site(x) for x in d.get("stack") or []) if s is not None],
+        outer=_site(d.get("outer")),
     )
 
 

@@ -114,10 +114,11 @@ def _is_user_file(filename):
         return False
     if filename.startswith(_HERE):
         return False
-    for d in _STDLIB_DIRS:
-        if filename.startswith(d) and "site-packages" not in filename and "dist-packages" not in filename:
-            return False
-    return True
+    return not any(filename.startswith(d) and not _installed(filename) for d in _STDLIB_DIRS)
+
+
+def _installed(filename):
+    return "site-packages" in filename or "dist-packages" in filename
 
 
 def _user_site(frame, depth=1):
@@ -147,6 +148,12 @@ def _user_site(frame, depth=1):
         f = f.f_back
     if site is not None and depth > 1:
         site["stack"] = stack
+        if f is not None and len(stack) >= depth and all(_installed(e["file"]) for e in stack):
+            g = f.f_back  # a deep library call: every kept frame is the library's; the program's own caller beyond
+            while g is not None and (_installed(g.f_code.co_filename) or not _is_user_file(g.f_code.co_filename)):
+                g = g.f_back
+            if g is not None:
+                site["outer"] = {"file": g.f_code.co_filename, "line": g.f_lineno, "function": g.f_code.co_name}
     return site, api
 
 

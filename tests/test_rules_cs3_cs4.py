@@ -607,8 +607,9 @@ def test_cs3_a_bare_call_with_no_kernel_in_reach_or_whose_kernels_have_its_optio
 ) -> None:
     """newton's Kamino sets enable_backward=False at the top of every file: in a file of types (no kernel defined,
     imported or named) the call configures nothing and nothing says what it was meant for; in a builder that imports
-    kernel files whose own calls already gave their modules the option, nothing is missing. Neither is a finding; a
-    settings file whose imported kernels compiled without the option still is."""
+    kernel files whose own calls already gave their modules the option, nothing is missing. Neither is a finding,
+    nor is enable_backward alone (CS-10 measures whether the kernels need it); a settings file whose imported kernels
+    compiled without another option still is."""
     setting = 'wp.set_module_options({"enable_backward": False})\n'
     files = {
         "__init__.py": "",
@@ -623,6 +624,12 @@ def test_cs3_a_bare_call_with_no_kernel_in_reach_or_whose_kernels_have_its_optio
     b.options["enable_backward"] = "False"
     assert _cs3(late_options.evaluate(ctx_of(report(tmp_path, [b]), facts, tmp_path)).findings,
                 "holds no kernels") == []
-    b.options["enable_backward"] = "True"  # the kernels' file did not give it: the builder's call was meant for them
-    found = _cs3(late_options.evaluate(ctx_of(report(tmp_path, [b]), facts, tmp_path)).findings, "holds no kernels")
+    b.options["enable_backward"] = "True"  # the kernels' file did not give it: whether they need backward is CS-10's
+    assert _cs3(late_options.evaluate(ctx_of(report(tmp_path, [b]), facts, tmp_path)).findings,
+                "holds no kernels") == []
+    # an option CS-10 does not own: the builder's call was meant for the kernels it imports, which never got it
+    write(tmp_path, "app", {**files, "builder.py": files["builder.py"].replace('"enable_backward": False',
+                                                                              '"fast_math": True')})
+    found = _cs3(late_options.evaluate(ctx_of(report(tmp_path, [b]), scan(tmp_path), tmp_path)).findings,
+                 "holds no kernels")
     assert [f.locations[0].file for f in found] == ["app/builder.py"]

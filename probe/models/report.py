@@ -91,6 +91,8 @@ class Trigger(Site):
     api: str = ""
     via: str | None = None  # e.g. "force_load" when the load ran in a worker thread
     stack: list[Site] = Field(default_factory=list)  # user frames, innermost first (the first equals file:line)
+    # when every frame kept is an installed library's (a deep call inside it): the program's own caller beyond them
+    outer: Site | None = None
 
 
 class KernelInfo(_Model):

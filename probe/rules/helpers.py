@@ -310,7 +310,7 @@ def own_frame(ctx: RuleContext, t: Trigger) -> Site:
     """The application's own line that led to a load: the innermost frame of the trigger's stack that no installed
     distribution owns (a launch inside a library, `model.collide(state)`, is the app's call of it), else the
     trigger's line itself. A finding's location is where the user can act, never a file of an installed package."""
-    for s in [*t.stack, t]:
+    for s in [*t.stack, t, *([t.outer] if t.outer is not None else [])]:
         if s.file and dependency_of(ctx, s.file) is None:
             return s
     return t

@@ -144,6 +144,8 @@ def noop_findings(ctx: RuleContext) -> list[Finding]:
             or sorted(built)[:3]
             or sorted(scan.python_modules_with_kernels)[:3]
         )
+        if not own_named and not defines and f.options and set(f.options) <= {"enable_backward"}:
+            continue  # whether imported kernels need their backward code is CS-10's question, measured and priced there
         evident = {*own_named, *plain, *imported_named}  # what the source ties the call to (not the guess below)
         meant = [b for b in ctx.report.builds if b.module in evident]
         if f.options and meant and all(norm_value(b.options.get(k)) == norm_value(v)
