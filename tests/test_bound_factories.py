@@ -8,6 +8,7 @@ imported); the rule tests pair a real scan with a synthetic measurement.
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 from tests.helpers import write_tree as write
@@ -17,6 +18,18 @@ from warp_compile.probe.rules import unique_modules
 from warp_compile.probe.rules.context import RuleContext
 from warp_compile.probe.scan import scan
 
+INIT_QACC = """\
+@wp.kernel(module="unique")
+def init_qacc(q: wp.array(dtype=float)):
+    i = wp.tid()
+    if wp.static(warm):
+        q[i] = q[i] * 0.5
+    else:
+        q[i] = q[i] + 1.0
+
+return init_qacc
+"""
+
 CLOSURE = """
 import warp as wp
 
@@ -24,21 +37,12 @@ import warp as wp
 class _AccelFactory:
     def __init__(self):
         def init_accel(warm: bool):
-            @wp.kernel(module="unique")
-            def init_qacc(q: wp.array(dtype=float)):
-                i = wp.tid()
-                if wp.static(warm):
-                    q[i] = q[i] * 0.5
-                else:
-                    q[i] = q[i] + 1.0
-
-            return init_qacc
-
+{kernel}
         self.make = init_accel
 
 
 init_accel = _AccelFactory().make
-"""
+""".replace("{kernel}", textwrap.indent(INIT_QACC, " " * 12))
 
 METHOD = """
 import warp as wp
@@ -170,23 +174,14 @@ _REGISTRY: dict = {}
 
 
 def _init_accel_uncached(warm: bool):
-    @wp.kernel(module="unique")
-    def init_qacc(q: wp.array(dtype=float)):
-        i = wp.tid()
-        if wp.static(warm):
-            q[i] = q[i] * 0.5
-        else:
-            q[i] = q[i] + 1.0
-
-    return init_qacc
-
+{kernel}
 
 def init_accel(warm):
     key = (warm,)
     if key not in _REGISTRY:
         _REGISTRY[key] = _init_accel_uncached(warm)
     return _REGISTRY[key]
-"""
+""".replace("{kernel}", textwrap.indent(INIT_QACC, " " * 4))
 
 
 def _registry_ctx(root: Path) -> RuleContext:

@@ -19,7 +19,6 @@ the output goes to a fresh name first and is bound after the launch, as the map'
 from __future__ import annotations
 
 import ast
-import re
 
 from ...models import KernelCreation, Launch
 from ..edits import insert_before, replace_lines
@@ -27,9 +26,9 @@ from ..transform import syntax
 from ..transform.context import Project
 from ..transform.plan import Step, failed
 from .map_kernels import _binds, _free, _function_site, made_by_map
+from .overload_edits import ARRAY_RE
 
 STEP = "write the mapped kernel once"
-_ARRAY = re.compile(r"^array\[(?P<dtype>[^;\]]+);(?P<ndim>\d)d\]$")
 _VALUE_TYPES = {"float": "float", "int": "int", "bool": "bool"}
 _INDEX = ("i", "j", "k", "l")
 
@@ -99,7 +98,7 @@ def map_launch(ctx: Project, made: list[KernelCreation]) -> Step:
     la = _launch(ctx, c)
     if la is None or len(la.dtypes) != len(inputs) + 1:
         return failed(STEP, f"the map kernel's launch at {file}:{c.line} was not recorded with one output")
-    out = _ARRAY.match(la.dtypes[-1])
+    out = ARRAY_RE.match(la.dtypes[-1])
     if out is None or int(out.group("ndim")) != ndim:
         return failed(STEP, f"the map's output is a {la.dtypes[-1]}, not one array of the inputs' ndim")
     src = syntax.parsed(ctx.sources, file)
@@ -129,7 +128,7 @@ def map_launch(ctx: Project, made: list[KernelCreation]) -> Step:
         params = [f"a{n}" for n in range(len(inputs))]
     typed = []
     for p, item, dt in zip(params, inputs, la.dtypes, strict=False):
-        m = _ARRAY.match(dt)
+        m = ARRAY_RE.match(dt)
         if "array" in item:
             if m is None:
                 return failed(STEP, f"an array input was launched as {dt}")
